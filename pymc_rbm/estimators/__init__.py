@@ -1,0 +1,120 @@
+"""Estimators of what sampling cannot give directly: log Z, log-likelihood, moments.
+
+Every method of :func:`log_partition` returns a
+:class:`LogPartitionEstimate`; each method is also a function of its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pymc_rbm.energy import free_energy
+from pymc_rbm.estimators._result import LogPartitionEstimate
+from pymc_rbm.estimators.exact import (
+    MAX_ENUMERATION_BITS,
+    EnumerationTooLarge,
+    ExactMoments,
+    binary_states,
+    log_marginal_visible,
+    log_partition_exact,
+    moments_exact,
+    sample_visible_exact,
+    states_at,
+)
+from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_binary
+
+__all__ = [
+    "LogPartitionEstimate",
+    "ExactMoments",
+    "EnumerationTooLarge",
+    "MAX_ENUMERATION_BITS",
+    "log_partition",
+    "log_partition_exact",
+    "log_likelihood",
+    "moments",
+    "moments_exact",
+    "log_marginal_visible",
+    "sample_visible_exact",
+    "binary_states",
+    "states_at",
+]
+
+#: The estimators :func:`log_partition` dispatches to, by name.
+LOG_PARTITION_METHODS = {
+    "exact": log_partition_exact,
+}
+
+MOMENT_METHODS = {
+    "exact": moments_exact,
+}
+
+
+def _lookup(table: dict, method: str, what: str):
+    try:
+        return table[method]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {what} method {method!r}; choose one of {sorted(table)}") from None
+
+
+def log_partition(params: RBMParams, method: str = "exact", *, rng=None, **options) -> LogPartitionEstimate:
+    """Estimate ``log Z`` of an RBM with the named method.
+
+    Parameters
+    ----------
+    params : RBMParams
+    method : str, default "exact"
+        One of the keys of ``LOG_PARTITION_METHODS``.
+    rng : numpy.random.Generator or seed, optional
+        Source of randomness for stochastic methods.
+    **options
+        Passed to the method's own function.
+
+    Returns
+    -------
+    LogPartitionEstimate
+    """
+    fn = _lookup(LOG_PARTITION_METHODS, method, "log_partition")
+    if rng is not None:
+        options["rng"] = rng
+    return fn(params, **options)
+
+
+def moments(params: RBMParams, method: str = "exact", **options) -> ExactMoments:
+    """``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩`` of an RBM by the named method.
+
+    Parameters
+    ----------
+    params : RBMParams
+    method : str, default "exact"
+    **options
+        Passed to the method's own function.
+
+    Returns
+    -------
+    ExactMoments
+    """
+    return _lookup(MOMENT_METHODS, method, "moments")(params, **options)
+
+
+def log_likelihood(params: RBMParams, data, log_z=None) -> np.ndarray:
+    """``log p(v)`` of each row of ``data``.
+
+    Parameters
+    ----------
+    params : RBMParams
+    data : array_like of shape (..., n_visible)
+        Binary data (0/1 or booleans); it is not modified.
+    log_z : float or LogPartitionEstimate, optional
+        ``log Z``; computed exactly when omitted.
+
+    Returns
+    -------
+    ndarray of shape (...)
+        ``-F(v) - log Z`` for each row; take ``.mean()`` for the average
+        log-likelihood.
+    """
+    v = check_binary(data, params.n_visible, name="data")
+    if log_z is None:
+        log_z = log_partition_exact(params).log_z
+    return -free_energy(v, params) - float(log_z)

@@ -1,0 +1,311 @@
+"""The parameters of a binary RBM, their validation, and their other forms.
+
+An RBM over visible units ``v`` in {0, 1}^n_visible and hidden units ``h`` in
+{0, 1}^n_hidden has the energy ``E(v, h) = -v·W·h - vbias·v - hbias·h``.
+:class:`RBMParams` holds ``W``, ``vbias`` and ``hbias`` as read-only float
+arrays, so a value once validated can be shared freely and never changes.
+
+Seeds 001 and 003 write their models for ±1 spins. :meth:`RBMParams.to_spin`
+and :meth:`SpinRBMParams.to_binary` map between the two forms exactly;
+``log Z`` of the binary form equals ``log Z`` of the spin form plus
+:attr:`SpinRBMParams.log_offset`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RBMParams", "SpinRBMParams"]
+
+
+def _as_readonly_float(name: str, value, ndim: int, dtype) -> np.ndarray:
+    """Copy ``value`` into a read-only float array of ``ndim`` dimensions.
+
+    Raises a ValueError naming ``name`` for a wrong number of dimensions or
+    for values that are not finite.
+    """
+    try:
+        arr = np.array(value, dtype=dtype, copy=True)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be numeric, got {type(value).__name__}: {err}") from None
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
+    arr.setflags(write=False)
+    return arr
+
+
+def _check_shapes(W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray, names=("W", "vbias", "hbias")):
+    n_visible, n_hidden = W.shape
+    if n_visible == 0 or n_hidden == 0:
+        raise ValueError(f"{names[0]} must have at least one visible and one hidden unit, got shape {W.shape}")
+    if vbias.shape != (n_visible,):
+        raise ValueError(
+            f"{names[1]} has shape {vbias.shape}, but {names[0]} of shape {W.shape} needs ({n_visible},)"
+        )
+    if hbias.shape != (n_hidden,):
+        raise ValueError(
+            f"{names[2]} has shape {hbias.shape}, but {names[0]} of shape {W.shape} needs ({n_hidden},)"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class RBMParams:
+    """Parameters of a binary restricted Boltzmann machine.
+
+    Parameters
+    ----------
+    W : array_like of shape (n_visible, n_hidden)
+        Couplings between visible and hidden units.
+    vbias : array_like of shape (n_visible,)
+        Visible biases.
+    hbias : array_like of shape (n_hidden,)
+        Hidden biases.
+    dtype : numpy dtype, default float64
+        Floating type of the stored arrays.
+
+    Notes
+    -----
+    The arrays are copied and made read-only: an ``RBMParams`` never aliases
+    the caller's arrays, so nothing the caller does later changes it, and
+    nothing done with it changes the caller's data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm import RBMParams
+    >>> p = RBMParams(np.zeros((3, 2)), np.zeros(3), np.zeros(2))
+    >>> p.n_visible, p.n_hidden
+    (3, 2)
+    """
+
+    W: np.ndarray
+    vbias: np.ndarray
+    hbias: np.ndarray
+
+    def __init__(self, W, vbias, hbias, *, dtype=np.float64):
+        W = _as_readonly_float("W", W, 2, dtype)
+        vbias = _as_readonly_float("vbias", vbias, 1, dtype)
+        hbias = _as_readonly_float("hbias", hbias, 1, dtype)
+        _check_shapes(W, vbias, hbias)
+        object.__setattr__(self, "W", W)
+        object.__setattr__(self, "vbias", vbias)
+        object.__setattr__(self, "hbias", hbias)
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_visible(self) -> int:
+        """Number of visible units."""
+        return self.W.shape[0]
+
+    @property
+    def n_hidden(self) -> int:
+        """Number of hidden units."""
+        return self.W.shape[1]
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Floating type of the parameters."""
+        return self.W.dtype
+
+    def __repr__(self) -> str:
+        return f"RBMParams(n_visible={self.n_visible}, n_hidden={self.n_hidden}, dtype={self.dtype})"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, RBMParams):
+            return NotImplemented
+        return (
+            np.array_equal(self.W, other.W)
+            and np.array_equal(self.vbias, other.vbias)
+            and np.array_equal(self.hbias, other.hbias)
+        )
+
+    __hash__ = None  # arrays: equality by value, no hashing
+
+    def transpose(self) -> RBMParams:
+        """The same model with the roles of the two layers swapped.
+
+        Returns
+        -------
+        RBMParams
+            ``W.T`` with the biases exchanged; it has the same partition
+            function, and its "visible" layer is this model's hidden layer.
+        """
+        return RBMParams(self.W.T, self.hbias, self.vbias, dtype=self.dtype)
+
+    def astype(self, dtype) -> RBMParams:
+        """A copy with arrays of another floating type."""
+        return RBMParams(self.W, self.vbias, self.hbias, dtype=dtype)
+
+    # ---------------------------------------------------------- constructors
+    @classmethod
+    def random(
+        cls,
+        n_visible: int,
+        n_hidden: int,
+        *,
+        scale: float = 1.0,
+        bias_scale: float | None = None,
+        distribution: str = "uniform",
+        rng=None,
+    ) -> RBMParams:
+        """A random RBM, for tests and experiments (stochastic).
+
+        Parameters
+        ----------
+        n_visible, n_hidden : int
+            Layer sizes.
+        scale : float, default 1.0
+            Weights are drawn uniformly from ``[-scale, scale]`` (the
+            setting of seed 000 Fig. 3) or, with ``distribution="normal"``,
+            from a normal distribution with standard deviation ``scale``.
+        bias_scale : float, optional
+            The same for the biases; defaults to ``scale``.
+        distribution : {"uniform", "normal"}
+            Law of the entries.
+        rng : numpy.random.Generator or seed, optional
+            Source of randomness.
+
+        Returns
+        -------
+        RBMParams
+        """
+        rng = np.random.default_rng(rng)
+        bias_scale = scale if bias_scale is None else bias_scale
+        if distribution == "uniform":
+            draw = lambda s, shape: rng.uniform(-s, s, size=shape)  # noqa: E731
+        elif distribution == "normal":
+            draw = lambda s, shape: rng.normal(0.0, s, size=shape)  # noqa: E731
+        else:
+            raise ValueError(f"distribution must be 'uniform' or 'normal', got {distribution!r}")
+        return cls(
+            draw(scale, (n_visible, n_hidden)),
+            draw(bias_scale, n_visible),
+            draw(bias_scale, n_hidden),
+        )
+
+    @classmethod
+    def from_sklearn(cls, model) -> RBMParams:
+        """Parameters of a fitted scikit-learn ``BernoulliRBM``.
+
+        scikit-learn is not imported: any object with the fitted attributes
+        ``components_`` (shape ``(n_hidden, n_visible)``),
+        ``intercept_visible_`` and ``intercept_hidden_`` works.
+        """
+        missing = [a for a in ("components_", "intercept_visible_", "intercept_hidden_") if not hasattr(model, a)]
+        if missing:
+            raise ValueError(
+                f"{type(model).__name__} has no attribute(s) {', '.join(missing)}: "
+                "pass a fitted sklearn.neural_network.BernoulliRBM"
+            )
+        return cls(np.asarray(model.components_).T, model.intercept_visible_, model.intercept_hidden_)
+
+    # ------------------------------------------------------------- save/load
+    def save(self, path) -> None:
+        """Write the parameters to an ``.npz`` file (no pickle).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Destination; numpy appends ``.npz`` when missing.
+        """
+        np.savez(path, W=self.W, vbias=self.vbias, hbias=self.hbias)
+
+    @classmethod
+    def load(cls, path, *, dtype=np.float64) -> RBMParams:
+        """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``).
+
+        Pickled objects are refused.
+        """
+        with np.load(os.fspath(path), allow_pickle=False) as f:
+            missing = {"W", "vbias", "hbias"} - set(f.files)
+            if missing:
+                raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
+            return cls(f["W"], f["vbias"], f["hbias"], dtype=dtype)
+
+    # ------------------------------------------------------------ spin form
+    def to_spin(self) -> SpinRBMParams:
+        """The equivalent model over ±1 spins (exact).
+
+        With ``v = (s + 1) / 2`` and ``h = (t + 1) / 2`` the energy becomes
+        ``E = -s·J·t - a·s - b·t`` minus ``J = W / 4``,
+        ``a = vbias / 2 + W.sum(1) / 4``, ``b = hbias / 2 + W.sum(0) / 4`` and
+        a constant ``log_offset = W.sum() / 4 + vbias.sum() / 2 + hbias.sum() / 2``
+        (:attr:`SpinRBMParams.log_offset`), so ``log Z_binary = log Z_spin + log_offset``.
+        """
+        W = self.W
+        return SpinRBMParams(
+            W / 4.0,
+            self.vbias / 2.0 + W.sum(axis=1) / 4.0,
+            self.hbias / 2.0 + W.sum(axis=0) / 4.0,
+            dtype=self.dtype,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class SpinRBMParams:
+    """An RBM over ±1 spins: ``E(s, t) = -s·J·t - vfield·s - hfield·t``.
+
+    Parameters
+    ----------
+    J : array_like of shape (n_visible, n_hidden)
+        Couplings.
+    vfield : array_like of shape (n_visible,)
+        Fields on the visible spins.
+    hfield : array_like of shape (n_hidden,)
+        Fields on the hidden spins.
+    """
+
+    J: np.ndarray
+    vfield: np.ndarray
+    hfield: np.ndarray
+
+    def __init__(self, J, vfield, hfield, *, dtype=np.float64):
+        J = _as_readonly_float("J", J, 2, dtype)
+        vfield = _as_readonly_float("vfield", vfield, 1, dtype)
+        hfield = _as_readonly_float("hfield", hfield, 1, dtype)
+        _check_shapes(J, vfield, hfield, names=("J", "vfield", "hfield"))
+        object.__setattr__(self, "J", J)
+        object.__setattr__(self, "vfield", vfield)
+        object.__setattr__(self, "hfield", hfield)
+
+    @property
+    def n_visible(self) -> int:
+        """Number of visible spins."""
+        return self.J.shape[0]
+
+    @property
+    def n_hidden(self) -> int:
+        """Number of hidden spins."""
+        return self.J.shape[1]
+
+    def __repr__(self) -> str:
+        return f"SpinRBMParams(n_visible={self.n_visible}, n_hidden={self.n_hidden}, log_offset={self.log_offset:.6g})"
+
+    def to_binary(self) -> RBMParams:
+        """The equivalent binary model (exact inverse of :meth:`RBMParams.to_spin`).
+
+        ``W = 4 J``, ``vbias = 2 vfield - 2 J.sum(1)``, ``hbias = 2 hfield - 2 J.sum(0)``.
+        """
+        J = self.J
+        return RBMParams(
+            4.0 * J,
+            2.0 * self.vfield - 2.0 * J.sum(axis=1),
+            2.0 * self.hfield - 2.0 * J.sum(axis=0),
+            dtype=J.dtype,
+        )
+
+    @property
+    def log_offset(self) -> float:
+        """``log Z`` of :meth:`to_binary`'s model minus ``log Z`` of this one.
+
+        ``vfield.sum() + hfield.sum() - J.sum()``: the energy constant that
+        the change of variables ``v = (s + 1) / 2``, ``h = (t + 1) / 2`` adds.
+        """
+        J = self.J
+        return float(-J.sum() + self.vfield.sum() + self.hfield.sum())
