@@ -41,6 +41,6 @@ def check_binary(data, n_visible: int | None = None, *, name: str = "data", dtyp
         first = np.argwhere(bad)[0]
         raise ValueError(
             f"{name} must be binary (values in {{0, 1}}); found {int(bad.sum())} other value(s), "
-            f"e.g. {arr[tuple(first)]!r} at index {tuple(int(i) for i in first)}"
+            f"e.g. {arr[tuple(first)].item()!r} at index {tuple(int(i) for i in first)}"
         )
     return arr.astype(dtype, copy=True)

@@ -363,7 +363,7 @@ def sample_visible_exact(params: RBMParams, size=None, *, rng=None, max_bits: in
 
     Returns
     -------
-    ndarray of int64, shape (*size, n_visible)
+    ndarray of int64 of shape ``(*size, n_visible)``
     """
     rng = np.random.default_rng(rng)
     e = _enumerate(params, max_bits=max_bits)

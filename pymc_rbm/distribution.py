@@ -1,0 +1,473 @@
+"""The binary RBM as a PyMC distribution.
+
+The value of :class:`RBM` is the visible vector (integers in {0, 1}, shape
+``(..., n_visible)``); the hidden units are summed out, so
+``logp(v) = -F(v) - log Z`` with the free energy of
+:func:`pymc_rbm.energy.free_energy`.
+
+``log Z`` depends on ``W`` and the biases. How the distribution treats it
+is fixed when the variable is made and recorded on the variable
+(:func:`log_partition_mode`):
+
+``"exact"``
+    Enumeration of the smaller layer as a differentiable PyTensor Op
+    (:class:`LogPartition`), so ``W`` and the biases may be random variables
+    (NUTS on the weights of a small-hidden-layer RBM works).
+``"given"``
+    A number or tensor the user supplies (an estimate, e.g. from AIS).
+``"omitted"``
+    ``log Z`` left out: the logp is unnormalised. Allowed only while the
+    parameters are constants, where it changes nothing for sampling.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytensor.tensor as pt
+from pymc.distributions.dist_math import check_parameters
+from pymc.distributions.distribution import Discrete
+from pymc.distributions.shape_utils import rv_size_is_none
+from pymc.logprob.abstract import _logprob
+from pytensor.gradient import grad_not_implemented
+from pytensor.graph.basic import Apply, Constant
+from pytensor.graph.op import Op
+from pytensor.graph.traversal import ancestors
+from pytensor.tensor.random.op import RandomVariable
+
+from pymc_rbm.energy import RBMTensors, free_energy
+from pymc_rbm.estimators._result import LogPartitionEstimate
+from pymc_rbm.estimators.exact import (
+    MAX_ENUMERATION_BITS,
+    check_enumerable,
+    log_partition_exact,
+    moments_exact,
+    sample_visible_exact,
+)
+from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_binary
+
+__all__ = ["RBM", "RBMRV", "LogPartition", "log_partition_mode", "rbm_params_of"]
+
+#: Largest smaller layer that ``log_partition="auto"`` enumerates and that forward draws sample exactly.
+AUTO_ENUMERATION_BITS = 20
+
+LOG_PARTITION_MODES = ("exact", "given", "omitted")
+
+# Under PyTensor's Numba backend the Ops below run their NumPy ``perform`` in
+# object mode, by design (the work is NumPy/BLAS, not per-element code).
+warnings.filterwarnings(
+    "ignore", message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV)", category=UserWarning
+)
+
+
+def _params_or_none(W, vbias, hbias) -> RBMParams | None:
+    """RBMParams of numeric inputs, or None when they are not finite (an invalid point)."""
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
+        return None
+    return RBMParams(W, vbias, hbias)
+
+
+class LogPartition(Op):
+    """``log Z(W, vbias, hbias)`` by exact enumeration, with its exact gradient.
+
+    The gradient is ``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` computed by :class:`ExactMomentsOp`;
+    both share one cached enumeration of the smaller layer. Non-finite
+    parameters give ``NaN`` (a rejected point), never an exception.
+    """
+
+    __props__ = ("max_bits",)
+
+    def __init__(self, max_bits: int = MAX_ENUMERATION_BITS):
+        self.max_bits = int(max_bits)
+
+    def make_node(self, W, vbias, hbias):
+        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
+        return Apply(self, inputs, [pt.dscalar()])
+
+    def perform(self, node, inputs, outputs):
+        params = _params_or_none(*inputs)
+        value = np.nan if params is None else log_partition_exact(params, max_bits=self.max_bits).log_z
+        outputs[0][0] = np.asarray(value, dtype="float64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+    def pullback(self, inputs, outputs, cotangents):
+        (g,) = cotangents
+        vh, v, h = ExactMomentsOp(self.max_bits)(*inputs)
+        return [g * vh, g * v, g * h]
+
+
+class ExactMomentsOp(Op):
+    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` by exact enumeration: the gradient of :class:`LogPartition`."""
+
+    __props__ = ("max_bits",)
+
+    def __init__(self, max_bits: int = MAX_ENUMERATION_BITS):
+        self.max_bits = int(max_bits)
+
+    def make_node(self, W, vbias, hbias):
+        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
+        return Apply(self, inputs, [inputs[0].type(), inputs[1].type(), inputs[2].type()])
+
+    def perform(self, node, inputs, outputs):
+        params = _params_or_none(*inputs)
+        if params is None:
+            values = [np.full(np.shape(x), np.nan) for x in inputs]
+        else:
+            m = moments_exact(params, max_bits=self.max_bits)
+            values = [m.vh, m.v, m.h]
+        for out, value in zip(outputs, values):
+            out[0] = np.asarray(value, dtype="float64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return list(input_shapes)
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
+
+
+class RBMRV(RandomVariable):
+    """Draws of the visible layer of a binary RBM.
+
+    Exact (enumeration of the smaller layer) when that layer has at most
+    ``max_bits`` units; otherwise ``gibbs_sweeps`` block-Gibbs sweeps from a
+    uniformly random start per draw, with a warning that the draws are
+    approximate.
+
+    Parameters
+    ----------
+    log_partition : {"exact", "given", "omitted"}
+        How the logp treats ``log Z`` (see :func:`log_partition_mode`).
+    max_bits : int
+        Largest smaller layer enumerated, for ``log Z`` and for draws.
+    gibbs_sweeps : int
+        Sweeps of the approximate sampler used beyond ``max_bits``.
+    """
+
+    name = "rbm"
+    signature = "(v,h),(v),(h),()->(v)"
+    dtype = "int64"
+    _print_name = ("RBM", "\\operatorname{RBM}")
+    __props__ = RandomVariable.__props__ + ("log_partition", "max_bits", "gibbs_sweeps")
+
+    def __init__(
+        self,
+        *args,
+        log_partition: str = "exact",
+        max_bits: int = AUTO_ENUMERATION_BITS,
+        gibbs_sweeps: int = 1000,
+        **kwargs,
+    ):
+        if log_partition not in LOG_PARTITION_MODES:
+            raise ValueError(f"log_partition mode must be one of {LOG_PARTITION_MODES}, got {log_partition!r}")
+        self.log_partition = log_partition
+        self.max_bits = int(max_bits)
+        self.gibbs_sweeps = int(gibbs_sweeps)
+        super().__init__(*args, **kwargs)
+
+    def rng_fn(self, rng, W, vbias, hbias, log_z, size):
+        batch = np.broadcast_shapes(W.shape[:-2], vbias.shape[:-1], hbias.shape[:-1])
+        size = batch if size is None else tuple(size)
+        W, vbias, hbias = (
+            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 2), (vbias, 1), (hbias, 1))
+        )
+        # PyTensor may hand the parameters broadcast to the batch shape: draw
+        # all at once when every batch element has the same RBM.
+        first = (0,) * len(size)
+        if all(np.all(x == x[first]) for x in (W, vbias, hbias)) if size else True:
+            return self._draw(RBMParams(W[first], vbias[first], hbias[first]), size, rng)
+        out = np.empty(size + (W.shape[-2],), dtype=np.int64)
+        for idx in np.ndindex(*size):
+            out[idx] = self._draw(RBMParams(W[idx], vbias[idx], hbias[idx]), (), rng)
+        return out
+
+    def _draw(self, params: RBMParams, size: tuple, rng) -> np.ndarray:
+        if min(params.n_visible, params.n_hidden) <= self.max_bits:
+            return sample_visible_exact(params, size, rng=rng, max_bits=self.max_bits)
+        return _approximate_draws(params, size, rng, self.gibbs_sweeps)
+
+
+def _approximate_draws(params: RBMParams, size: tuple, rng, n_sweeps: int) -> np.ndarray:
+    """Block-Gibbs draws: one chain per draw from a uniform start, ``n_sweeps`` sweeps."""
+    from pymc_rbm.kernels.gibbs import gibbs_sweep
+    from pymc_rbm.kernels.state import RBMState
+
+    warnings.warn(
+        f"both layers of this RBM ({params.n_visible} visible, {params.n_hidden} hidden) are too large "
+        f"to enumerate: forward draws are approximate ({n_sweeps} block-Gibbs sweeps per draw from a "
+        "uniformly random start; set gibbs_sweeps=... to change)",
+        UserWarning,
+        stacklevel=2,
+    )
+    n = int(np.prod(size))
+    v = (rng.random((n, params.n_visible)) < 0.5).astype(np.float64)
+    state = RBMState(v=v, h=np.zeros((n, params.n_hidden)))
+    for _ in range(n_sweeps):
+        state, _ = gibbs_sweep(rng, state, params)
+    return state.v.astype(np.int64).reshape(*size, params.n_visible)
+
+
+def _depends_on_random_variables(*tensors) -> list:
+    """The random variables that the given tensors are computed from."""
+    from pymc.distributions.distribution import SymbolicRandomVariable
+
+    found = []
+    for var in ancestors(tensors):
+        if var.owner is not None and isinstance(var.owner.op, (RandomVariable, SymbolicRandomVariable)):
+            found.append(var)
+    return found
+
+
+def _layer_sizes(W) -> tuple[int, int] | None:
+    """``(n_visible, n_hidden)`` when known while the model is built, else None."""
+    shape = W.type.shape
+    if all(s is not None for s in shape):
+        return int(shape[0]), int(shape[1])
+    try:
+        return tuple(int(s) for s in W.shape.eval())
+    except Exception:  # noqa: BLE001 - any failure means the sizes are not known yet
+        return None
+
+
+def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
+    """The log-partition mode and the ``log_z`` input of the RV."""
+    if isinstance(log_partition, str):
+        if log_partition not in ("auto", "exact"):
+            raise ValueError(
+                f"log_partition must be 'auto', 'exact', a number or tensor (an estimate of log Z), or None; "
+                f"got {log_partition!r}"
+            )
+        sizes = _layer_sizes(W)
+        if log_partition == "exact":
+            if sizes is not None:
+                check_enumerable(min(sizes), max_bits)
+            return "exact", pt.constant(0.0)
+        if sizes is None:
+            raise ValueError(
+                "log_partition='auto' needs the layer sizes of W while the model is built, and they are not "
+                "known; pass log_partition='exact', a number or tensor (an estimate of log Z), or None"
+            )
+        n_small = min(sizes)
+        if n_small <= max_bits:
+            return "exact", pt.constant(0.0)
+        log_partition = None
+        random = _depends_on_random_variables(W, vbias, hbias)
+        if random:
+            raise ValueError(
+                f"log_partition='auto': the smaller layer has {n_small} units, too many to enumerate "
+                f"(limit max_bits={max_bits}), and W or the biases depend on the random variable(s) "
+                f"{sorted({str(r) for r in random})}, so log Z cannot be left out. Choose one of: "
+                "log_partition='exact' with a larger max_bits (slow), a number or tensor that estimates "
+                "log Z (see pymc_rbm.estimators.log_partition), or make the parameters constants."
+            )
+        return "omitted", pt.constant(0.0)
+    if log_partition is None:
+        random = _depends_on_random_variables(W, vbias, hbias)
+        if random:
+            raise ValueError(
+                "log_partition=None leaves log Z out of the logp, which is only correct while W and the "
+                f"biases are constants; here they depend on {sorted({str(r) for r in random})}. Use "
+                "log_partition='exact' (small layers) or supply an estimate of log Z."
+            )
+        return "omitted", pt.constant(0.0)
+    if isinstance(log_partition, LogPartitionEstimate):
+        log_partition = log_partition.log_z
+    if not hasattr(log_partition, "owner") and np.asarray(log_partition).dtype.kind not in "iuf":
+        raise ValueError(f"log_partition must be a real number, got {log_partition!r}")
+    log_z = pt.as_tensor_variable(log_partition, dtype="float64")
+    if log_z.ndim != 0:
+        raise ValueError(f"log_partition must be a scalar, got {log_z.ndim} dimension(s)")
+    if isinstance(log_z, Constant) and not np.isfinite(log_z.data):
+        raise ValueError(f"log_partition must be finite, got {log_z.data}")
+    return "given", log_z
+
+
+class RBM(Discrete):
+    r"""A binary restricted Boltzmann machine over its visible units.
+
+    .. math::
+
+        \log p(v) = v \cdot b + \sum_j \operatorname{softplus}(c_j + (v W)_j) - \log Z
+
+    with ``b = vbias`` and ``c = hbias``; the hidden units are summed out.
+
+    Parameters
+    ----------
+    W : tensor_like of float, shape (n_visible, n_hidden)
+        Couplings. Constants, data, or random variables.
+    vbias : tensor_like of float, shape (n_visible,)
+    hbias : tensor_like of float, shape (n_hidden,)
+    log_partition : {"auto", "exact"}, float, tensor, LogPartitionEstimate or None
+        How ``log Z`` enters the logp:
+
+        - ``"exact"``: enumeration of the smaller layer, differentiable, so the
+          parameters may be random variables; refused (with the size) when
+          the smaller layer exceeds ``max_bits`` units.
+        - a number, tensor or :class:`~pymc_rbm.estimators.LogPartitionEstimate`:
+          an estimate the user supplies.
+        - ``None``: left out. Allowed only while the parameters are constants
+          (then it changes nothing for sampling); refused otherwise.
+        - ``"auto"`` (default): ``"exact"`` when the smaller layer has at most
+          ``max_bits`` units, else ``None`` for constant parameters, else an
+          error naming the choices.
+    max_bits : int, default 20
+        Largest smaller layer enumerated (for ``log Z`` and exact draws).
+    gibbs_sweeps : int, default 1000
+        Forward draws of RBMs whose layers both exceed ``max_bits`` are made
+        by this many block-Gibbs sweeps from a random start, with a warning
+        that they are approximate.
+
+    Notes
+    -----
+    Forward draws (``pm.draw``, ``pm.sample_prior_predictive``) are exact
+    when a layer has at most ``max_bits`` units. Observed data must be binary
+    with ``n_visible`` units in its last dimension; anything else is refused
+    when the model is built. The parameters must be unbatched: a batch of
+    independent visible vectors sharing one RBM is ``shape=(K, n_visible)``.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from pymc_rbm import RBM, RBMParams
+    >>> p = RBMParams.random(6, 3, rng=0)
+    >>> with pm.Model():
+    ...     v = RBM("v", p.W, p.vbias, p.hbias)
+    >>> pm.draw(v, random_seed=1).shape
+    (6,)
+    """
+
+    rv_type = RBMRV
+
+    @classmethod
+    def rv_op(
+        cls,
+        W,
+        vbias,
+        hbias,
+        log_z,
+        *,
+        log_partition="exact",
+        max_bits=AUTO_ENUMERATION_BITS,
+        gibbs_sweeps=1000,
+        size=None,
+        rng=None,
+    ):
+        if rng is None:
+            rng = pt.random.shared_rng(seed=None)
+        op = RBMRV(log_partition=log_partition, max_bits=max_bits, gibbs_sweeps=gibbs_sweeps)
+        return op(W, vbias, hbias, log_z, size=size, rng=rng, return_next_rng=True)[1]
+
+    def __new__(cls, name, W, vbias, hbias, *args, observed=None, **kwargs):
+        if observed is not None:
+            _check_observed(observed, W)
+        return super().__new__(cls, name, W, vbias, hbias, *args, observed=observed, **kwargs)
+
+    @classmethod
+    def dist(
+        cls,
+        W,
+        vbias,
+        hbias,
+        *,
+        log_partition="auto",
+        max_bits: int = AUTO_ENUMERATION_BITS,
+        gibbs_sweeps: int = 1000,
+        **kwargs,
+    ):
+        W = pt.as_tensor_variable(W, dtype="float64")
+        vbias = pt.as_tensor_variable(vbias, dtype="float64")
+        hbias = pt.as_tensor_variable(hbias, dtype="float64")
+        if (W.ndim, vbias.ndim, hbias.ndim) != (2, 1, 1):
+            raise ValueError(
+                f"W must be a matrix and vbias, hbias vectors; got ndim {W.ndim}, {vbias.ndim}, {hbias.ndim} "
+                "(batched parameters are not supported: use shape=(K, n_visible) for K draws of one RBM)"
+            )
+        _check_static_shapes(W, vbias, hbias)
+        mode, log_z = _resolve_log_partition(log_partition, W, vbias, hbias, max_bits)
+        return super().dist(
+            [W, vbias, hbias, log_z],
+            log_partition=mode,
+            max_bits=max_bits,
+            gibbs_sweeps=gibbs_sweeps,
+            **kwargs,
+        )
+
+    def support_point(rv, size, W, vbias, hbias, log_z):
+        """One deterministic mean-field pass: ``v = 1[vbias + W·sigmoid(hbias) > 0]``."""
+        W, vbias, hbias, log_z = _core(W, vbias, hbias, log_z)
+        v = pt.cast(pt.gt(vbias + W @ pt.sigmoid(hbias), 0), "int64")
+        if not rv_size_is_none(size):
+            v = pt.full((*size, v.shape[-1]), v)
+        return v
+
+
+def _core(*params):
+    """Drop batch dimensions that PyMC's rewrites add to the (unbatched) parameters."""
+    return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (2, 1, 1, 0))]
+
+
+@_logprob.register(RBMRV)
+def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
+    [value] = values
+    W, vbias, hbias, log_z = _core(W, vbias, hbias, log_z)
+    logp = -free_energy(value, RBMTensors(W, vbias, hbias))
+    if op.log_partition == "exact":
+        logp = logp - LogPartition(op.max_bits)(W, vbias, hbias)
+    elif op.log_partition == "given":
+        logp = logp - log_z
+    binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
+    logp = pt.switch(binary, logp, -np.inf)
+    return check_parameters(
+        logp,
+        pt.all(pt.isfinite(W)),
+        pt.all(pt.isfinite(vbias)),
+        pt.all(pt.isfinite(hbias)),
+        msg="W, vbias and hbias must be finite",
+    )
+
+
+def _check_static_shapes(W, vbias, hbias) -> None:
+    nv, nh = W.type.shape
+    if vbias.type.shape[0] is not None and nv is not None and vbias.type.shape[0] != nv:
+        raise ValueError(f"vbias has {vbias.type.shape[0]} entries, but W has {nv} rows (n_visible)")
+    if hbias.type.shape[0] is not None and nh is not None and hbias.type.shape[0] != nh:
+        raise ValueError(f"hbias has {hbias.type.shape[0]} entries, but W has {nh} columns (n_hidden)")
+
+
+def _check_observed(observed, W) -> None:
+    """Refuse observed data that is not binary or has the wrong number of units."""
+    value = observed
+    if hasattr(value, "get_value"):  # pm.Data / shared variable
+        value = value.get_value()
+    elif isinstance(value, Constant):
+        value = value.data
+    elif hasattr(value, "owner"):  # a symbolic graph: cannot be checked now
+        return
+    n_visible = pt.as_tensor_variable(W).type.shape[0]
+    check_binary(value, n_visible, name="observed data of the RBM")
+
+
+def log_partition_mode(rv) -> str:
+    """How the logp of an :class:`RBM` variable treats ``log Z``.
+
+    Returns
+    -------
+    {"exact", "given", "omitted"}
+        ``"omitted"`` means the logp is unnormalised (constant parameters).
+    """
+    op = getattr(rv.owner, "op", None)
+    if not isinstance(op, RBMRV):
+        raise TypeError(f"{rv} is not an RBM random variable")
+    return op.log_partition
+
+
+def rbm_params_of(rv) -> RBMTensors:
+    """The symbolic ``W``, ``vbias`` and ``hbias`` of an :class:`RBM` variable."""
+    op = getattr(rv.owner, "op", None)
+    if not isinstance(op, RBMRV):
+        raise TypeError(f"{rv} is not an RBM random variable")
+    W, vbias, hbias, _ = op.dist_params(rv.owner)
+    return RBMTensors(W, vbias, hbias)

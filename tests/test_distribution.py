@@ -1,0 +1,261 @@
+"""The RBM distribution: normalised logp, log Z modes, exact draws, bad input."""
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+import pytest
+import _brute
+from pymc.testing import Domain, RealMatrix, assert_support_point_is_expected, check_logp
+from scipy.special import logsumexp
+
+from pymc_rbm import RBM, RBMParams
+from pymc_rbm.distribution import LogPartition, log_partition_mode, rbm_params_of
+from pymc_rbm.energy import free_energy
+from pymc_rbm.estimators import (
+    EnumerationTooLarge,
+    binary_states,
+    log_likelihood,
+    log_marginal_visible,
+    log_partition_exact,
+)
+
+
+def _logp_all_states(params, **kwargs):
+    v = RBM.dist(params.W, params.vbias, params.hbias, **kwargs)
+    return pm.logp(v, binary_states(params.n_visible).astype(np.int64)).eval()
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 2), (2, 5), (7, 7), (12, 4), (6, 12)])
+@pytest.mark.parametrize("scale", [0.5, 3.0, 20.0])
+def test_logp_of_every_state_sums_to_one(shape, scale):
+    params = RBMParams.random(*shape, scale=scale, rng=hash((shape, scale)) % 2**32)
+    lp = _logp_all_states(params)
+    assert logsumexp(lp) == pytest.approx(0.0, abs=1e-10)
+    np.testing.assert_allclose(lp, log_marginal_visible(params), atol=1e-10)
+
+
+def _brute_logp(value, W, vbias, hbias):
+    """log p(v) from the independent brute-force enumeration of tests/_brute.py."""
+    index = int(value @ (1 << np.arange(len(value) - 1, -1, -1)))
+    return _brute.log_marginal_visible(W, vbias, hbias)[index]
+
+
+def test_check_logp_against_brute_force():
+    nv, nh = 3, 2
+    values = [np.array(s, dtype=np.int64) for s in binary_states(nv)]
+    rng = np.random.default_rng(5)
+    vectors = lambda n: Domain([rng.normal(size=n) * 2 for _ in range(6)], edges=(None, None))  # noqa: E731
+    check_logp(
+        RBM,
+        Domain(values, dtype="int64", edges=(None, None)),
+        {"W": RealMatrix(nv, nh), "vbias": vectors(nv), "hbias": vectors(nh)},
+        _brute_logp,
+        decimal=10,
+        n_samples=60,
+        extra_args={"log_partition": "exact"},
+    )
+
+
+def test_non_binary_values_have_zero_probability():
+    params = RBMParams.random(3, 2, rng=0)
+    v = RBM.dist(params.W, params.vbias, params.hbias)
+    lp = pm.logp(v, np.array([[0, 2, 1], [-1, 0, 0], [1, 0, 1]])).eval()
+    assert lp[0] == -np.inf and lp[1] == -np.inf and np.isfinite(lp[2])
+
+
+def test_log_partition_gradient_is_exact():
+    rng = np.random.default_rng(1)
+    W, vbias, hbias = rng.normal(size=(4, 3)), rng.normal(size=4), rng.normal(size=3)
+    pytensor.gradient.verify_grad(LogPartition(), [W, vbias, hbias], rng=rng, abs_tol=1e-6, rel_tol=1e-6)
+
+
+def test_log_partition_op_gives_nan_for_invalid_parameters():
+    W = pt.dmatrix("W")
+    out = LogPartition()(W, np.zeros(2), np.zeros(3)).eval({W: np.full((2, 3), np.nan)})
+    assert np.isnan(out)
+
+
+# ---------------------------------------------------------------- log Z modes
+def test_auto_is_exact_when_enumerable():
+    params = RBMParams.random(30, 6, rng=2)
+    v = RBM.dist(params.W, params.vbias, params.hbias)
+    assert log_partition_mode(v) == "exact"
+    x = (np.arange(30) % 2).astype(np.int64)
+    expected = -free_energy(x, params) - log_partition_exact(params).log_z
+    assert pm.logp(v, x).eval() == pytest.approx(expected, abs=1e-10)
+
+
+def test_auto_leaves_log_z_out_for_large_constant_models():
+    params = RBMParams.random(25, 24, rng=3)
+    v = RBM.dist(params.W, params.vbias, params.hbias)
+    assert log_partition_mode(v) == "omitted"
+    x = np.ones(25, dtype=np.int64)
+    assert pm.logp(v, x).eval() == pytest.approx(-free_energy(x, params), abs=1e-10)
+
+
+def test_auto_refuses_large_models_with_random_parameters():
+    with pm.Model():
+        W = pm.Normal("W", shape=(25, 24))
+        with pytest.raises(ValueError, match="too many to enumerate.*W"):
+            RBM("v", W, np.zeros(25), np.zeros(24))
+
+
+def test_none_refused_for_random_parameters_and_allowed_for_constants():
+    with pm.Model():
+        b = pm.Normal("b", shape=3)
+        with pytest.raises(ValueError, match="log_partition=None.*constants"):
+            RBM("v", np.zeros((3, 2)), b, np.zeros(2), log_partition=None)
+        v = RBM("w", np.zeros((3, 2)), np.zeros(3), np.zeros(2), log_partition=None)
+    assert log_partition_mode(v) == "omitted"
+
+
+def test_given_estimate_is_subtracted():
+    params = RBMParams.random(4, 3, rng=4)
+    est = log_partition_exact(params)
+    for given in (est, est.log_z, pt.as_tensor_variable(est.log_z)):
+        v = RBM.dist(params.W, params.vbias, params.hbias, log_partition=given)
+        assert log_partition_mode(v) == "given"
+        assert logsumexp(pm.logp(v, binary_states(4).astype(np.int64)).eval()) == pytest.approx(0, abs=1e-12)
+
+
+def test_exact_too_large_is_refused_with_the_size():
+    params = RBMParams.random(30, 30, rng=5)
+    with pytest.raises(EnumerationTooLarge, match=r"2\*\*30.*approximate"):
+        RBM.dist(params.W, params.vbias, params.hbias, log_partition="exact", max_bits=20)
+
+
+@pytest.mark.parametrize("bad", ["approx", 3 + 0j, [1.0, 2.0], np.nan])
+def test_bad_log_partition_values(bad):
+    params = RBMParams.random(3, 2, rng=6)
+    with pytest.raises((ValueError, TypeError)):
+        RBM.dist(params.W, params.vbias, params.hbias, log_partition=bad)
+
+
+def test_parameters_with_random_ancestors_are_found():
+    with pm.Model():
+        s = pm.HalfNormal("s")
+        W = pm.Deterministic("W", s * np.ones((3, 2)))
+        v = RBM("v", W, np.zeros(3), np.zeros(2), log_partition="exact")
+        assert set(rbm_params_of(v)._fields) == {"W", "vbias", "hbias"}
+        with pytest.raises(ValueError, match="constants"):
+            RBM("u", W, np.zeros(3), np.zeros(2), log_partition=None)
+
+
+# ---------------------------------------------------------------- draws
+@pytest.mark.parametrize("shape", [(12, 5), (6, 12)])
+def test_exact_draws_match_enumeration(shape):
+    params = RBMParams.random(*shape, rng=7)
+    n = 1_000_000
+    v = RBM.dist(params.W, params.vbias, params.hbias, shape=(n, shape[0]))
+    draws = pm.draw(v, random_seed=11)
+    assert draws.dtype == np.int64 and draws.shape == (n, shape[0])
+    idx = draws @ (1 << np.arange(shape[0] - 1, -1, -1))
+    freq = np.bincount(idx, minlength=2 ** shape[0]) / n
+    tv = 0.5 * np.abs(freq - np.exp(log_marginal_visible(params))).sum()
+    assert tv < 0.02
+
+
+def test_draws_are_reproducible_and_batched():
+    params = RBMParams.random(5, 3, rng=8)
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(4, 5))
+        prior = pm.sample_prior_predictive(draws=50, random_seed=3)
+    a = prior.prior["v"].values
+    assert a.shape == (1, 50, 4, 5) and set(np.unique(a)) <= {0, 1}
+    np.testing.assert_array_equal(pm.draw(v, random_seed=2), pm.draw(v, random_seed=2))
+    assert pm.logp(v, a[0, 0]).eval().shape == (4,)
+
+
+def test_approximate_draws_warn_and_are_close():
+    params = RBMParams.random(6, 5, scale=0.5, rng=9)
+    v = RBM.dist(params.W, params.vbias, params.hbias, max_bits=3, gibbs_sweeps=20, shape=(20_000, 6))
+    with pytest.warns(UserWarning, match="approximate"):
+        draws = pm.draw(v, random_seed=1)
+    idx = draws @ (1 << np.arange(5, -1, -1))
+    freq = np.bincount(idx, minlength=64) / len(idx)
+    assert 0.5 * np.abs(freq - np.exp(log_marginal_visible(params))).sum() < 0.05
+
+
+def test_support_point_is_a_mean_field_pass():
+    params = RBMParams.random(6, 4, rng=10)
+    with pm.Model() as model:
+        RBM("x", params.W, params.vbias, params.hbias)
+    expected = (params.vbias + params.W @ (1 / (1 + np.exp(-params.hbias))) > 0).astype(np.int64)
+    assert_support_point_is_expected(model, expected)
+    with pm.Model() as model:
+        RBM("x", params.W, params.vbias, params.hbias, shape=(3, 6))
+    assert_support_point_is_expected(model, np.tile(expected, (3, 1)))
+
+
+# ---------------------------------------------------------------- bad input
+def test_observed_data_is_validated_at_build_time():
+    params = RBMParams.random(4, 2, rng=12)
+    data = np.array([[0, 1, 1, 0], [1, 1, 0, 0.5]])
+    before = data.copy()
+    with pm.Model():
+        with pytest.raises(ValueError, match="binary.*0.5"):
+            RBM("a", params.W, params.vbias, params.hbias, observed=data)
+        with pytest.raises(ValueError, match="3 units.*n_visible = 4"):
+            RBM("b", params.W, params.vbias, params.hbias, observed=np.zeros((2, 3)))
+        with pytest.raises(ValueError, match="binary"):
+            RBM("c", params.W, params.vbias, params.hbias, observed=pm.Data("d", np.full((2, 4), 3)))
+        ok = RBM("e", params.W, params.vbias, params.hbias, observed=(data > 0.7))
+    np.testing.assert_array_equal(data, before)
+    assert ok.eval().shape == (2, 4)
+
+
+def test_mismatched_parameter_shapes_are_refused():
+    with pytest.raises(ValueError, match="vbias has 3 entries.*4 rows"):
+        RBM.dist(np.zeros((4, 2)), np.zeros(3), np.zeros(2))
+    with pytest.raises(ValueError, match="hbias has 5 entries.*2 columns"):
+        RBM.dist(np.zeros((4, 2)), np.zeros(4), np.zeros(5))
+    with pytest.raises(ValueError, match="batched parameters"):
+        RBM.dist(np.zeros((2, 4, 2)), np.zeros(4), np.zeros(2))
+
+
+def test_non_finite_parameters_fail_the_parameter_check():
+    W = pt.dmatrix("W")
+    v = RBM.dist(W, np.zeros(3), np.zeros(2), log_partition="exact")
+    fn = pytensor.function([W], pm.logp(v, np.zeros(3, dtype=np.int64)))
+    assert np.isfinite(fn(np.ones((3, 2))))
+    with pytest.raises(pm.logprob.utils.ParameterValueError, match="finite"):
+        fn(np.full((3, 2), np.nan))
+
+
+# ---------------------------------------------------------------- inference
+def test_nuts_on_the_weights_matches_quadrature():
+    """Posterior of a 2x1 RBM's weights under a Normal prior, by NUTS and by a grid."""
+    rng = np.random.default_rng(13)
+    data = (rng.random((40, 2)) < [0.8, 0.7]).astype(np.int64)
+    data[:15, 1] = data[:15, 0]
+    with pm.Model():
+        W = pm.Normal("W", 0.0, 1.5, shape=(2, 1))
+        RBM("v", W, np.zeros(2), np.zeros(1), log_partition="exact", observed=data)
+        idata = pm.sample(
+            draws=1500, tune=700, chains=2, cores=1, random_seed=2, progressbar=False, compute_convergence_checks=False
+        )
+    post = idata.posterior["W"].values.reshape(-1, 2)
+
+    grid = np.linspace(-6, 6, 241)
+    g0, g1 = np.meshgrid(grid, grid, indexing="ij")
+    logpost = np.empty_like(g0)
+    for i, j in np.ndindex(g0.shape):
+        p = RBMParams([[g0[i, j]], [g1[i, j]]], np.zeros(2), np.zeros(1))
+        logpost[i, j] = log_likelihood(p, data).sum() - (g0[i, j] ** 2 + g1[i, j] ** 2) / (2 * 1.5**2)
+    w = np.exp(logpost - logpost.max())
+    w /= w.sum()
+    mean = np.array([(w * g0).sum(), (w * g1).sum()])
+    sd = np.sqrt(np.array([(w * g0**2).sum(), (w * g1**2).sum()]) - mean**2)
+    assert np.all(np.abs(post.mean(axis=0) - mean) < 4 * sd / np.sqrt(600))
+    np.testing.assert_allclose(post.std(axis=0), sd, rtol=0.1)
+
+
+# ---------------------------------------------------------------- real models
+@pytest.mark.parametrize("h, expected", [(10, -173.874), (20, -145.057)])
+def test_mnist_test_log_likelihood_through_pymc(mnist_model, binarized_mnist_test, h, expected):
+    params = mnist_model(f"mnist_h{h}")
+    test = binarized_mnist_test
+    v = RBM.dist(params.W, params.vbias, params.hbias)
+    assert log_partition_mode(v) == "exact"
+    assert pm.logp(v, test.astype(np.int64)).eval().mean() == pytest.approx(expected, abs=1e-3)
