@@ -91,7 +91,7 @@ class LogPartition(Op):
         value = np.nan if params is None else log_partition_exact(params, max_bits=self.max_bits).log_z
         outputs[0][0] = np.asarray(value, dtype="float64")
 
-    def infer_shape(self, fgraph, node, input_shapes):
+    def infer_shape(self, node, input_shapes):
         return [()]
 
     def pullback(self, inputs, outputs, cotangents):
@@ -122,7 +122,7 @@ class ExactMomentsOp(Op):
         for out, value in zip(outputs, values):
             out[0] = np.asarray(value, dtype="float64")
 
-    def infer_shape(self, fgraph, node, input_shapes):
+    def infer_shape(self, node, input_shapes):
         return list(input_shapes)
 
     def pullback(self, inputs, outputs, cotangents):

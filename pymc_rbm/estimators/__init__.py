@@ -6,6 +6,8 @@ Every method of :func:`log_partition` returns a
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from pymc_rbm.energy import free_energy
@@ -57,6 +59,11 @@ def _lookup(table: dict, method: str, what: str):
         raise ValueError(f"unknown {what} method {method!r}; choose one of {sorted(table)}") from None
 
 
+def _accepts_rng(fn) -> bool:
+    params = inspect.signature(fn).parameters.values()
+    return any(p.name == "rng" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
 def log_partition(params: RBMParams, method: str = "exact", *, rng=None, **options) -> LogPartitionEstimate:
     """Estimate ``log Z`` of an RBM with the named method.
 
@@ -75,7 +82,7 @@ def log_partition(params: RBMParams, method: str = "exact", *, rng=None, **optio
     LogPartitionEstimate
     """
     fn = _lookup(LOG_PARTITION_METHODS, method, "log_partition")
-    if rng is not None:
+    if rng is not None and _accepts_rng(fn):  # deterministic methods take no rng: ignore it for them
         options["rng"] = rng
     return fn(params, **options)
 

@@ -337,7 +337,7 @@ def log_marginal_visible(params: RBMParams, *, max_bits: int = 24) -> np.ndarray
         Entry ``r`` belongs to ``binary_states(n_visible)[r]``.
     """
     check_enumerable(params.n_visible, max_bits, "the visible layer")
-    log_z = _enumerate(params).log_z
+    log_z = _enumerate(params, max_bits=max_bits).log_z  # min(n_visible, n_hidden) <= n_visible <= max_bits
     out = np.empty(2**params.n_visible)
     chunk = 2**16
     for start in range(0, out.size, chunk):

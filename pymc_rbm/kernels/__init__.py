@@ -1,0 +1,39 @@
+"""Sampling kernels for binary RBMs, in pure NumPy (this package never imports PyMC).
+
+Every kernel has the signature ``kernel(rng, state, params, beta=None) ->
+(state, info)``: randomness first, the :class:`RBMState` of a batch of
+chains in and out, parameters and the inverse temperature ``beta`` (a scalar
+or one per chain) passed on every call, options bound once with
+``build_kernel``. The same kernel serves ``pm.sample``, training and the
+estimators (AIS runs it at ``β < 1``).
+
+- :mod:`~pymc_rbm.kernels.gibbs`: block Gibbs, ``G = G_h G_v``.
+- :mod:`~pymc_rbm.kernels.flip`: flip-the-state (seed 000), ``T = T_h T_v``,
+  and its mixture ``T^α_i = α T_i + (1 - α) G_i`` with Gibbs.
+- :mod:`~pymc_rbm.kernels.metropolis`: the shared accept/reject decision.
+"""
+
+from pymc_rbm.kernels import flip, gibbs, metropolis
+from pymc_rbm.kernels.flip import flip_hiddens, flip_layer, flip_probability, flip_sweep, flip_visibles
+from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens, sample_visibles
+from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.kernels.state import RBMState, SweepInfo
+
+__all__ = [
+    "RBMState",
+    "SweepInfo",
+    "init_state",
+    "sample_hiddens",
+    "sample_visibles",
+    "gibbs_sweep",
+    "flip_probability",
+    "flip_layer",
+    "flip_hiddens",
+    "flip_visibles",
+    "flip_sweep",
+    "metropolis_accept",
+    "acceptance_probability",
+    "gibbs",
+    "flip",
+    "metropolis",
+]

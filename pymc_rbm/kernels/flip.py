@@ -1,0 +1,274 @@
+"""The flip-the-state transition operator (seed 000) and its α mixture with Gibbs.
+
+Brügge, Fischer & Igel (2013), Definition 1: for a visible unit with
+``v*_i`` its more probable state given ``h`` (or ``-1`` on a tie), the
+basic operator ``T_i`` changes only ``v_i``, with
+
+====================================  ==========================
+case                                  ``T_i((v, h), (v', h))``
+====================================  ==========================
+``v*_i = v_i ≠ v'_i``                 ``p(v'_i | h) / p(v_i | h)``
+``v*_i = v_i = v'_i``                 ``1 - p(v'_i | h) / p(v_i | h)``
+``v_i ≠ v'_i = v*_i``                 ``1``
+``v_i = v'_i ≠ v*_i``                 ``0``
+``v*_i = -1``                         ``1/2``
+====================================  ==========================
+
+"The transition matrix containing the transition probabilities of the
+visible layer is given by T_v = ∏_i T_i. The transition matrix for the
+hidden layer T_h is defined analogously, and the flip-the-state transition
+operator is given by T = T_h T_v." Given the other layer the units are
+independent, so one layer update flips every unit at once, each with its
+own probability; :func:`flip_probability` gives that probability.
+
+The tie rule (last row) matters: "In the—in practice not relevant but for
+theoretical considerations important—case of two states with the exact
+same conditional probability, we use the transition probabilities of Gibbs
+sampling to avoid a non-ergodic Markov chain." Here a tie is a tempered
+logit that is exactly 0, so it occurs for ``β = 0`` (the start of AIS) and
+for zero biases with an all-zero other layer.
+
+§5.2 proposes to "softly blend between the basic operators and consider
+T^α_i = α T_i + (1 - α) G_i, α ∈ [0, 1]". A mixture of two kernels for one
+unit changes the unit with the mixed probability, so the layer update is the
+same with ``q = α q_T + (1 - α) q_G``, where ``q_G = p(other state | rest)``
+is the probability that a Gibbs update ends in the other state. Both ``T_i``
+and ``G_i`` satisfy detailed balance, hence so does ``T^α_i``. ``α = 1`` is
+the flip-the-state operator, ``α = 0`` Gibbs (in distribution).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from pymc_rbm.energy import hidden_activation, visible_activation
+from pymc_rbm.kernels.state import RBMState, SweepInfo, check_beta, sigmoid_, temper_
+
+__all__ = [
+    "flip_probability",
+    "flip_layer",
+    "flip_hiddens",
+    "flip_visibles",
+    "flip_sweep",
+    "build_kernel",
+]
+
+
+def _check_alpha(alpha) -> float:
+    a = float(alpha)
+    if not 0.0 <= a <= 1.0:  # also refuses NaN
+        raise ValueError(f"alpha must lie in [0, 1] (1: flip-the-state, 0: Gibbs), got {alpha!r}")
+    return a
+
+
+def _change_probability_(on: np.ndarray, logit: np.ndarray, alpha: float) -> np.ndarray:
+    """:func:`flip_probability` for a boolean state, overwriting the float array ``logit``.
+
+    ``s = log p(other) / p(current)`` is the logit with its sign turned for
+    units that are on; then ``q_T = exp(min(s, 0))`` except ``1/2`` where
+    ``s == 0`` (the tie), and ``q_G = sigmoid(s)``. No ratio of rounded
+    probabilities is formed, so ``|s|`` of any size is exact.
+    """
+    s = np.negative(logit, out=logit, where=on)
+    if alpha == 0.0:
+        return sigmoid_(s)
+    gibbs = sigmoid_(s.copy()) if alpha != 1.0 else None
+    tie = s == 0.0
+    np.minimum(s, 0.0, out=s)
+    q = np.exp(s, out=s)
+    if tie.any():
+        np.copyto(q, 0.5, where=tie)
+    if gibbs is not None:
+        q *= alpha
+        gibbs *= 1.0 - alpha
+        q += gibbs
+    return q
+
+
+def flip_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
+    """Probability that each unit changes its state in one update.
+
+    Parameters
+    ----------
+    x : array_like of shape (..., n_units)
+        Current states, values in {0, 1} (or booleans).
+    logit : array_like of shape (..., n_units)
+        Tempered conditional logits ``a = β (bias + input)``, so that
+        ``P(x = 1 | other layer) = sigmoid(a)``.
+    alpha : float in [0, 1], default 1.0
+        Mixture weight of §5.2: ``q = α q_T + (1 - α) q_G``.
+
+    Returns
+    -------
+    ndarray of shape (..., n_units)
+        ``q_T`` is Definition 1 of seed 000: 1 when the current state is the
+        less probable one, ``p(other) / p(current) = exp(-|a|)`` when it is
+        the more probable one, and 1/2 when ``a == 0`` exactly (the tie
+        rule). ``q_G = p(other) = sigmoid(±a)`` is Gibbs' probability of
+        ending in the other state.
+
+    Examples
+    --------
+    >>> from pymc_rbm.kernels import flip_probability
+    >>> flip_probability([0, 1, 1, 0], [2.0, 2.0, 0.0, -50.0]).round(6)
+    array([1.      , 0.135335, 0.5     , 0.      ])
+    >>> flip_probability([0, 1], [2.0, 2.0], alpha=0.0).round(6)  # Gibbs
+    array([0.880797, 0.119203])
+    """
+    alpha = _check_alpha(alpha)
+    logit = np.array(logit, dtype=np.result_type(np.asarray(logit).dtype, np.float32), copy=True)
+    on = np.asarray(x) != 0
+    return _change_probability_(np.broadcast_to(on, logit.shape), logit, alpha)
+
+
+def _update_(rng: np.random.Generator, x: np.ndarray, logit: np.ndarray, alpha: float):
+    """Flip each unit of ``x`` with its :func:`flip_probability`; overwrites ``logit``.
+
+    Returns the new states (dtype of ``x``) and the number of flips per chain.
+    """
+    on = x != 0
+    q = _change_probability_(on, logit, alpha)
+    flip = rng.random(q.shape) < q  # one bulk draw per layer
+    new = np.not_equal(on, flip)  # x XOR flip
+    return new.astype(x.dtype, copy=False), np.count_nonzero(flip, axis=-1)
+
+
+def flip_layer(rng: np.random.Generator, x: np.ndarray, logit: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
+    """One update of a layer given its tempered logits (stochastic).
+
+    ``x_new = x XOR (u < q)`` with ``u`` uniform on [0, 1) and ``q`` from
+    :func:`flip_probability`.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    x : ndarray of shape (n_chains, n_units)
+        Current states, values in {0, 1}.
+    logit : ndarray of shape (n_chains, n_units)
+        Tempered conditional logits of the layer given the other layer;
+        not modified.
+    alpha : float in [0, 1], default 1.0
+
+    Returns
+    -------
+    ndarray of shape (n_chains, n_units)
+        The new states, in the dtype of ``x``.
+    """
+    logit = np.array(logit, dtype=np.result_type(np.asarray(logit).dtype, np.float32), copy=True)
+    return _update_(rng, x, logit, _check_alpha(alpha))[0]
+
+
+def flip_hiddens(rng: np.random.Generator, h: np.ndarray, v: np.ndarray, params, beta=None, *, alpha: float = 1.0):
+    """The hidden half-sweep ``T_h``: update ``h`` given ``v`` (stochastic).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    h : ndarray of shape (n_chains, n_hidden)
+        Current hidden states (the operator depends on them).
+    v : ndarray of shape (n_chains, n_visible)
+    params : RBMParams
+    beta : float or ndarray of shape (n_chains,), optional
+    alpha : float in [0, 1], default 1.0
+
+    Returns
+    -------
+    ndarray of shape (n_chains, n_hidden)
+        The new hidden states, in the dtype of ``h``.
+    """
+    a = temper_(hidden_activation(v, params), check_beta(beta, v.shape[0]))
+    return _update_(rng, h, a, _check_alpha(alpha))[0]
+
+
+def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params, beta=None, *, alpha: float = 1.0):
+    """The visible half-sweep ``T_v``: update ``v`` given ``h`` (stochastic).
+
+    Reversible with respect to ``p_β(v | h)``, so it can serve as a proposal
+    for the visible layer that a Metropolis step corrects for other model
+    terms.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v : ndarray of shape (n_chains, n_visible)
+        Current visible states (the operator depends on them).
+    h : ndarray of shape (n_chains, n_hidden)
+    params : RBMParams
+    beta : float or ndarray of shape (n_chains,), optional
+    alpha : float in [0, 1], default 1.0
+
+    Returns
+    -------
+    ndarray of shape (n_chains, n_visible)
+        The new visible states, in the dtype of ``v``.
+    """
+    a = temper_(visible_activation(h, params), check_beta(beta, h.shape[0]))
+    return _update_(rng, v, a, _check_alpha(alpha))[0]
+
+
+def flip_sweep(
+    rng: np.random.Generator, state: RBMState, params, beta=None, *, alpha: float = 1.0
+) -> tuple[RBMState, SweepInfo]:
+    """One sweep ``T = T_h T_v`` of the flip-the-state operator (stochastic).
+
+    The hidden layer is updated given ``v``, then the visible layer given the
+    new ``h``, each unit flipping with its :func:`flip_probability`. The
+    chain leaves ``p_β(v, h)`` invariant and, thanks to the tie rule, is
+    irreducible and aperiodic (seed 000, Theorems 1 and 2), for any
+    ``alpha`` in [0, 1].
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    state : RBMState
+        Current ``v`` (n_chains, n_visible) and ``h`` (n_chains, n_hidden),
+        0/1 floats, ints or booleans. The operator depends on ``h``: when
+        something else changed ``v`` or the parameters since the last sweep,
+        redraw ``h`` from ``p(h | v)`` first (:func:`~pymc_rbm.kernels.init_state`).
+    params : RBMParams
+    beta : float or ndarray of shape (n_chains,), optional
+        Inverse temperature, shared or one per chain.
+    alpha : float in [0, 1], default 1.0
+        ``T^α_i = α T_i + (1 - α) G_i`` per unit; 0 is Gibbs in distribution.
+
+    Returns
+    -------
+    state : RBMState
+        The new state, in the dtypes of the old one.
+    info : SweepInfo
+        Numbers of visible and hidden units that changed, shape (n_chains,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm import RBMParams
+    >>> from pymc_rbm.kernels import init_state, flip_sweep
+    >>> rng = np.random.default_rng(0)
+    >>> params = RBMParams.random(6, 4, scale=3.0, rng=1)
+    >>> state = init_state(rng, np.zeros((10, 6)), params)
+    >>> state, info = flip_sweep(rng, state, params, beta=np.linspace(0, 1, 10))
+    >>> state.h.shape, info.n_changed.shape
+    ((10, 4), (10,))
+    """
+    alpha = _check_alpha(alpha)
+    b = check_beta(beta, state.v.shape[0])
+    h, n_h = _update_(rng, state.h, temper_(hidden_activation(state.v, params), b), alpha)
+    v, n_v = _update_(rng, state.v, temper_(visible_activation(h, params), b), alpha)
+    return RBMState(v, h), SweepInfo(n_changed=n_v, n_hidden_changed=n_h)
+
+
+def build_kernel(*, alpha: float = 1.0):
+    """The flip-the-state kernel with its options bound once.
+
+    Parameters
+    ----------
+    alpha : float in [0, 1], default 1.0
+        Mixture weight with Gibbs (§5.2 of seed 000).
+
+    Returns
+    -------
+    callable
+        ``kernel(rng, state, params, beta=None) -> (state, info)``.
+    """
+    return functools.partial(flip_sweep, alpha=_check_alpha(alpha))
