@@ -220,9 +220,12 @@ class RBMParams:
     def load(cls, path, *, dtype=np.float64) -> RBMParams:
         """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``).
 
+        ``path`` is a file name or an open binary file.
+
         Pickled objects are refused.
         """
-        with np.load(os.fspath(path), allow_pickle=False) as f:
+        source = path if hasattr(path, "read") else os.fspath(path)
+        with np.load(source, allow_pickle=False) as f:
             missing = {"W", "vbias", "hbias"} - set(f.files)
             if missing:
                 raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
