@@ -1,0 +1,391 @@
+"""Tests of pymc_rbm.diagnostics: τ / ESS via ArviZ, comparisons, exact SLEM, class changes."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy.signal import lfilter
+
+from pymc_rbm import RBMParams
+from pymc_rbm.datasets import AMBIGUOUS, artificial_mode_prototypes, classify_modes
+from pymc_rbm.diagnostics import (
+    NO_CHANGE,
+    SamplerComparison,
+    StuckChainWarning,
+    autocorrelation,
+    chain_draws,
+    class_changes,
+    compare_samplers,
+    ess_free_energy,
+    exact_slem,
+    integrated_autocorr_time,
+)
+from pymc_rbm.testing import MAX_JOINT_UNITS, slem, transition_matrix
+
+
+def ar1(rho: float, n_chains: int, n_draws: int, seed: int = 0) -> np.ndarray:
+    """Stationary AR(1) chains ``x_t = ρ x_{t-1} + ε_t``, shape (n_chains, n_draws); τ = (1 + ρ) / (1 - ρ)."""
+    rng = np.random.default_rng(seed)
+    eps = rng.normal(size=(n_chains, n_draws))
+    x0 = rng.normal(size=n_chains) / math.sqrt(1.0 - rho * rho)  # start in the stationary law
+    x, _ = lfilter([1.0], [1.0, -rho], eps, axis=1, zi=(rho * x0)[:, None])
+    return x
+
+
+def tree(free_energy: np.ndarray, dims=("chain", "draw"), **attrs) -> xr.DataTree:
+    """A DataTree shaped like pm.sample's output, built by hand."""
+    n_chains, n_draws = free_energy.shape[:2]
+    posterior = xr.Dataset(
+        {"v": (("chain", "draw", "v_dim_0"), np.zeros((n_chains, n_draws, 3)))},
+        coords={"chain": np.arange(n_chains), "draw": np.arange(n_draws)},
+        attrs=attrs,
+    )
+    stats = xr.Dataset(
+        {"free_energy": (dims, free_energy), "n_changed": (("chain", "draw"), np.ones((n_chains, n_draws)))},
+        coords={"chain": np.arange(n_chains), "draw": np.arange(n_draws)},
+    )
+    return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": stats})
+
+
+# ------------------------------------------------------------------ τ
+@pytest.mark.parametrize("rho", [0.5, 0.8])
+@pytest.mark.parametrize("method", ["mean", "identity", "bulk", "ar"])
+def test_tau_of_ar1_matches_theory(rho, method):
+    x = ar1(rho, n_chains=4, n_draws=50_000, seed=1)
+    expected = (1.0 + rho) / (1.0 - rho)
+    assert integrated_autocorr_time(x, method=method) == pytest.approx(expected, rel=0.08)
+    assert integrated_autocorr_time(x, method=method, combine="mean") == pytest.approx(expected, rel=0.08)
+
+
+def test_tau_per_chain_shape_and_values():
+    x = ar1(0.8, n_chains=3, n_draws=40_000, seed=2)
+    taus = integrated_autocorr_time(x, combine="none")
+    assert taus.shape == (3,)
+    np.testing.assert_allclose(taus, 9.0, rtol=0.15)
+    assert integrated_autocorr_time(x, combine="mean") == pytest.approx(taus.mean())
+
+
+def test_tau_of_iid_is_one():
+    x = np.random.default_rng(3).normal(size=(4, 20_000))
+    assert integrated_autocorr_time(x) == pytest.approx(1.0, abs=0.05)
+    assert integrated_autocorr_time(x, method="ar") == pytest.approx(1.0, abs=0.05)
+    # a single chain given as a 1-D array
+    assert integrated_autocorr_time(x[0]) == pytest.approx(1.0, abs=0.08)
+
+
+def test_antithetic_chain_has_tau_below_one():
+    x = ar1(-0.5, n_chains=4, n_draws=20_000, seed=4)  # τ = 1/3: ESS > number of draws
+    assert integrated_autocorr_time(x) == pytest.approx(1.0 / 3.0, rel=0.1)
+    assert ess_free_energy(x) > x.size
+
+
+def test_stuck_chain_is_infinite_with_a_warning():
+    x = np.full((2, 500), -123.25)
+    for combine in ("pooled", "mean"):
+        with pytest.warns(StuckChainWarning, match="never changed"):
+            assert integrated_autocorr_time(x, combine=combine) == math.inf
+    with pytest.warns(StuckChainWarning):
+        assert ess_free_energy(x) == 0.0
+
+
+def test_one_stuck_chain_among_moving_ones():
+    x = ar1(0.5, n_chains=3, n_draws=5000, seed=5)
+    x[1] = 7.0
+    with pytest.warns(StuckChainWarning, match="1 of 3 chain"):
+        assert integrated_autocorr_time(x) == math.inf
+    with pytest.warns(StuckChainWarning):
+        taus = integrated_autocorr_time(x, combine="none")
+    assert taus[1] == math.inf and np.all(np.isfinite(taus[[0, 2]]))
+
+
+def test_moving_chains_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        integrated_autocorr_time(ar1(0.5, 2, 1000))
+
+
+# ------------------------------------------------------------ xarray input
+def test_datatree_input_reads_sample_stats_free_energy():
+    x = ar1(0.8, n_chains=4, n_draws=10_000, seed=6)
+    idata = tree(x)
+    assert integrated_autocorr_time(idata) == integrated_autocorr_time(x)
+    assert integrated_autocorr_time(idata["sample_stats"]["free_energy"]) == integrated_autocorr_time(x)
+    assert integrated_autocorr_time(idata["sample_stats"].to_dataset()) == integrated_autocorr_time(x)
+    assert ess_free_energy(idata) == pytest.approx(x.size / integrated_autocorr_time(x))
+
+
+def test_datatree_from_arviz_from_dict():
+    from arviz_base import from_dict
+
+    x = ar1(0.5, n_chains=2, n_draws=5000, seed=7)
+    idata = from_dict({"posterior": {"mu": np.zeros((2, 5000))}, "sample_stats": {"free_energy": x}})
+    assert integrated_autocorr_time(idata) == integrated_autocorr_time(x)
+
+
+def test_draw_dimension_order_does_not_matter():
+    x = ar1(0.8, n_chains=2, n_draws=5000, seed=8)
+    da = xr.DataArray(x, dims=("chain", "draw")).transpose("draw", "chain")
+    assert integrated_autocorr_time(da) == integrated_autocorr_time(x)
+
+
+def test_sub_chains_count_as_chains():
+    x = ar1(0.8, n_chains=6, n_draws=5000, seed=9)  # 2 chains x 3 sub-chains
+    per_draw = x.reshape(2, 3, 5000).transpose(0, 2, 1)  # (chain, draw, sub), as pm.sample stores it
+    idata = tree(per_draw, dims=("chain", "draw", "free_energy_dim_0"))
+    np.testing.assert_array_equal(chain_draws(idata), x)
+    assert integrated_autocorr_time(idata) == integrated_autocorr_time(x)
+    assert integrated_autocorr_time(idata, combine="none").shape == (6,)
+    assert ess_free_energy(idata) == pytest.approx(x.size / integrated_autocorr_time(x))
+
+
+def test_ess_per_second_uses_sampling_time():
+    x = ar1(0.5, n_chains=2, n_draws=4000, seed=10)
+    idata = tree(x, sampling_time=4.0)
+    assert ess_free_energy(idata, per_second=True) == pytest.approx(ess_free_energy(idata) / 4.0)
+    with pytest.raises(ValueError, match="sampling_time"):
+        ess_free_energy(tree(x), per_second=True)
+
+
+def test_other_variable_and_group():
+    x = ar1(0.5, n_chains=2, n_draws=4000, seed=11)
+    idata = tree(x)
+    # n_changed is constant in the hand-made tree: stuck
+    with pytest.warns(StuckChainWarning, match="n_changed"):
+        assert integrated_autocorr_time(idata, var_name="n_changed") == math.inf
+
+
+def test_clear_errors_for_bad_input():
+    idata = tree(ar1(0.5, 2, 100))
+    with pytest.raises(ValueError, match="no variable 'energy'.*free_energy"):
+        integrated_autocorr_time(idata, var_name="energy")
+    with pytest.raises(ValueError, match="no group 'warmup_sample_stats'"):
+        integrated_autocorr_time(idata, group="warmup_sample_stats")
+    with pytest.raises(ValueError, match="not \\['draw'\\]"):
+        integrated_autocorr_time(xr.DataArray(np.zeros((2, 10)), dims=("chain", "step")))
+    with pytest.raises(ValueError, match="non-finite"):
+        integrated_autocorr_time(np.array([[1.0, np.nan, 2.0, 3.0, 4.0]]))
+    with pytest.raises(ValueError, match="at least 4 draws"):
+        integrated_autocorr_time(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="method"):
+        integrated_autocorr_time(ar1(0.5, 2, 100), method="tail")
+    with pytest.raises(ValueError, match="combine"):
+        integrated_autocorr_time(ar1(0.5, 2, 100), combine="median")
+    with pytest.raises(ValueError, match="order_max"):
+        integrated_autocorr_time(ar1(0.5, 2, 100), method="ar", order_max=100)
+
+
+def test_input_is_not_modified():
+    x = ar1(0.5, 2, 1000)
+    before = x.copy()
+    integrated_autocorr_time(x, method="ar")
+    integrated_autocorr_time(x, combine="none")
+    np.testing.assert_array_equal(x, before)
+
+
+def test_ar_estimator_with_a_fixed_order():
+    x = ar1(0.8, n_chains=4, n_draws=20_000, seed=15)
+    # an AR(1) fit is the true model: τ = (1 + φ) / (1 - φ) with φ ≈ R(1)
+    tau = integrated_autocorr_time(x, method="ar", order_max=1)
+    phi = autocorrelation(x, max_lag=1)[1]
+    assert tau == pytest.approx((1 + phi) / (1 - phi), rel=0.01)
+    assert tau == pytest.approx(9.0, rel=0.08)
+
+
+def test_autocorrelation_of_ar1():
+    x = ar1(0.6, n_chains=4, n_draws=20_000, seed=12)
+    r = autocorrelation(x, max_lag=3)
+    assert r.shape == (4,)
+    np.testing.assert_allclose(r, 0.6 ** np.arange(4), atol=0.03)
+    assert np.isnan(autocorrelation(np.ones((2, 10)), max_lag=2)).all()
+
+
+# -------------------------------------------------------------- comparison
+def test_compare_samplers_table_contents():
+    gibbs, flip = ar1(0.8, 8, 20_000, seed=13), ar1(0.6, 8, 20_000, seed=14)
+    table = compare_samplers({"Gibbs": gibbs, "flip": flip}, problem="AR(1)")
+    assert isinstance(table, SamplerComparison)
+    assert table.samplers == ("Gibbs", "flip") and table.problems == ("AR(1)",)
+    assert table.tau.shape == (1, 2)
+    assert table.tau[0, 0] == integrated_autocorr_time(gibbs)
+    assert table.tau[0, 1] == integrated_autocorr_time(flip)
+    np.testing.assert_allclose(table.tau, [[9.0, 4.0]], rtol=0.1)
+    assert table.gain[0, 0] == pytest.approx(1.0 - table.tau[0, 1] / table.tau[0, 0])
+    assert table.gain[0, 0] == pytest.approx(1.0 - 4.0 / 9.0, abs=0.06)
+    # jackknife over chains (8 chains: delete one at a time)
+    loo = np.array([integrated_autocorr_time(np.delete(gibbs, k, axis=0)) for k in range(8)])
+    assert table.tau_se[0, 0] == pytest.approx(math.sqrt(7 / 8 * np.sum((loo - loo.mean()) ** 2)))
+    by_mean = compare_samplers({"Gibbs": gibbs, "flip": flip}, combine="mean")
+    se = np.std(integrated_autocorr_time(gibbs, combine="none"), ddof=1) / math.sqrt(8)
+    assert by_mean.tau_se[0, 0] == pytest.approx(se)
+    assert np.all(table.gain_se > 0.0)
+    np.testing.assert_array_equal(table.n_chains, [[8, 8]])
+    np.testing.assert_array_equal(table.n_draws, [[20_000, 20_000]])
+
+    text = str(table)
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("problem"))
+    assert "τ Gibbs" in header and "τ flip" in header and "gain flip vs Gibbs" in header
+    row = next(line for line in lines if line.startswith("AR(1)"))
+    assert f"{table.tau[0, 0]:.2f}" in row and f"{table.tau[0, 1]:.2f}" in row
+    assert f"{100 * table.gain[0, 0]:.2f}" in row and row.endswith("%")
+    assert "free_energy" in lines[0] and "'mean'" in lines[0]
+
+
+def test_compare_samplers_several_problems_and_extra_columns():
+    traces = {
+        "easy": {"G": ar1(0.5, 4, 5000, 1), "T": ar1(0.3, 4, 5000, 2), "T0.5": ar1(0.4, 4, 5000, 3)},
+        "hard": {"G": ar1(0.9, 4, 5000, 4), "T": ar1(0.8, 4, 5000, 5), "T0.5": ar1(0.85, 4, 5000, 6)},
+    }
+    table = compare_samplers(traces, combine="mean", quantity="E(v, h)")
+    assert table.problems == ("easy", "hard") and table.samplers == ("G", "T", "T0.5")
+    assert table.tau.shape == (2, 3) and table.gain.shape == (2, 2)
+    assert np.all(table.gain > 0.0)
+    assert table.tau[1, 0] == integrated_autocorr_time(traces["hard"]["G"], combine="mean")
+    text = table.format({"paper": ["-", "17.28 %"]})
+    assert "E(v, h)" in text and "mean of single-chain τ" in text
+    assert text.splitlines()[-2].rstrip().endswith("17.28 %")
+    with pytest.raises(ValueError, match="2 problems"):
+        table.format({"paper": ["only one"]})
+
+
+def test_compare_samplers_standard_errors_cover_the_truth():
+    # 40 chains -> 20 jackknife groups; the true τ lies within a few standard errors
+    table = compare_samplers({"a": ar1(0.8, 40, 5000, 21), "b": ar1(0.5, 40, 5000, 22)})
+    assert np.all(np.abs(table.tau - [[9.0, 3.0]]) < 4 * table.tau_se)
+    assert np.all(table.tau_se < 0.1 * table.tau)
+
+
+def test_compare_samplers_accepts_datatrees_and_sequences():
+    a, b = ar1(0.7, 2, 4000, 1), ar1(0.2, 2, 4000, 2)
+    by_tree = compare_samplers([tree(a), tree(b)], labels=["G", "T"])
+    by_array = compare_samplers({"G": a, "T": b})
+    np.testing.assert_array_equal(by_tree.tau, by_array.tau)
+    assert compare_samplers([a, b]).samplers == ("0", "1")
+
+
+def test_compare_samplers_stuck_sampler():
+    with pytest.warns(StuckChainWarning):
+        table = compare_samplers({"G": ar1(0.5, 2, 1000), "stuck": np.zeros((2, 1000))})
+    assert table.tau[0, 1] == math.inf and table.gain[0, 0] == -math.inf
+    assert "inf" in str(table)
+
+
+def test_compare_samplers_errors():
+    with pytest.raises(ValueError, match="at least two samplers"):
+        compare_samplers({"G": ar1(0.5, 2, 100)})
+    with pytest.raises(ValueError, match="samplers"):
+        compare_samplers({"p": {"G": ar1(0.5, 2, 100), "T": ar1(0.5, 2, 100)}, "q": {"G": ar1(0.5, 2, 100)}})
+    with pytest.raises(ValueError, match="labels"):
+        compare_samplers([ar1(0.5, 2, 100)] * 2, labels=["only"])
+    with pytest.raises(ValueError, match="combine"):
+        compare_samplers([ar1(0.5, 2, 100)] * 2, combine="none")
+
+
+# ------------------------------------------------------------------- SLEM
+@pytest.mark.parametrize("kernel", ["gibbs", "flip", 0.5, 0.0, 1.0])
+def test_exact_slem_equals_testing_slem(kernel):
+    params = RBMParams.random(3, 2, scale=4.0, rng=5)
+    assert exact_slem(params, kernel) == slem(transition_matrix(params, kernel))
+    assert exact_slem(params, kernel, beta=0.5) == slem(transition_matrix(params, kernel, beta=0.5))
+
+
+def test_exact_slem_orders_operators_on_strong_weights():
+    # seed 000 Fig. 3: with large weights T usually mixes faster than G
+    params = RBMParams.random(3, 3, scale=8.0, bias_scale=0.0, rng=2)
+    assert exact_slem(params, "flip") < exact_slem(params, "gibbs") < 1.0
+
+
+def test_exact_slem_refuses_large_models():
+    params = RBMParams.random(MAX_JOINT_UNITS, 1, rng=0)
+    with pytest.raises(ValueError, match=r"2\*\*11 joint states.*integrated_autocorr_time"):
+        exact_slem(params)
+    with pytest.raises(ValueError, match="kernel"):
+        exact_slem(RBMParams.random(2, 2, rng=0), "metropolis")
+    with pytest.raises(ValueError, match="alpha"):
+        exact_slem(RBMParams.random(2, 2, rng=0), 1.5)
+
+
+# ---------------------------------------------------------- class changes
+MODES = artificial_mode_prototypes()
+
+
+def ambiguous_state() -> np.ndarray:
+    """Top two rows on: Hamming distance 8 to every mode."""
+    v = np.zeros(16, dtype=np.uint8)
+    v[:8] = 1
+    return v
+
+
+def noisy(mode: int, pixel: int) -> np.ndarray:
+    v = MODES[mode].copy()
+    v[pixel] ^= 1
+    return v
+
+
+def test_hand_made_states_classify_as_intended():
+    assert classify_modes(ambiguous_state()) == AMBIGUOUS
+    assert classify_modes(noisy(2, 5)) == 2
+
+
+def test_class_changes_with_ambiguous_samples():
+    amb = ambiguous_state()
+    # classes: 0, ?, 0, 1, ?, ?, 1, 2
+    chain = np.stack([MODES[0], amb, noisy(0, 3), MODES[1], amb, amb, noisy(1, 0), MODES[2]])
+    out = class_changes(chain)
+    assert out.n_changes == 2  # 0 -> 1 and 1 -> 2; the ambiguous ones are discarded
+    assert out.first_change == 3
+    assert out.n_ambiguous == 3
+
+
+def test_class_changes_edge_cases():
+    amb = ambiguous_state()
+    start_ambiguous = np.stack([amb, MODES[2], MODES[2], MODES[3]])
+    all_ambiguous = np.stack([amb] * 4)
+    constant = np.stack([MODES[1]] * 4)
+    back_and_forth = np.stack([MODES[3], MODES[2], MODES[3], MODES[2]])
+    out = class_changes(np.stack([start_ambiguous, all_ambiguous, constant, back_and_forth]))
+    np.testing.assert_array_equal(out.n_changes, [1, 0, 0, 3])
+    np.testing.assert_array_equal(out.first_change, [3, NO_CHANGE, NO_CHANGE, 1])
+    np.testing.assert_array_equal(out.n_ambiguous, [1, 4, 0, 0])
+
+
+def test_class_changes_batch_shapes_and_labels():
+    labels = np.array([[[0, -1, 0, 1], [2, 2, 2, 2], [-1, 3, -1, 0]]])  # (1, 3, n_steps)
+    out = class_changes(labels, classify=None)
+    assert out.n_changes.shape == (1, 3)
+    np.testing.assert_array_equal(out.n_changes, [[1, 0, 1]])
+    np.testing.assert_array_equal(out.first_change, [[3, NO_CHANGE, 3]])
+    np.testing.assert_array_equal(out.n_ambiguous, [[1, 0, 2]])
+    # the same through states
+    states = MODES[np.where(labels < 0, 0, labels)].copy()
+    states[labels < 0] = ambiguous_state()
+    got = class_changes(states)
+    for a, b in zip(got, out):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_class_changes_of_a_dataarray():
+    chains = np.stack([MODES[[0, 0, 1, 1, 1]], MODES[[2, 3, 2, 3, 2]]])  # (chain, draw, unit)
+    da = xr.DataArray(chains, dims=("chain", "draw", "v_dim_0"))
+    out = class_changes(da)
+    np.testing.assert_array_equal(out.n_changes, [1, 4])
+    np.testing.assert_array_equal(out.first_change, [2, 1])
+    moved = class_changes(da.transpose("v_dim_0", "draw", "chain"), unit_dim="v_dim_0")
+    np.testing.assert_array_equal(moved.n_changes, [1, 4])
+    with pytest.raises(ValueError, match="unit_dim"):
+        class_changes(da.transpose("chain", "v_dim_0", "draw"))
+
+
+def test_class_changes_errors():
+    with pytest.raises(ValueError, match="16"):
+        class_changes(np.zeros((5, 10)))
+    with pytest.raises(ValueError, match="n_steps, n_visible"):
+        class_changes(np.zeros(16))
+    with pytest.raises(ValueError, match="integer class labels"):
+        class_changes(np.zeros((2, 5)), classify=None)
+    with pytest.raises(ValueError, match="draw"):
+        class_changes(xr.DataArray(np.zeros((5, 16)), dims=("step", "unit")))
