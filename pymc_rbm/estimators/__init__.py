@@ -23,6 +23,15 @@ from pymc_rbm.estimators.exact import (
     sample_visible_exact,
     states_at,
 )
+from pymc_rbm.estimators.bethe import log_partition_bethe, moments_bethe
+from pymc_rbm.estimators.mean_field import (
+    BoltzmannMachine,
+    log_partition_mean_field,
+    log_partition_mixture_mean_field,
+    moments_mean_field,
+    moments_mixture_mean_field,
+)
+from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
 
@@ -40,15 +49,32 @@ __all__ = [
     "sample_visible_exact",
     "binary_states",
     "states_at",
+    "log_partition_tap",
+    "moments_tap",
+    "log_partition_bethe",
+    "moments_bethe",
+    "log_partition_mean_field",
+    "moments_mean_field",
+    "log_partition_mixture_mean_field",
+    "moments_mixture_mean_field",
+    "BoltzmannMachine",
 ]
 
 #: The estimators :func:`log_partition` dispatches to, by name.
 LOG_PARTITION_METHODS = {
     "exact": log_partition_exact,
+    "tap": log_partition_tap,
+    "bethe": log_partition_bethe,
+    "mean_field": log_partition_mean_field,
+    "mixture_mean_field": log_partition_mixture_mean_field,
 }
 
 MOMENT_METHODS = {
     "exact": moments_exact,
+    "tap": moments_tap,
+    "bethe": moments_bethe,
+    "mean_field": moments_mean_field,
+    "mixture_mean_field": moments_mixture_mean_field,
 }
 
 

@@ -82,7 +82,7 @@ def test_dispatcher():
     assert float(log_partition(p)) == log_partition_exact(p).log_z
     # a uniform call over methods may pass rng: the deterministic exact method ignores it
     assert log_partition(p, "exact", rng=np.random.default_rng(0)).log_z == log_partition_exact(p).log_z
-    with pytest.raises(ValueError, match=r"unknown log_partition method 'nope'; choose one of \['exact'"):
+    with pytest.raises(ValueError, match=r"unknown log_partition method 'nope'; choose one of \[.*'exact'"):
         log_partition(p, "nope")
     with pytest.raises(ValueError, match=r"unknown moments method 'nope'"):
         moments(p, "nope")
