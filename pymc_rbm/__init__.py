@@ -1,16 +1,23 @@
 """pymc-rbm: restricted Boltzmann machines as first-class citizens of PyMC.
 
-The PyMC layer (:class:`RBM`) is imported lazily, so that the pure NumPy
-parts (``pymc_rbm.kernels``, ``pymc_rbm.estimators.exact``,
-``pymc_rbm.testing``) load without PyMC.
+The PyMC layer (:class:`RBM`, the step methods :class:`BlockGibbs` and
+:class:`FlipTheState`) is imported lazily, so that the pure NumPy parts
+(``pymc_rbm.kernels``, ``pymc_rbm.estimators.exact``, ``pymc_rbm.testing``)
+load without PyMC. Using any of those names loads the PyMC layer and
+registers the step methods with ``pm.sample``, which then samples RBM
+variables with :class:`FlipTheState` by itself.
 """
 
 from pymc_rbm.params import RBMParams, SpinRBMParams
 
-__all__ = ["RBM", "RBMParams", "SpinRBMParams"]
+__all__ = ["RBM", "BlockGibbs", "FlipTheState", "RBMParams", "SpinRBMParams"]
 __version__ = "0.1.0"
 
-_LAZY = {"RBM": "pymc_rbm.distribution"}
+_LAZY = {
+    "RBM": "pymc_rbm.distribution",
+    "BlockGibbs": "pymc_rbm.step_methods",
+    "FlipTheState": "pymc_rbm.step_methods",
+}
 
 
 def __getattr__(name):

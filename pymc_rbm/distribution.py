@@ -471,3 +471,8 @@ def rbm_params_of(rv) -> RBMTensors:
         raise TypeError(f"{rv} is not an RBM random variable")
     W, vbias, hbias, _ = op.dist_params(rv.owner)
     return RBMTensors(W, vbias, hbias)
+
+
+# Register the RBM step methods with pm.sample (FlipTheState is then chosen for RBM variables by itself).
+# At the end of the module: pymc_rbm.step_methods imports RBMRV from here.
+import pymc_rbm.step_methods  # noqa: E402, F401

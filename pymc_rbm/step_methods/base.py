@@ -1,0 +1,695 @@
+"""The shared PyMC adapter of the RBM step methods: hidden bookkeeping, parameters, correction.
+
+:class:`RBMStep` is a :class:`pymc.step_methods.compound.BlockedStep` that
+updates the visible units of one :class:`~pymc_rbm.RBM` variable with the
+layer updates of :mod:`pymc_rbm.kernels`. A subclass only says how a layer is
+updated given its logits (:class:`~pymc_rbm.step_methods.BlockGibbs`,
+:class:`~pymc_rbm.step_methods.FlipTheState`); everything else lives here:
+
+- **Hidden units are auxiliary state of the step.** The step keeps ``h``
+  between draws. Whenever the point it receives differs from the one it left
+  (another step moved the visible units, or the RBM's parameters changed),
+  ``h`` is redrawn from ``p(h | v)`` before it is used.
+- **Parameters** that are constants are read once (at construction and at
+  the start of each chain, so ``pm.set_data`` between runs is seen); those
+  that depend on random variables are computed by one compiled PyTensor
+  function of the point's values, called only when those values changed.
+- **Activations are carried**, not recomputed: ``hbias + v·W`` and
+  ``vbias + W·h`` are kept with the state and updated by the rows of the
+  units that changed (recomputed in full when many changed, and every
+  ``_FULL_EVERY`` sweeps, so rounding never drifts). The free energy of each
+  draw reuses ``hbias + v·W``.
+- **Larger models stay exact** (below).
+
+**Exactness inside a larger model.** Let the model's density, as a function
+of the visible units ``v`` with all other variables fixed, be
+``p_RBM(v) L(v)``, where ``L`` collects every model term except the RBM's own
+that involves ``v`` (a likelihood ``y ~ N(v·a, σ)``, a second factor, a
+Potential). The step targets the augmented distribution
+
+    π(v, h) ∝ p_RBM(v, h) L(v),     whose v-marginal is ∝ p_RBM(v) L(v),
+
+the full conditional of ``v``. One sweep is two moves, each leaving ``π``
+invariant:
+
+1. **Hidden move** ``K_h``: a layer update of ``h`` given ``v`` (Gibbs'
+   ``G_h`` or flip-the-state's ``T_h``). It leaves ``p_RBM(h | v)`` invariant,
+   and ``π(h | v) = p_RBM(h | v)`` because ``L`` does not depend on ``h``; so
+   ``K_h`` leaves ``π`` invariant with no correction.
+2. **Visible move** ``K_v``: propose ``v' ~ Q_h(v, ·)``, a layer update of
+   ``v`` given ``h`` (Gibbs' ``G_v`` or ``T_v``), and accept it with probability
+   ``min(1, L(v') / L(v))``. ``Q_h`` is reversible with respect to
+   ``p_RBM(v | h)``:
+
+   - Gibbs: ``Q_h(v, v') = p(v' | h)``, so ``p(v | h) Q_h(v, v') = p(v | h) p(v' | h)``
+     is symmetric.
+   - Flip-the-state and its α mixture: given ``h`` the units are independent,
+     ``p(v | h) = Π_i p(v_i | h)`` and ``Q_h(v, v') = Π_i T_i(v_i, v'_i)`` with each
+     ``T_i`` reversible for ``p(v_i | h)`` (seed 000, Definition 1; the
+     mixture ``α T_i + (1 - α) G_i`` of two reversible kernels is reversible);
+     a product of symmetric ``p(v_i | h) T_i(v_i, v'_i)`` is symmetric.
+
+   The Metropolis-Hastings ratio of target ``π(v | h) ∝ p_RBM(v | h) L(v)``
+   with proposal ``Q_h`` is therefore
+
+       π(v' | h) Q_h(v', v) / (π(v | h) Q_h(v, v'))
+         = [L(v') / L(v)] · [p(v' | h) Q_h(v', v) / (p(v | h) Q_h(v, v'))]
+         = L(v') / L(v),
+
+   so ``K_v`` is reversible with respect to ``π(v | h)`` and leaves ``π``
+   invariant. ``h`` is not touched by ``K_v``; on rejection the chain keeps the
+   new ``h`` and the old ``v``, which is a valid state of the joint chain.
+
+Hence ``K_h K_v`` leaves ``π`` invariant, and its ``v``-marginal is the full
+conditional: the step is a valid Gibbs component next to any other step.
+Note that the correction needs the proposal to be reversible for
+``p(v | h)`` *given* ``h``; correcting the composed map ``v → v'`` of a
+flip-the-state sweep would not do, because ``T_h T_v`` is not reversible on
+the joint space. ``tests/step_methods/test_step_exact.py`` builds the
+transition matrix of ``K_h K_v`` over all joint states of tiny RBMs and
+checks ``π K = π`` exactly (and that the uncorrected sweep, or the corrected
+composed sweep, fail it), and runs the step from every joint state to check
+it follows that matrix.
+
+``log L(v)`` is one compiled PyTensor function of the value variables it
+involves. The value at the current state is kept between draws and
+re-evaluated when ``v`` or any of those variables changed since the step's
+last draw.
+
+When no term but the RBM's own involves ``v`` (found once, at
+construction, from the model's logp terms), ``L ≡ 1``, every proposal is
+accepted and no model term is evaluated.
+
+A batch of chains (``shape=(K, n_visible)``) is updated in one vectorised
+call. With a correction, chain ``k``'s proposal is accepted or rejected in
+turn with ``L`` evaluated at the batch where only row ``k`` changed: each row's
+proposal depends on its own ``(v_k, h_k)`` only, so this is a
+Metropolis-within-Gibbs scan over the rows, each step reversible for
+``π(v_k | h_k, v_{-k})``, exact for any ``L`` (``K`` evaluations a sweep);
+rows whose proposal equals the current state need no evaluation.
+
+**Hidden refresh.** Another step ``K_x`` updates other variables ``x``
+(maybe the RBM's parameters θ, or, for another sampler assigned to them, the
+visible units) leaving their conditional invariant, without looking at
+``h``. The extended target ``π(x) p(h | v, θ)`` is then preserved by "``K_x``,
+then redraw ``h ~ p(h | v, θ)`` unless ``(v, θ)`` is exactly what this step
+left": ``h`` is independent of ``K_x``'s move given the state before it, so on
+that event its conditional law is still ``p(h | v, θ)``; otherwise ``h`` is
+drawn fresh. The comparison is by value, so a rejected Metropolis move of θ
+costs nothing. Without the refresh the composed chain is not exact (checked
+on transition matrices in ``test_step_exact.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pymc.model import modelcontext
+from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
+from pymc.step_methods.state import WithSamplingState, dataclass_state
+from pymc.util import get_random_generator, get_value_vars_from_user_vars
+from pytensor.graph.basic import Constant
+from pytensor.graph.traversal import ancestors
+from rich.progress import TextColumn
+from rich.table import Column
+
+from pymc_rbm.distribution import RBMRV, rbm_params_of
+from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
+from pymc_rbm.kernels.gibbs import _bernoulli
+from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.params import RBMParams
+
+__all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
+
+#: Recompute both activations in full after this many incremental updates (bounds rounding drift).
+_FULL_EVERY = 64
+
+
+def is_rbm_variable(var) -> bool:
+    """Whether ``var`` is a random variable of the :class:`~pymc_rbm.RBM` distribution."""
+    return isinstance(getattr(getattr(var, "owner", None), "op", None), RBMRV)
+
+
+def rbm_value_vars(model=None) -> list:
+    """The value variables of the free :class:`~pymc_rbm.RBM` variables of a model.
+
+    Parameters
+    ----------
+    model : pymc.Model, optional
+        Taken from the context when omitted.
+
+    Returns
+    -------
+    list of TensorVariable
+    """
+    model = modelcontext(model)
+    return [model.rvs_to_values[rv] for rv in model.free_RVs if is_rbm_variable(rv)]
+
+
+def _resolve_vars(vars, model) -> list:
+    """Value variables for ``vars`` (RVs or value vars); all free RBM variables when None."""
+    if vars is None:
+        value_vars = rbm_value_vars(model)
+        if not value_vars:
+            raise ValueError("the model has no free RBM variable to sample (observed RBM variables are not sampled)")
+        return value_vars
+    if not isinstance(vars, (list, tuple)):
+        vars = [vars]
+    for var in vars:
+        if var in model.observed_RVs or any(var is model.rvs_to_values.get(rv) for rv in model.observed_RVs):
+            raise ValueError(f"{var} is an observed variable: RBM step methods sample free RBM variables only")
+    value_vars = get_value_vars_from_user_vars(list(vars), model)
+    not_rbm = [v.name for v in value_vars if not is_rbm_variable(model.values_to_rvs[v])]
+    if not_rbm:
+        raise ValueError(
+            f"RBM step methods can only sample RBM variables (pymc_rbm.RBM); {', '.join(not_rbm)} "
+            f"{'is' if len(not_rbm) == 1 else 'are'} not. Assign other variables to another step method "
+            "(or let pm.sample choose)."
+        )
+    return value_vars
+
+
+def _core_value(x: np.ndarray, ndim: int) -> np.ndarray:
+    """Drop leading batch dimensions that PyMC may add to an (unbatched) parameter."""
+    x = np.asarray(x, dtype=np.float64)
+    return x[(0,) * (x.ndim - ndim)] if x.ndim > ndim else x
+
+
+def _numpy_add_changed_rows(a, old, new, M, max_changes):
+    """NumPy version of :func:`_add_changed_rows`: one product over the union of changed units."""
+    if old.shape[0] == 1:
+        diff = new[0] - old[0]
+        cols = diff.nonzero()[0]
+        if cols.size == 0:
+            return a, True
+        if cols.size > max_changes:
+            return a, False
+        return a + diff[cols] @ M[cols], True
+    cols = np.flatnonzero((old != new).any(axis=0))
+    if cols.size == 0:
+        return a, True
+    if cols.size * old.shape[0] > max_changes:
+        return a, False
+    return a + (new[:, cols] - old[:, cols]) @ M[cols], True
+
+
+def _numba_add_changed_rows():
+    """A compiled :func:`_add_changed_rows` (reads only the rows that changed, copies none), or None."""
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba comes with PyTensor
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compiled
+        n_chains, n = old.shape
+        total = 0
+        for k in range(n_chains):
+            for i in range(n):
+                if old[k, i] != new[k, i]:
+                    total += 1
+        if total > max_changes:
+            return a, False
+        if total == 0:
+            return a, True
+        out = a.copy()
+        m = M.shape[1]
+        for k in range(n_chains):
+            for i in range(n):
+                d = new[k, i] - old[k, i]
+                if d != 0.0:
+                    for j in range(m):
+                        out[k, j] += d * M[i, j]
+        return out, True
+
+    return add_changed_rows
+
+
+_add_changed_rows = _numba_add_changed_rows() or _numpy_add_changed_rows
+"""``(a + (new - old) @ M, True)`` computed from the changed units only, or ``(a, False)`` when more than
+``max_changes`` units changed in all chains together (then a full product is cheaper)."""
+
+#: Largest fraction of a layer's units (over all chains) updated incrementally; beyond it, one full product.
+_INCREMENTAL_FRACTION = 0.5 if _add_changed_rows is not _numpy_add_changed_rows else 0.25
+
+
+def _propagate(a, old, new, M, full, force_full: bool):
+    """Activation of ``new`` from the activation ``a`` of ``old``, by the rows of ``M`` that changed.
+
+    ``a`` is ``bias + old @ M``; the result is ``bias + new @ M``: ``a`` plus
+    ``(new_i - old_i) M[i]`` for each unit ``i`` that changed, or ``full(new)``
+    when more than ``_INCREMENTAL_FRACTION`` of the units changed (or
+    ``force_full``). Never modifies its inputs (it may return ``a`` itself
+    when nothing changed).
+
+    Returns the new activation and whether it was updated incrementally.
+    """
+    if not force_full:
+        out, ok = _add_changed_rows(a, old, new, M, int(_INCREMENTAL_FRACTION * old.size))
+        if ok:
+            return out, out is not a
+    return full(new), False
+
+
+def _count_changes(a, b):
+    """Units that differ between ``a`` and ``b``, per chain (shape (n_chains,))."""
+    if a.shape[0] == 1:
+        return np.array([np.count_nonzero(a != b)])
+    return (a != b).sum(axis=-1)
+
+
+@dataclass_state
+class RBMStepState(StepMethodState):
+    """The sampling state of an :class:`RBMStep`: its generator and the auxiliary hidden state.
+
+    ``visible_state`` is the visible state the step left (float, shape
+    ``(n_chains, n_visible)``), ``hidden_state`` its hidden state,
+    ``hidden_input`` and ``visible_input`` the carried activations
+    ``hbias + v·W`` and ``vbias + W·h``, ``param_inputs`` the values of the
+    variables the parameters were computed from (None for constant
+    parameters), ``n_incremental`` the incremental updates since the last full
+    recomputation. All None before the first draw of a chain.
+    """
+
+    visible_state: np.ndarray | None = None
+    hidden_state: np.ndarray | None = None
+    hidden_input: np.ndarray | None = None
+    visible_input: np.ndarray | None = None
+    param_inputs: list | None = None
+    n_incremental: int = 0
+
+
+class _Draw:
+    """Per-draw working state of :meth:`RBMStep.step` (attribute access only)."""
+
+    __slots__ = ("v", "h", "a_h", "a_v", "v_int", "log_rest", "accept_sum", "accepted")
+
+
+class RBMStep(BlockedStep):
+    """Base class of the RBM step methods (a PyMC ``BlockedStep``).
+
+    Subclasses set ``name`` and ``keeps_hidden`` and implement
+    :meth:`_update_hidden` and :meth:`_update_visible` with kernels from
+    :mod:`pymc_rbm.kernels`. See the module docstring for the construction
+    and its correctness argument.
+
+    Parameters
+    ----------
+    vars : RBM variable or list of them, optional
+        The free RBM variable(s) to sample; by default every free RBM variable
+        of the model (one step each, combined in a ``CompoundStep``).
+    sweeps : int, default 1
+        Sweeps (hidden then visible update) per recorded draw.
+    record_hidden : bool, default False
+        Also record the hidden state of each draw in ``sample_stats``
+        (``hidden``, shape ``batch + (n_hidden,)``).
+    model : pymc.Model, optional
+    rng : numpy.random.Generator or seed, optional
+        Replaced per chain by ``pm.sample`` (``setup_chain``).
+    initial_point : dict, optional
+        A point of the model; gives the shape of the variable.
+    compile_kwargs : dict, optional
+        Passed to PyTensor when a function must be compiled (parameters that
+        depend on random variables, or the correction's model terms).
+    blocked : bool, default False
+        With several RBM variables, ``False`` makes one step per variable.
+    """
+
+    name = "rbm_step"
+    default_blocked = False
+    keeps_hidden = True
+    _state_class = RBMStepState
+
+    stats_dtypes_shapes = {
+        "free_energy": (np.float64, []),
+        "n_changed": (np.int64, []),
+        "n_hidden_changed": (np.int64, []),
+        "accept": (np.float64, []),
+        "accept_rate": (np.float64, []),
+        "refreshed": (bool, []),
+    }
+
+    def __new__(cls, vars=None, *args, **kwargs):
+        model = modelcontext(kwargs.get("model"))
+        kwargs["model"] = model
+        return super().__new__(cls, *args, vars=_resolve_vars(vars, model), **kwargs)
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        sweeps: int = 1,
+        record_hidden: bool = False,
+        model=None,
+        rng=None,
+        initial_point=None,
+        compile_kwargs: dict | None = None,
+        blocked: bool = False,
+    ):
+        model = modelcontext(model)
+        value_vars = _resolve_vars(vars, model)
+        if len(value_vars) != 1:
+            raise ValueError(
+                f"{type(self).__name__} samples one RBM variable per step, got {len(value_vars)} "
+                f"({[v.name for v in value_vars]}); pass blocked=False for one step per variable"
+            )
+        if int(sweeps) != sweeps or sweeps < 1:
+            raise ValueError(f"sweeps must be an integer >= 1, got {sweeps!r}")
+        self.sweeps = int(sweeps)
+        self.record_hidden = bool(record_hidden)
+        self.blocked = blocked
+        self.rng = get_random_generator(rng)
+        compile_kwargs = dict(compile_kwargs or {})
+        compile_kwargs.setdefault("on_unused_input", "ignore")
+
+        (value_var,) = value_vars
+        rv = model.values_to_rvs[value_var]
+        self.vars = [value_var]
+        self._name = value_var.name
+        if initial_point is None:
+            initial_point = model.initial_point()
+        value = np.asarray(initial_point[self._name])
+        self._shape = value.shape
+        self._out_dtype = np.dtype(value_var.dtype)
+        self._batch_shape = value.shape[:-1]
+        self._n_chains = int(np.prod(self._batch_shape, dtype=np.int64))
+
+        self.param_inputs = None
+        self._setup_params(model, rv, initial_point, compile_kwargs)
+        self._setup_rest(model, rv, value_var, compile_kwargs)
+        self._setup_stats()
+        self._ones = np.ones(self._n_chains)
+        self._all_hidden = np.full(self._n_chains, self.n_hidden)
+        self._reset_cache()
+
+    # ------------------------------------------------------------ set-up
+    def _setup_params(self, model, rv, initial_point, compile_kwargs) -> None:
+        """Constant parameters are read now; others get one compiled function of their inputs."""
+        graphs = list(rbm_params_of(rv))
+        self._param_fn = None
+        self._param_input_names: list[str] = []
+        self._params_graphs = None
+        if all(isinstance(g, Constant) for g in graphs):
+            self._set_params(*(g.data for g in graphs), validate=True)
+            return
+        replaced = model.replace_rvs_by_values(graphs)
+        found = set(ancestors(replaced))
+        inputs = [v for v in model.value_vars if v in found]
+        fn = model.compile_fn(replaced, inputs=inputs, point_fn=False, **compile_kwargs)
+        if inputs:
+            fn.trust_input = True
+            self._param_fn = fn
+            self._param_input_names = [v.name for v in inputs]
+            values = [np.asarray(initial_point[n], dtype=v.dtype) for n, v in zip(self._param_input_names, inputs)]
+            self._set_params(*fn(*values), validate=True)  # shapes now; values again on each change
+        else:  # constants and data (shared variables): read per chain in setup_chain
+            self._params_graphs = fn
+            self._set_params(*fn(), validate=True)
+
+    def _set_params(self, W, vbias, hbias, *, validate: bool) -> None:
+        W, vbias, hbias = _core_value(W, 2), _core_value(vbias, 1), _core_value(hbias, 1)
+        if validate:
+            p = RBMParams(W, vbias, hbias)
+            W, vbias, hbias = p.W, p.vbias, p.hbias
+        else:  # values at a point of the chain: cheap checks only
+            if W.shape[0] != vbias.shape[0] or W.shape[1] != hbias.shape[0]:
+                raise ValueError(f"RBM parameters of inconsistent shapes {W.shape}, {vbias.shape}, {hbias.shape}")
+            if not (np.isfinite(W).all() and np.isfinite(vbias).all() and np.isfinite(hbias).all()):
+                raise ValueError(f"the parameters of the RBM variable {self._name!r} are not finite at this point")
+        if W.shape[0] != self._shape[-1]:
+            raise ValueError(f"W has {W.shape[0]} rows but the RBM variable has {self._shape[-1]} visible units")
+        # C order: the incremental updates gather rows of W (per visible unit) and of W.T (per hidden unit)
+        params = RBMTensors(np.ascontiguousarray(W), vbias, hbias)
+        self.params = params
+        self.W_T = np.ascontiguousarray(W.T)
+        self._full_h = lambda v: hidden_activation(v, params)
+        self._full_v = lambda h: visible_activation(h, params)
+
+    def _setup_rest(self, model, rv, value_var, compile_kwargs) -> None:
+        """Find the model terms other than the RBM's own that involve its value; compile their sum."""
+        others = [r for r in model.basic_RVs if r is not rv] + list(model.potentials)
+        terms = model.logp(vars=others, sum=False) if others else []
+        rest = [t for t in terms if value_var in set(ancestors([t]))]
+        self._rest_fn = None
+        self.rest_terms = [str(r) for r, t in zip(others, terms) if any(t is x for x in rest)]
+        if not rest:
+            return
+        total = rest[0].sum()
+        for t in rest[1:]:
+            total = total + t.sum()
+        found = set(ancestors([total]))
+        inputs = [v for v in model.value_vars if v in found]
+        fn = model.compile_fn(total, inputs=inputs, point_fn=False, **compile_kwargs)
+        fn.trust_input = True
+        self._rest_fn = fn
+        self._rest_input_names = [v.name for v in inputs]
+        self._rest_v_pos = self._rest_input_names.index(self._name)
+
+    def _setup_stats(self) -> None:
+        batch = list(self._batch_shape)
+        shapes = {}
+        for key, (dtype, _) in RBMStep.stats_dtypes_shapes.items():
+            per_chain = key != "refreshed"
+            # The NDArray trace stores one scalar per draw and stat: vectors go in as objects.
+            shapes[key] = ((object if batch else dtype), batch) if per_chain else (dtype, [])
+        if self.record_hidden:
+            shapes["hidden"] = (object, batch + [self.n_hidden])
+        self.stats_dtypes_shapes = shapes
+        self.stats_dtypes = [{k: d for k, (d, _) in shapes.items()}]
+
+    @property
+    def corrected(self) -> bool:
+        """Whether other model terms involve the visible units, so proposals are Metropolis-corrected."""
+        return self._rest_fn is not None
+
+    @property
+    def n_visible(self) -> int:
+        """Number of visible units of the RBM variable."""
+        return self._shape[-1]
+
+    @property
+    def n_hidden(self) -> int:
+        """Number of hidden units."""
+        return self.params.W.shape[1]
+
+    def _reset_cache(self) -> None:
+        self._v_left = None
+        self.visible_state = None
+        self.hidden_state = None
+        self.hidden_input = None
+        self.visible_input = None
+        self.n_incremental = 0
+        self.param_inputs = None
+        self._rest_cache = None
+
+    # ---------------------------------------------------------- PyMC API
+    @staticmethod
+    def competence(var, has_grad=None):
+        """``INCOMPATIBLE`` for everything but RBM variables (subclasses rate those)."""
+        return Competence.INCOMPATIBLE
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        """Take the chain's generator, forget the hidden state, re-read data-dependent parameters."""
+        super().setup_chain(rng, tune, draws)
+        self._reset_cache()
+        if self._params_graphs is not None:
+            self._set_params(*self._params_graphs(), validate=True)
+
+    @property
+    def sampling_state(self) -> RBMStepState:
+        """The generator and the auxiliary state (hidden units, activations); settable to resume."""
+        return WithSamplingState.sampling_state.fget(self)
+
+    @sampling_state.setter
+    def sampling_state(self, state: RBMStepState) -> None:
+        WithSamplingState.sampling_state.fset(self, state)
+        self._rest_cache = None
+        vs = self.visible_state
+        self._v_left = None if vs is None else vs.astype(self._out_dtype)
+        if self._param_fn is not None and self.param_inputs is not None:
+            self._set_params(*self._param_fn(*self.param_inputs), validate=False)
+
+    # ------------------------------------------------------- the kernels
+    def _update_hidden(self, h, a_h):
+        """New hidden states given the activation ``a_h`` (not modified); ``h`` may be None."""
+        raise NotImplementedError
+
+    def _update_visible(self, v, a_v):
+        """New visible states given the activation ``a_v`` (not modified)."""
+        raise NotImplementedError
+
+    def _draw_hidden(self, a_h):
+        """``h ~ p(h | v)`` from the activation ``hbias + v·W`` (the refresh), via the Gibbs kernel."""
+        return _bernoulli(self.rng, a_h.copy(), a_h.dtype)
+
+    # --------------------------------------------------------- one draw
+    def _params_for(self, point) -> bool:
+        """Bring the parameters up to date with the point; True when they changed."""
+        if self._param_fn is None:
+            return False
+        values = [point[n] for n in self._param_input_names]
+        cached = self.param_inputs
+        if cached is not None and all(np.array_equal(a, b) for a, b in zip(values, cached)):
+            return False
+        self._set_params(*self._param_fn(*values), validate=False)
+        self.param_inputs = [np.array(a, copy=True) for a in values]
+        return True
+
+    def _log_rest(self, point, v_int) -> float:
+        args = [point[n] for n in self._rest_input_names]
+        args[self._rest_v_pos] = v_int.reshape(self._shape)
+        return float(self._rest_fn(*args))
+
+    def _rest_current(self, point, d: _Draw) -> float:
+        """``log L`` at the current state; cached while v (checked by the caller) and L's other inputs stay."""
+        others = [point[n] for i, n in enumerate(self._rest_input_names) if i != self._rest_v_pos]
+        cache = self._rest_cache
+        if cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
+            return cache[1]
+        value = self._log_rest(point, d.v_int)
+        self._rest_cache = ([np.array(a, copy=True) for a in others], value)
+        return value
+
+    def step(self, point):
+        """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
+        params_changed = self._param_fn is not None and self._params_for(point)
+        params = self.params
+        n = self._n_chains
+        v_in = point[self._name].reshape(n, self._shape[-1])
+
+        d = _Draw()
+        refreshed = True
+        v_moved = self._v_left is None or bool((v_in != self._v_left).any())
+        if v_moved:
+            self._rest_cache = None  # log L of the state this step left
+        if params_changed or self.hidden_input is None or self.hidden_state is None:
+            d.v = v_in.astype(np.float64)
+            d.a_h = self._full_h(d.v)
+            d.h = self._draw_hidden(d.a_h) if self.keeps_hidden else None
+            d.a_v = None
+            self.n_incremental = 0
+        elif v_moved:
+            d.v = v_in.astype(np.float64)
+            d.a_h = self._full_h(d.v)
+            if self.keeps_hidden:
+                d.h, d.a_v = self._draw_hidden(d.a_h), None
+            else:  # Gibbs redraws h anyway: keep h and its activation for the incremental update
+                d.h, d.a_v = self.hidden_state, self.visible_input
+        else:
+            refreshed = False
+            d.v, d.h, d.a_h, d.a_v = self.visible_state, self.hidden_state, self.hidden_input, self.visible_input
+        h_start = d.h
+        corrected = self._rest_fn is not None
+        if corrected:
+            d.v_int = v_in.astype(self._out_dtype)
+            d.log_rest = self._rest_current(point, d)
+            d.accept_sum = np.zeros(n)
+            d.accepted = np.zeros(n)
+
+        for _ in range(self.sweeps):
+            self._sweep(point, d, params, corrected)
+
+        v, h, a_h = d.v, d.h, d.a_h
+        self.visible_state, self.hidden_state, self.hidden_input, self.visible_input = v, h, a_h, d.a_v
+        v_out = v.astype(self._out_dtype)
+        self._v_left = v_out.copy()  # compared with the next incoming point; never handed out
+        if corrected:
+            self._rest_cache = (self._rest_cache[0], d.log_rest)
+            accept, accept_rate = d.accept_sum / self.sweeps, d.accepted / self.sweeps
+        else:
+            accept = accept_rate = self._ones
+
+        free_energy = -(v @ params.vbias) - softplus(a_h).sum(axis=-1)
+        n_changed = _count_changes(v_out, v_in)
+        n_hidden_changed = self._all_hidden if h_start is None else _count_changes(h, h_start)
+        batch = self._batch_shape
+        if batch:
+            stats = {
+                "free_energy": free_energy.reshape(batch),
+                "n_changed": n_changed.reshape(batch),
+                "n_hidden_changed": n_hidden_changed.reshape(batch),
+                "accept": accept.reshape(batch),
+                "accept_rate": accept_rate.reshape(batch),
+                "refreshed": refreshed,
+            }
+        else:
+            stats = {
+                "free_energy": free_energy[0],
+                "n_changed": n_changed[0],
+                "n_hidden_changed": n_hidden_changed[0],
+                "accept": accept[0],
+                "accept_rate": accept_rate[0],
+                "refreshed": refreshed,
+            }
+        if self.record_hidden:
+            stats["hidden"] = h.astype(np.int8).reshape(*batch, -1)
+
+        out = point.copy()
+        out[self._name] = v_out.reshape(self._shape)
+        return out, [stats]
+
+    def _sweep(self, point, d: _Draw, params, corrected: bool) -> None:
+        """Hidden update given v, then the (corrected) visible update given h; updates ``d``."""
+        force = self.n_incremental >= _FULL_EVERY
+        if force:
+            self.n_incremental = 0
+            d.a_h = self._full_h(d.v)
+        h_new = self._update_hidden(d.h, d.a_h)
+        if d.a_v is None or d.h is None:
+            d.a_v = self._full_v(h_new)
+        else:
+            d.a_v, inc = _propagate(d.a_v, d.h, h_new, self.W_T, self._full_v, force)
+            self.n_incremental += inc
+        d.h = h_new
+
+        v_new = self._update_visible(d.v, d.a_v)
+        if corrected:
+            self._correct(point, d, v_new)
+        d.a_h, inc = _propagate(d.a_h, d.v, v_new, params.W, self._full_h, False)
+        self.n_incremental += inc
+        d.v = v_new
+
+    def _correct(self, point, d: _Draw, v_new) -> None:
+        """Accept each chain's proposal with ``min(1, L(v') / L(v))``; rejected rows of ``v_new`` revert.
+
+        Rows are visited in turn, ``L`` evaluated with only that row changed;
+        an unchanged row is accepted without evaluation (its ratio is 1).
+        """
+        rows = np.flatnonzero((v_new != d.v).any(axis=-1))
+        if rows.size < v_new.shape[0]:
+            unchanged = np.ones(v_new.shape[0])
+            unchanged[rows] = 0.0
+            d.accept_sum += unchanged
+            d.accepted += unchanged
+        v_int = d.v_int
+        for k in rows:
+            old = v_int[k].copy()
+            v_int[k] = v_new[k]
+            log_new = self._log_rest(point, v_int)
+            log_ratio = np.inf if d.log_rest == -np.inf else log_new - d.log_rest
+            d.accept_sum[k] += acceptance_probability(log_ratio)
+            if metropolis_accept(self.rng, log_ratio):
+                d.log_rest = log_new
+                d.accepted[k] += 1.0
+            else:
+                v_int[k] = old
+                v_new[k] = d.v[k]
+
+    # ------------------------------------------------------ progress bar
+    @staticmethod
+    def _progressbar_config(n_chains=1):
+        columns = [
+            TextColumn("{task.fields[rbm_free_energy]:0.2f}", table_column=Column("Free energy", ratio=1)),
+            TextColumn("{task.fields[rbm_accept_rate]:0.2f}", table_column=Column("RBM accept", ratio=1)),
+        ]
+        stats = {"rbm_free_energy": [float("nan")] * n_chains, "rbm_accept_rate": [1.0] * n_chains}
+        return columns, stats
+
+    @staticmethod
+    def _make_progressbar_update_functions():
+        def update_stats(step_stats):
+            return {
+                "rbm_free_energy": float(np.mean(step_stats["free_energy"])),
+                "rbm_accept_rate": float(np.mean(step_stats["accept_rate"])),
+            }
+
+        return (update_stats,)
