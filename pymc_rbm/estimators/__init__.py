@@ -12,6 +12,7 @@ import numpy as np
 
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators._result import LogPartitionEstimate
+from pymc_rbm.estimators.ais import ais, reverse_ais
 from pymc_rbm.estimators.exact import (
     MAX_ENUMERATION_BITS,
     EnumerationTooLarge,
@@ -31,6 +32,8 @@ from pymc_rbm.estimators.mean_field import (
     moments_mean_field,
     moments_mixture_mean_field,
 )
+from pymc_rbm.estimators.rts import rts
+from pymc_rbm.estimators.sams import sams
 from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
@@ -58,6 +61,10 @@ __all__ = [
     "log_partition_mixture_mean_field",
     "moments_mixture_mean_field",
     "BoltzmannMachine",
+    "ais",
+    "reverse_ais",
+    "rts",
+    "sams",
 ]
 
 #: The estimators :func:`log_partition` dispatches to, by name.
@@ -67,6 +74,10 @@ LOG_PARTITION_METHODS = {
     "bethe": log_partition_bethe,
     "mean_field": log_partition_mean_field,
     "mixture_mean_field": log_partition_mixture_mean_field,
+    "ais": ais,
+    "reverse_ais": reverse_ais,
+    "rts": rts,
+    "sams": sams,
 }
 
 MOMENT_METHODS = {

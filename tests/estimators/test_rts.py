@@ -1,0 +1,179 @@
+"""Tests of Rao-Blackwellized tempered sampling (pymc_rbm.estimators.rts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.estimators import LOG_PARTITION_METHODS, log_partition, log_partition_exact, sample_visible_exact
+from pymc_rbm.estimators.ais import AnnealingPath, base_rate_vbias
+from pymc_rbm.estimators.rts import build_ladder, check_ladder, rts, rts_round
+
+TRUTH = {"mnist_h10": 226.1132, "mnist_h20": 221.0668}
+
+
+def _model(nv, nh, scale, seed=0):
+    return RBMParams.random(nv, nh, scale=scale, rng=100 * seed + 10 * nv + nh)
+
+
+def _exact_ladder_log_z(path: AnnealingPath, coefs) -> np.ndarray:
+    return np.array([log_partition_exact(path.intermediate(c)).log_z for c in coefs])
+
+
+# ------------------------------------------------------------------ ladder
+def test_check_ladder():
+    assert check_ladder(None) is None
+    np.testing.assert_allclose(check_ladder(5), [0, 0.25, 0.5, 0.75, 1])
+    np.testing.assert_array_equal(check_ladder([0, 0.3, 1]), [0, 0.3, 1])
+    for bad, msg in [
+        ([0.0, 0.5, 0.5, 1.0], "strictly increasing"),
+        ([0.2, 1.0], "start at"),
+        ([0.0, 0.9], "end at"),
+        ([0.0, np.inf, 1.0], "non-finite"),
+        (1, "at least 2"),
+        ([[0.0, 1.0]], "1-D"),
+        ("uniform", "betas must be"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            check_ladder(bad)
+
+
+def test_build_ladder_auto_and_explicit():
+    p = _model(20, 8, 2.0)
+    path = AnnealingPath(p, base_rate_vbias(p))
+    rng = np.random.default_rng(0)
+    auto = build_ladder(path, rng, 30, None, n_pilot=400, spacing=0.5)
+    assert auto.s[0] == 0.0 and auto.s[-1] == 1.0 and np.all(np.diff(auto.s) > 0)
+    assert auto.s.size >= 9 and list(auto.model_labels) == [auto.s.size - 1]
+    assert auto.log_z_init[0] == path.log_z_base
+    assert auto.log_z_init[-1] == pytest.approx(log_partition_exact(p).log_z, abs=0.5)
+    # thermodynamic length: rungs are denser where the log weights change fastest, so a finer spacing gives more
+    assert build_ladder(path, rng, 30, None, n_pilot=400, spacing=0.25).s.size > auto.s.size
+    assert auto.states.shape == (30, 20) and auto.labels.shape == (30,) and auto.labels.max() == auto.s.size - 1
+    wanted = [0.0, 0.1, 0.37, 0.8, 1.0]
+    fixed = build_ladder(path, rng, 10, wanted, n_pilot=100)
+    np.testing.assert_array_equal(fixed.s, wanted)
+    np.testing.assert_allclose(fixed.coefs, path.coefficients(np.array(wanted)))
+
+
+# --------------------------------------------------------------- sampler
+def test_with_exact_guesses_every_temperature_is_visited_equally():
+    """At ``Ẑ_k = Z_k`` the marginal of β is the uniform prior and ``ĉ_k = 1/K``."""
+    p = _model(8, 4, 2.0)
+    path = AnnealingPath(p, np.linspace(-1, 1, 8))
+    coefs = path.coefficients(np.linspace(0, 1, 6))
+    log_z = _exact_ladder_log_z(path, coefs)
+    rng = np.random.default_rng(1)
+    v = path.sample_base(rng, 400)
+    k = rng.integers(0, 6, 400)
+    _, _, c_chain, visits = rts_round(path, rng, v, k, coefs, log_z, 200, 0.0)
+    np.testing.assert_allclose(c_chain.mean(axis=0), 1 / 6, rtol=0.05)
+    np.testing.assert_allclose(visits / visits.sum(), 1 / 6, rtol=0.1)
+    # ... and with guesses off by known amounts, q(β_k) ∝ Z_k / Ẑ_k
+    offset = np.array([0.0, 0.5, -0.5, 1.0, 0.0, -1.0])
+    _, _, c_chain, _ = rts_round(path, rng, v, k, coefs, log_z + offset, 200, 0.0)
+    want = np.exp(-offset) / np.exp(-offset).sum()
+    np.testing.assert_allclose(c_chain.mean(axis=0), want, rtol=0.07)
+
+
+CASES = [(20, 8, 0.5), (20, 8, 2.0), (12, 10, 1.0)]
+
+
+@pytest.mark.parametrize("nv, nh, scale", CASES)
+def test_rts_matches_exact(nv, nh, scale):
+    p = _model(nv, nh, scale)
+    truth = log_partition_exact(p).log_z
+    data = sample_visible_exact(p, 200, rng=1)
+    est = rts(p, data=data, n_chains=40, n_rounds=4, n_sweeps=400, n_pilot=300, rng=2)
+    assert est.method == "rts"
+    err = est.log_z - truth
+    assert abs(err) < 4 * est.stderr + 2e-3, (err, est.stderr)
+    assert abs(err) < 0.05 * max(1.0, scale)
+    d = est.diagnostics
+    K = d["betas"].size
+    assert d["log_z_ladder"].shape == (K,) and d["log_z_ladder"][0] == d["log_z_base"]
+    assert d["occupancy"].shape == (K,) and d["occupancy"].sum() == pytest.approx(1.0)
+    assert np.all(d["occupancy"] * K > 0.5) and np.all(np.abs(d["c_hat"] * K - 1) < 0.5)
+    assert d["history"].shape == (4,)
+    assert est.interval == pytest.approx((est.log_z - 3 * est.stderr, est.log_z + 3 * est.stderr))
+    # every rung's estimate, not only the last
+    path = AnnealingPath(p, base_rate_vbias(p, data))
+    exact = _exact_ladder_log_z(path, path.coefficients(d["betas"]))
+    assert np.abs(d["log_z_ladder"] - exact).max() < 0.1 * max(1.0, scale)
+
+
+def test_flat_start_collapses_then_recovers():
+    """The seed's start (all Ẑ equal): round 1 piles onto β = 1, the iterated update then spreads it."""
+    p = _model(20, 8, 2.0)
+    truth = log_partition_exact(p).log_z
+    est = rts(p, init="flat", n_chains=40, n_rounds=5, n_sweeps=400, n_pilot=300, rng=3)
+    occ = est.diagnostics["occupancy_history"]
+    K = occ.shape[1]
+    assert occ[0, -1] > 0.5  # collapsed onto the top rung
+    assert np.all(occ[-1] * K > 0.5)  # spread evenly at the end
+    assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
+    np.testing.assert_allclose(est.diagnostics["log_z_init"], est.diagnostics["log_z_base"])
+    with pytest.warns(RuntimeWarning, match="collapsed"):
+        rts(p, init="flat", n_chains=10, n_rounds=1, n_sweeps=50, n_pilot=50, rng=3)
+
+
+def test_rounds_that_disagree_widen_the_error_and_warn():
+    """Rounds too short to recover from the flat start: the spread between rounds becomes the error."""
+    p = _model(20, 8, 2.0)
+    with pytest.warns(RuntimeWarning, match="disagree"):
+        est = rts(p, init="flat", n_chains=20, n_rounds=4, n_sweeps=40, n_pilot=100, rng=1)
+    rounds = est.diagnostics["history"][1:]
+    assert est.stderr == pytest.approx(rounds.std(ddof=1) / np.sqrt(3))
+    assert est.stderr > 2 * np.sqrt((est.diagnostics["history_stderr"][1:] ** 2).sum()) / 3
+
+
+def test_explicit_ladder_and_init():
+    p = _model(12, 6, 1.0)
+    truth = log_partition_exact(p).log_z
+    path = AnnealingPath(p, base_rate_vbias(p))
+    betas = np.linspace(0, 1, 12)
+    exact = _exact_ladder_log_z(path, path.coefficients(betas))
+    est = rts(p, betas=betas, init=exact - 100.0, n_chains=20, n_rounds=3, n_sweeps=300, n_pilot=100, rng=4)
+    np.testing.assert_array_equal(est.diagnostics["betas"], betas)
+    np.testing.assert_allclose(est.diagnostics["log_z_init"], exact, atol=1e-9)  # shifted so that Ẑ_1 = Z_1
+    assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
+
+
+def test_validation_repeatability_dispatcher_progress(capsys):
+    p = _model(10, 5, 1.0)
+    kw = dict(n_chains=8, n_rounds=2, n_sweeps=30, n_pilot=40)
+    for bad, msg in [
+        ({"n_chains": 1}, "at least 2"),
+        ({"n_rounds": 0}, "n_rounds"),
+        ({"init": "zeros"}, "init must be"),
+        ({"init": np.zeros(3), "betas": 5}, "5 finite"),
+        ({"operator": "swap"}, "operator"),
+        ({"betas": [0.0, 0.5]}, "end at"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            rts(p, rng=0, **{**kw, **bad})
+    a = rts(p, rng=5, **kw)
+    assert rts(p, rng=5, **kw).log_z == a.log_z
+    assert LOG_PARTITION_METHODS["rts"] is rts
+    data = sample_visible_exact(p, 30, rng=0)
+    assert log_partition(p, "rts", rng=5, data=data, **kw).log_z == rts(p, rng=5, data=data, **kw).log_z
+    capsys.readouterr()
+    rts(p, rng=0, **kw)
+    assert capsys.readouterr().err == ""
+    rts(p, rng=0, progress=True, **kw)
+    assert "RTS" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- MNIST
+@pytest.mark.slow
+def test_rts_on_mnist_h10_with_defaults(mnist_model, shared_data):
+    p = mnist_model("mnist_h10")
+    with np.load(shared_data("mnist/binarized_mnist_packed.npz")) as f:
+        train = np.unpackbits(f["train"], axis=1)[:, :784]
+    est = rts(p, data=train, rng=0)
+    err = est.log_z - TRUTH["mnist_h10"]
+    assert abs(err) < 0.3
+    assert abs(err) < 4 * est.stderr
+    occ = est.diagnostics["occupancy"] * est.diagnostics["betas"].size
+    assert occ.min() > 0.7 and occ.max() < 1.3

@@ -1,0 +1,144 @@
+"""Tests of self-adjusted mixture sampling (pymc_rbm.estimators.sams)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.estimators import LOG_PARTITION_METHODS, log_partition, log_partition_exact, sample_visible_exact
+from pymc_rbm.estimators.sams import SAMSGain, _gamma, _neighbours, sams
+
+TRUTH = {"mnist_h10": 226.1132, "mnist_h20": 221.0668}
+
+
+def _model(nv, nh, scale, seed=0):
+    return RBMParams.random(nv, nh, scale=scale, rng=100 * seed + 10 * nv + nh)
+
+
+# ------------------------------------------------------------ gain, jumps
+def test_tan_gain_two_stages():
+    g = SAMSGain(2, 4, "tan", 0.6, 0.2, 1.0)
+    # first stage: min(π_min, t^-0.6); run 0 alternates over all labels, run 1 stays on label 0
+    gains = [g(t, np.array([(t - 1) % 4, 0])) for t in range(1, 9)]
+    assert gains[0][1] == pytest.approx(0.25) and gains[7][1] == pytest.approx(min(0.25, 8**-0.6))
+    assert g.burn_in_end[0] == 4 and g.burn_in_end[1] == -1  # run 0 was flat after visiting every label once
+    # second stage from t_0 = 4: 1 / (t - t_0 + t_0^0.6), continuous at t_0
+    assert gains[3][0] == pytest.approx(min(0.25, 1 / 4**0.6))
+    assert gains[7][0] == pytest.approx(1 / (8 - 4 + 4**0.6))
+    samc = SAMSGain(3, 5, "samc", 0.6, 0.2, 50.0)
+    np.testing.assert_allclose(samc(10, np.zeros(3, dtype=int)), 1.0)
+    np.testing.assert_allclose(samc(200, np.zeros(3, dtype=int)), 0.25)
+    with pytest.raises(ValueError, match="gain must be"):
+        SAMSGain(1, 3, "wang-landau", 0.6, 0.2, 1.0)
+    with pytest.raises(ValueError, match="gain_exponent"):
+        SAMSGain(1, 3, "tan", 0.4, 0.2, 1.0)
+
+
+def test_local_jump_proposal():
+    nb, gam = _neighbours(np.array([0, 2, 4]), 5)
+    np.testing.assert_array_equal(nb, [[0, 1], [1, 3], [3, 4]])
+    np.testing.assert_array_equal(gam, [[0, 1], [0.5, 0.5], [1, 0]])  # seed 004's Γ: 1 at the ends, 1/2 inside
+    np.testing.assert_array_equal(_gamma(np.array([0, 1, 3, 4]), 5), [1, 0.5, 0.5, 1])
+
+
+# ----------------------------------------------------------------- single
+CASES = [(20, 8, 0.5), (20, 8, 2.0), (12, 10, 1.0)]
+
+
+@pytest.mark.parametrize("nv, nh, scale", CASES)
+def test_sams_matches_exact(nv, nh, scale):
+    p = _model(nv, nh, scale)
+    truth = log_partition_exact(p).log_z
+    data = sample_visible_exact(p, 200, rng=1)
+    est = sams(p, data=data, n_runs=24, n_sweeps=3000, n_pilot=300, rng=2)
+    assert est.method == "sams"
+    err = est.log_z - truth
+    assert abs(err) < 4 * est.stderr + 2e-3, (err, est.stderr)
+    assert abs(err) < 0.05 * max(1.0, scale)
+    d = est.diagnostics
+    L = d["labels_beta"].size
+    assert d["zeta"].shape == (24, L) and np.all(d["zeta"][:, 0] == 0.0)
+    assert d["log_z_runs"].shape == (24,) and d["log_z_labels"].shape == (L,)
+    assert d["log_z_labels"][-1] == pytest.approx(est.log_z)
+    assert 0.2 < d["acceptance"] < 0.95
+    assert np.all(d["occupancy"] * L > 0.7) and np.all(d["occupancy"] * L < 1.3)
+
+
+@pytest.mark.parametrize("rao_blackwell", ["local", "none"])
+@pytest.mark.parametrize("init, gain", [("ais", "tan"), ("zero", "tan"), ("zero", "samc")])
+def test_sams_variants(rao_blackwell, init, gain):
+    p = _model(20, 8, 1.0)
+    truth = log_partition_exact(p).log_z
+    est = sams(p, init=init, gain=gain, rao_blackwell=rao_blackwell, n_runs=24, n_sweeps=3000, n_pilot=200, rng=3)
+    assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
+    assert abs(est.log_z - truth) < 0.3  # these variants are noisier than the default (global RB, Tan's gain)
+    if init == "zero" and gain == "tan":
+        assert np.all(est.diagnostics["burn_in_end"] > 1)  # the first stage ran and ended
+
+
+def test_explicit_labels_and_init():
+    p = _model(12, 6, 1.0)
+    truth = log_partition_exact(p).log_z
+    betas = np.linspace(0, 1, 7)
+    est = sams(p, betas=betas, init=np.arange(7.0), n_runs=16, n_sweeps=2000, n_pilot=100, rng=4)
+    np.testing.assert_array_equal(est.diagnostics["labels_beta"], betas)
+    assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
+
+
+# ---------------------------------------------------------------- several
+def test_several_models_in_one_run():
+    """Seed 004's use: every model's log Z (and the differences) from one mixture over all of them."""
+    models = [_model(12, 4, 1.0, seed=1), _model(12, 6, 1.5, seed=2), _model(12, 3, 0.8, seed=3)]
+    truths = np.array([log_partition_exact(m).log_z for m in models])
+    ests = sams(models, n_runs=24, n_sweeps=4000, n_pilot=200, rng=5)
+    assert isinstance(ests, list) and len(ests) == 3
+    for est, truth in zip(ests, truths):
+        assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
+        assert abs(est.log_z - truth) < 0.1
+    d = ests[0].diagnostics
+    assert d["model_labels"].size == 3 and d["labels_segment"].max() == 2
+    np.testing.assert_allclose(d["log_z_labels"][d["model_labels"]], [e.log_z for e in ests])
+    diff = d["log_z_differences"]
+    assert diff["mean"][0] == 0.0
+    assert np.all(np.abs(diff["mean"] - (truths - truths[0])) < 4 * diff["stderr"] + 0.05)
+
+
+def test_validation_repeatability_dispatcher_progress(capsys):
+    p = _model(10, 5, 1.0)
+    kw = dict(n_runs=4, n_sweeps=40, n_pilot=40)
+    for bad, msg in [
+        ({"n_runs": 1}, "at least 2"),
+        ({"rao_blackwell": "yes"}, "rao_blackwell"),
+        ({"init": "pilot"}, "init must be"),
+        ({"init": np.zeros(3), "betas": 5}, "finite values"),
+        ({"gain": "wl"}, "gain must be"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            sams(p, rng=0, **{**kw, **bad})
+    with pytest.raises(ValueError, match="visible units"):
+        sams([p, _model(8, 5, 1.0)], rng=0, **kw)
+    with pytest.raises(TypeError, match="RBMParams"):
+        sams([], rng=0, **kw)
+    a = sams(p, rng=6, **kw)
+    assert sams(p, rng=6, **kw).log_z == a.log_z
+    assert LOG_PARTITION_METHODS["sams"] is sams
+    data = sample_visible_exact(p, 30, rng=0)
+    assert log_partition(p, "sams", rng=6, data=data, **kw).log_z == sams(p, rng=6, data=data, **kw).log_z
+    capsys.readouterr()
+    sams(p, rng=0, **kw)
+    assert capsys.readouterr().err == ""
+    sams(p, rng=0, progress=True, **kw)
+    assert "SAMS" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- MNIST
+@pytest.mark.slow
+def test_sams_on_mnist_h20_with_defaults(mnist_model, shared_data):
+    p = mnist_model("mnist_h20")
+    with np.load(shared_data("mnist/binarized_mnist_packed.npz")) as f:
+        train = np.unpackbits(f["train"], axis=1)[:, :784]
+    est = sams(p, data=train, rng=0)
+    err = est.log_z - TRUTH["mnist_h20"]
+    assert abs(err) < 0.3
+    assert abs(err) < 4 * est.stderr
