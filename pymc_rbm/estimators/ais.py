@@ -132,7 +132,7 @@ def default_schedule(n_steps: int = 14500) -> np.ndarray:
     return out
 
 
-def check_schedule(schedule) -> np.ndarray:
+def check_schedule(schedule, *, name: str = "schedule") -> np.ndarray:
     """A validated copy of an annealing schedule.
 
     Parameters
@@ -140,6 +140,8 @@ def check_schedule(schedule) -> np.ndarray:
     schedule : None, int or array_like
         ``None``: :func:`default_schedule`; an int ``K``: ``K`` uniform steps
         from 0 to 1; an array: the β values themselves.
+    name : str, default "schedule"
+        How error messages call the argument.
 
     Returns
     -------
@@ -160,16 +162,16 @@ def check_schedule(schedule) -> np.ndarray:
     try:
         b = np.array(schedule, dtype=np.float64, copy=True)
     except (TypeError, ValueError):
-        raise ValueError(f"schedule must be None, an int or an array of β values, got {schedule!r}") from None
+        raise ValueError(f"{name} must be None, an int or an array of β values, got {schedule!r}") from None
     if b.ndim != 1 or b.size < 2:
-        raise ValueError(f"schedule must be a 1-D array of at least 2 β values, got shape {b.shape}")
+        raise ValueError(f"{name} must be a 1-D array of at least 2 β values, got shape {b.shape}")
     if not np.all(np.isfinite(b)):
-        raise ValueError("schedule contains non-finite values")
+        raise ValueError(f"{name} contains non-finite values")
     if b[0] != 0.0 or b[-1] != 1.0:
-        raise ValueError(f"schedule must start at β = 0 and end at β = 1, got {b[0]!r} ... {b[-1]!r}")
+        raise ValueError(f"{name} must start at β = 0 and end at β = 1, got {b[0]!r} ... {b[-1]!r}")
     if np.any(np.diff(b) < 0.0):
         i = int(np.argmax(np.diff(b) < 0.0))
-        raise ValueError(f"schedule must be nondecreasing; β[{i}] = {b[i]!r} > β[{i + 1}] = {b[i + 1]!r}")
+        raise ValueError(f"{name} must be nondecreasing; β[{i}] = {b[i]!r} > β[{i + 1}] = {b[i + 1]!r}")
     return b
 
 

@@ -101,6 +101,7 @@ from pymc_rbm.estimators.ais import (
     _operator_alpha,
     _Progress,
     base_rate_vbias,
+    check_schedule,
     pilot_run,
 )
 from pymc_rbm.params import RBMParams
@@ -132,16 +133,7 @@ def check_ladder(betas) -> np.ndarray | None:
         if betas < 2:
             raise ValueError(f"a ladder needs at least 2 temperatures, got {betas}")
         return np.linspace(0.0, 1.0, int(betas))
-    try:
-        b = np.array(betas, dtype=np.float64, copy=True)
-    except (TypeError, ValueError):
-        raise ValueError(f"betas must be None, an int or an array of β values, got {betas!r}") from None
-    if b.ndim != 1 or b.size < 2:
-        raise ValueError(f"betas must be a 1-D array of at least 2 values, got shape {b.shape}")
-    if not np.all(np.isfinite(b)):
-        raise ValueError("betas contains non-finite values")
-    if b[0] != 0.0 or b[-1] != 1.0:
-        raise ValueError(f"the ladder must start at β = 0 and end at β = 1, got {b[0]!r} ... {b[-1]!r}")
+    b = check_schedule(betas, name="betas")
     if np.any(np.diff(b) <= 0.0):
         raise ValueError("the ladder must be strictly increasing")
     return b
