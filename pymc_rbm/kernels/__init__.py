@@ -11,9 +11,12 @@ estimators (AIS runs it at ``β < 1``).
 - :mod:`~pymc_rbm.kernels.flip`: flip-the-state (seed 000), ``T = T_h T_v``,
   and its mixture ``T^α_i = α T_i + (1 - α) G_i`` with Gibbs.
 - :mod:`~pymc_rbm.kernels.metropolis`: the shared accept/reject decision.
+- :mod:`~pymc_rbm.kernels.activations`: carried activations, updated by the
+  units that changed instead of recomputed (the step methods' fast path).
 """
 
-from pymc_rbm.kernels import flip, gibbs, metropolis
+from pymc_rbm.kernels import activations, flip, gibbs, metropolis
+from pymc_rbm.kernels.activations import propagate_activation
 from pymc_rbm.kernels.flip import flip_hiddens, flip_layer, flip_probability, flip_sweep, flip_visibles
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens, sample_visibles
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
@@ -33,6 +36,8 @@ __all__ = [
     "flip_sweep",
     "metropolis_accept",
     "acceptance_probability",
+    "propagate_activation",
+    "activations",
     "gibbs",
     "flip",
     "metropolis",

@@ -17,7 +17,7 @@ updated given its logits (:class:`~pymc_rbm.step_methods.BlockGibbs`,
 - **Activations are carried**, not recomputed: ``hbias + v·W`` and
   ``vbias + W·h`` are kept with the state and updated by the rows of the
   units that changed (recomputed in full when many changed, and every
-  ``_FULL_EVERY`` sweeps, so rounding never drifts). The free energy of each
+  ``FULL_EVERY`` sweeps, so rounding never drifts). The free energy of each
   draw reuses ``hbias + v·W``.
 - **Larger models stay exact** (below).
 
@@ -114,15 +114,12 @@ from rich.table import Column
 
 from pymc_rbm.distribution import RBMRV, rbm_params_of
 from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
+from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
 
 __all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
-
-#: Recompute both activations in full after this many incremental updates (bounds rounding drift).
-_FULL_EVERY = 64
-
 
 def is_rbm_variable(var) -> bool:
     """Whether ``var`` is a random variable of the :class:`~pymc_rbm.RBM` distribution."""
@@ -172,89 +169,6 @@ def _core_value(x: np.ndarray, ndim: int) -> np.ndarray:
     """Drop leading batch dimensions that PyMC may add to an (unbatched) parameter."""
     x = np.asarray(x, dtype=np.float64)
     return x[(0,) * (x.ndim - ndim)] if x.ndim > ndim else x
-
-
-def _numpy_add_changed_rows(a, old, new, M, max_changes):
-    """NumPy version of :func:`_add_changed_rows`: one product over the union of changed units."""
-    if old.shape[0] == 1:
-        diff = new[0] - old[0]
-        cols = diff.nonzero()[0]
-        if cols.size == 0:
-            return a, True
-        if cols.size > max_changes:
-            return a, False
-        return a + diff[cols] @ M[cols], True
-    cols = np.flatnonzero((old != new).any(axis=0))
-    if cols.size == 0:
-        return a, True
-    if cols.size * old.shape[0] > max_changes:
-        return a, False
-    return a + (new[:, cols] - old[:, cols]) @ M[cols], True
-
-
-def _numba_add_changed_rows():
-    """A compiled :func:`_add_changed_rows` (reads only the rows that changed, copies none), or None."""
-    try:
-        import numba
-    except ImportError:  # pragma: no cover - numba comes with PyTensor
-        return None
-
-    @numba.njit(cache=True, nogil=True)
-    def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compiled
-        n_chains, n = old.shape
-        total = 0
-        for k in range(n_chains):
-            for i in range(n):
-                if old[k, i] != new[k, i]:
-                    total += 1
-        if total > max_changes:
-            return a, False
-        if total == 0:
-            return a, True
-        out = a.copy()
-        m = M.shape[1]
-        for k in range(n_chains):
-            for i in range(n):
-                d = new[k, i] - old[k, i]
-                if d != 0.0:
-                    for j in range(m):
-                        out[k, j] += d * M[i, j]
-        return out, True
-
-    return add_changed_rows
-
-
-_add_changed_rows = _numba_add_changed_rows() or _numpy_add_changed_rows
-"""``(a + (new - old) @ M, True)`` computed from the changed units only, or ``(a, False)`` when more than
-``max_changes`` units changed in all chains together (then a full product is cheaper)."""
-
-#: Largest fraction of a layer's units (over all chains) updated incrementally; beyond it, one full product.
-_INCREMENTAL_FRACTION = 0.5 if _add_changed_rows is not _numpy_add_changed_rows else 0.25
-
-
-def _propagate(a, old, new, M, full, force_full: bool):
-    """Activation of ``new`` from the activation ``a`` of ``old``, by the rows of ``M`` that changed.
-
-    ``a`` is ``bias + old @ M``; the result is ``bias + new @ M``: ``a`` plus
-    ``(new_i - old_i) M[i]`` for each unit ``i`` that changed, or ``full(new)``
-    when more than ``_INCREMENTAL_FRACTION`` of the units changed (or
-    ``force_full``). Never modifies its inputs (it may return ``a`` itself
-    when nothing changed).
-
-    Returns the new activation and whether it was updated incrementally.
-    """
-    if not force_full:
-        out, ok = _add_changed_rows(a, old, new, M, int(_INCREMENTAL_FRACTION * old.size))
-        if ok:
-            return out, out is not a
-    return full(new), False
-
-
-def _count_changes(a, b):
-    """Units that differ between ``a`` and ``b``, per chain (shape (n_chains,))."""
-    if a.shape[0] == 1:
-        return np.array([np.count_nonzero(a != b)])
-    return (a != b).sum(axis=-1)
 
 
 @dataclass_state
@@ -599,8 +513,8 @@ class RBMStep(BlockedStep):
             accept = accept_rate = self._ones
 
         free_energy = -(v @ params.vbias) - softplus(a_h).sum(axis=-1)
-        n_changed = _count_changes(v_out, v_in)
-        n_hidden_changed = self._all_hidden if h_start is None else _count_changes(h, h_start)
+        n_changed = count_changes(v_out, v_in)
+        n_hidden_changed = self._all_hidden if h_start is None else count_changes(h, h_start)
         batch = self._batch_shape
         if batch:
             stats = {
@@ -629,7 +543,7 @@ class RBMStep(BlockedStep):
 
     def _sweep(self, point, d: _Draw, params, corrected: bool) -> None:
         """Hidden update given v, then the (corrected) visible update given h; updates ``d``."""
-        force = self.n_incremental >= _FULL_EVERY
+        force = self.n_incremental >= FULL_EVERY
         if force:
             self.n_incremental = 0
             d.a_h = self._full_h(d.v)
@@ -637,14 +551,14 @@ class RBMStep(BlockedStep):
         if d.a_v is None or d.h is None:
             d.a_v = self._full_v(h_new)
         else:
-            d.a_v, inc = _propagate(d.a_v, d.h, h_new, self.W_T, self._full_v, force)
+            d.a_v, inc = propagate_activation(d.a_v, d.h, h_new, self.W_T, self._full_v, force_full=force)
             self.n_incremental += inc
         d.h = h_new
 
         v_new = self._update_visible(d.v, d.a_v)
         if corrected:
             self._correct(point, d, v_new)
-        d.a_h, inc = _propagate(d.a_h, d.v, v_new, params.W, self._full_h, False)
+        d.a_h, inc = propagate_activation(d.a_h, d.v, v_new, params.W, self._full_h)
         self.n_incremental += inc
         d.v = v_new
 
