@@ -215,7 +215,9 @@ class RBMStep(BlockedStep):
         Sweeps (hidden then visible update) per recorded draw.
     record_hidden : bool, default False
         Also record the hidden state of each draw in ``sample_stats``
-        (``hidden``, shape ``batch + (n_hidden,)``).
+        (``hidden``, shape ``(n_hidden,)`` per draw; for a batched variable of
+        ``K`` chains one flat vector of ``K * n_hidden``, chain-major: reshape
+        to ``(..., K, n_hidden)``).
     model : pymc.Model, optional
     rng : numpy.random.Generator or seed, optional
         Replaced per chain by ``pm.sample`` (``setup_chain``).
@@ -366,7 +368,9 @@ class RBMStep(BlockedStep):
             # The NDArray trace stores one scalar per draw and stat: vectors go in as objects.
             shapes[key] = ((object if batch else dtype), batch) if per_chain else (dtype, [])
         if self.record_hidden:
-            shapes["hidden"] = (object, batch + [self.n_hidden])
+            # One vector per draw: PyMC's NDArray trace stacks non-scalar stats with np.vstack, which
+            # would merge a (K, n_hidden) batch into the draw axis; ZarrTrace wants the declared shape.
+            shapes["hidden"] = (object, [self._n_chains * self.n_hidden])
         self.stats_dtypes_shapes = shapes
         self.stats_dtypes = [{k: d for k, (d, _) in shapes.items()}]
 
@@ -535,7 +539,7 @@ class RBMStep(BlockedStep):
                 "refreshed": refreshed,
             }
         if self.record_hidden:
-            stats["hidden"] = h.astype(np.int8).reshape(*batch, -1)
+            stats["hidden"] = h.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
 
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)

@@ -274,6 +274,20 @@ def test_step_options_by_name_and_progressbar(rbm_model):
     assert idata.sample_stats["hidden"].shape == (1, 20, NH)
 
 
+def test_recorded_hidden_of_a_batch_keeps_draws_apart():
+    # PyMC's NDArray trace stacks non-scalar stats with np.vstack: a (K, n_hidden) value would merge
+    # the batch into the draw axis, so a batch is recorded as one flat, chain-major vector per draw
+    params = RBMParams.random(5, 3, rng=2)
+    with pm.Model():
+        RBM("v", params.W, params.vbias, params.hbias, shape=(4, 5))
+        step = FlipTheState(record_hidden=True)
+        idata = pm.sample(draws=6, tune=0, chains=1, step=step, random_seed=2, progressbar=False,
+                          compute_convergence_checks=False)
+    hidden = idata.sample_stats["hidden"].values
+    assert hidden.shape == (1, 6, 4 * 3)
+    np.testing.assert_array_equal(hidden[0, -1].reshape(4, 3), step.hidden_state)
+
+
 def test_sampling_state_resumes_exactly(likelihood_model):
     with likelihood_model:
         step = FlipTheState(sweeps=2)
