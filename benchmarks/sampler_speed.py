@@ -5,7 +5,9 @@ For each model (random RBMs at 784x500 and 100x50, and the trained
 measures, in one run and on one BLAS thread:
 
 - the floor: two bare NumPy matrix-vector products ``v·W`` and ``h·Wᵀ`` (one
-  naive sweep's arithmetic), single chain, C-ordered ``W``;
+  naive sweep's arithmetic), single chain, C-ordered ``W``; and that floor
+  plus one uniform draw and one ``exp`` per unit of both layers (``+draws``),
+  which a sweep in the regime where most units change cannot avoid;
 - microseconds per draw through ``pm.sample`` (``sampling_time`` over all
   iterations, one chain, no progress bar) of ``BlockGibbs`` and
   ``FlipTheState`` with ``sweeps=1`` and ``sweeps=10``, per sweep, and the
@@ -78,6 +80,25 @@ def floor_us(params: RBMParams, repeats: int = 7, number: int = 2000) -> float:
     return best * 1e6
 
 
+def draw_floor_us(params: RBMParams, repeats: int = 7, number: int = 2000) -> float:
+    """Fastest time to draw one uniform and take one ``exp`` per unit of both layers (one chain), in µs.
+
+    Any sampler that may change every unit pays this on top of the two
+    products; in the regime where most units change it is what separates a
+    sweep from the matrix-vector floor.
+    """
+    rng = np.random.default_rng(0)
+    a_v, a_h = rng.normal(size=(1, params.n_visible)), rng.normal(size=(1, params.n_hidden))
+    best = np.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(number):
+            rng.random(a_v.shape) < np.exp(a_v)
+            rng.random(a_h.shape) < np.exp(a_h)
+        best = min(best, (time.perf_counter() - t) / number)
+    return best * 1e6
+
+
 def ess_of(x) -> float:
     """ESS of a (chain, draw) series; NaN for a constant (stuck) one."""
     x = np.asarray(x, dtype=np.float64)
@@ -143,6 +164,7 @@ def main():
             big = params.n_visible * params.n_hidden > 100_000
             start = burnt_in(params)
             floor = floor_us(params)
+            draws_floor = draw_floor_us(params)
             results = {}
             for name, cls in (("BlockGibbs", BlockGibbs), ("FlipTheState", FlipTheState)):
                 for sweeps in (1, 10):
@@ -161,25 +183,29 @@ def main():
             f_bgm = free_energy(idata.posterior["v"].values, params)
             ess_bgm = ess_of(f_bgm) / idata.posterior.attrs["sampling_time"]
             floor = min(floor, floor_us(params))  # the floor again, after the runs: keep the fastest
-            rows.append((label, floor, results, us_bgm, ess_bgm))
+            rows.append((label, floor, draws_floor, results, us_bgm, ess_bgm))
 
     print()
     print("µs per draw through pm.sample (1 chain, 1 BLAS thread); floor = v·W + h·Wᵀ, same run;")
-    print("ratio = µs per sweep / floor; ESS/s of F(v), and its ratio to BinaryGibbsMetropolis (BGM)")
+    print("ratio = µs per sweep / floor; +draws = floor plus one uniform and one exp per unit (what a sweep")
+    print("that may change every unit cannot avoid), ratio+ = µs per sweep / that;")
+    print("ESS/s of F(v), and its ratio to BinaryGibbsMetropolis (BGM; short BGM runs: see ess_vs_bgm.py)")
     header = f"{'model':32s} {'sampler':14s} {'sweeps':>6s} {'µs/draw':>9s} {'µs/sweep':>9s} {'floor':>7s} "
-    header += f"{'ratio':>6s} {'ESS/s':>9s} {'vs BGM':>8s}"
+    header += f"{'ratio':>6s} {'+draws':>7s} {'ratio+':>6s} {'ESS/s':>9s} {'vs BGM':>8s}"
     print(header)
     print("-" * len(header))
-    for label, floor, results, us_bgm, ess_bgm in rows:
+    for label, floor, draws_floor, results, us_bgm, ess_bgm in rows:
+        plus = floor + draws_floor
         for (name, sweeps), (us, ess_s) in results.items():
             vs = ess_s / ess_bgm if np.isfinite(ess_bgm) and ess_bgm > 0 else float("nan")
             print(
                 f"{label:32s} {name:14s} {sweeps:6d} {us:9.1f} {us / sweeps:9.1f} {floor:7.1f} "
-                f"{us / sweeps / floor:6.2f} {fmt(ess_s):>9s} {fmt(vs, '.0f') + 'x':>8s}"
+                f"{us / sweeps / floor:6.2f} {plus:7.1f} {us / sweeps / plus:6.2f} {fmt(ess_s):>9s} "
+                f"{fmt(vs, '.0f') + 'x':>8s}"
             )
         print(
             f"{label:32s} {'BinaryGibbsM.':14s} {1:6d} {us_bgm:9.0f} {us_bgm:9.0f} {floor:7.1f} "
-            f"{us_bgm / floor:6.0f} {fmt(ess_bgm, '.2f'):>9s} {'1x':>8s}"
+            f"{us_bgm / floor:6.0f} {plus:7.1f} {us_bgm / plus:6.0f} {fmt(ess_bgm, '.2f'):>9s} {'1x':>8s}"
         )
 
 
