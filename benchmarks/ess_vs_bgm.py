@@ -33,7 +33,7 @@ Our samplers run through ``pm.sample`` for ``--draws`` draws on each of
 Everything on one BLAS thread, ratios from this run. Run from the repository
 root::
 
-    python benchmarks/ess_vs_bgm.py [--quick] [--draws 20000] [--ref-draws 6000] [--chains 4]
+    python benchmarks/ess_vs_bgm.py [--quick] [--draws 20000] [--ref-draws 20000] [--chains 4]
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=20000, help="draws per chain of our samplers")
     parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--ref-draws", type=int, default=6000, help="draws per chain of the BGM reference")
+    parser.add_argument("--ref-draws", type=int, default=20000, help="draws per chain of the BGM reference")
     parser.add_argument("--bgm-draws", type=int, default=30, help="draws of the real BGM, for its time per draw")
     parser.add_argument("--quick", action="store_true", help="short runs (numbers not reliable)")
     args = parser.parse_args()
