@@ -57,7 +57,7 @@ from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.testing import assert_stationary, frequency_check, state_index
 
-from sampler_speed import SHARED_MODELS, burnt_in, potential_model
+from sampler_speed import SHARED_MODELS, bgm_seconds_per_draw, burnt_in, potential_model
 
 TRANSIT_P = 0.8  # BinaryGibbsMetropolis's default
 
@@ -161,20 +161,6 @@ def _model(params: RBMParams, log_z: float = 0.0):
     with pm.Model() as model:
         RBM("v", params.W, params.vbias, params.hbias, log_partition=log_z)
     return model
-
-
-def bgm_seconds_per_draw(model, start, n_draws: int) -> float:
-    """Seconds per draw of ``pm.BinaryGibbsMetropolis``'s ``step`` (as ``pm.sample`` calls it), after one
-    warm-up draw (the first call compiles the logp function)."""
-    with model:
-        step = pm.BinaryGibbsMetropolis(model.value_vars, rng=0)
-        point = model.initial_point()
-        point["v"] = start.astype(point["v"].dtype)
-        point, _ = step.step(point)
-        t0 = time.perf_counter()
-        for _ in range(n_draws):
-            point, _ = step.step(point)
-        return (time.perf_counter() - t0) / n_draws
 
 
 def run_ours(params, cls, draws, chains, start, seed=1):

@@ -8,16 +8,17 @@ measures, in one run and on one BLAS thread:
   naive sweep's arithmetic), single chain, C-ordered ``W``; and that floor
   plus one uniform draw and one ``exp`` per unit of both layers (``+draws``),
   which a sweep in the regime where most units change cannot avoid;
+- what ``pm.sample`` itself costs per draw, with a step that hands the point
+  back unchanged (on small models it is several times the floor, so no step
+  method can reach the floor there with ``sweeps=1``);
 - microseconds per draw through ``pm.sample`` (``sampling_time`` over all
   iterations, one chain, no progress bar) of ``BlockGibbs`` and
   ``FlipTheState`` with ``sweeps=1`` and ``sweeps=10``, per sweep, and the
   ratio per sweep / floor;
-- the ESS of the free energy F(v) per second of sampling, against PyMC's
-  ``BinaryGibbsMetropolis`` on the same distribution (Bernoulli(1/2) units
-  with ``-F(v)`` as a Potential, the form it is built for: it calls the
-  compiled model logp about 0.8 times per visible unit and draw, so it runs
-  briefly). ArviZ reports ESS = number of draws for a constant series: such a
-  stuck chain is shown as "stuck", never as efficient.
+- microseconds per draw of PyMC's ``BinaryGibbsMetropolis`` on the same
+  distribution (Bernoulli(1/2) units with ``-F(v)`` as a Potential), timed on
+  its ``step`` after a warm-up draw that compiles its logp. ESS per second
+  needs runs far longer than this script's: ``benchmarks/ess_vs_bgm.py``.
 
 Every run starts from the same burnt-in state (2000 flip-the-state sweeps of
 :mod:`pymc_rbm.kernels` from a uniform random state), so the timings are of
@@ -39,10 +40,11 @@ from pathlib import Path
 import scipy.linalg  # noqa: F401  (numba's np.dot uses SciPy's BLAS: load it before limiting threads)
 from threadpoolctl import threadpool_limits
 
-import arviz as az
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+
+from pymc.step_methods.compound import BlockedStep, Competence
 
 from pymc_rbm import RBM, BlockGibbs, FlipTheState, RBMParams
 from pymc_rbm.energy import RBMTensors, free_energy
@@ -99,12 +101,23 @@ def draw_floor_us(params: RBMParams, repeats: int = 7, number: int = 2000) -> fl
     return best * 1e6
 
 
-def ess_of(x) -> float:
-    """ESS of a (chain, draw) series; NaN for a constant (stuck) one."""
-    x = np.asarray(x, dtype=np.float64)
-    if np.all(x == x.flat[0]):
-        return float("nan")
-    return float(az.ess(x))
+class IdleStep(BlockedStep):
+    """A step that hands the point back unchanged: what ``pm.sample`` itself costs per draw."""
+
+    name = "idle"
+    stats_dtypes_shapes = {"free_energy": (np.float64, [])}
+
+    def __init__(self, vars, rng=None):
+        self.vars = vars
+        self.rng = np.random.default_rng(rng)
+        self.stats_dtypes = [{"free_energy": np.float64}]
+
+    def step(self, point):
+        return point, [{"free_energy": 0.0}]
+
+    @staticmethod
+    def competence(var, has_grad=None):
+        return Competence.INCOMPATIBLE
 
 
 def rbm_model(params):
@@ -129,6 +142,20 @@ def burnt_in(params, n_sweeps: int = 2000, seed: int = 0) -> np.ndarray:
     for _ in range(n_sweeps):
         state, _ = flip_sweep(rng, state, params)
     return state.v[0].astype(np.int64)
+
+
+def bgm_seconds_per_draw(model, start, n_draws: int) -> float:
+    """Seconds per draw of ``pm.BinaryGibbsMetropolis``'s ``step`` (as ``pm.sample`` calls it), after one
+    warm-up draw (the first call compiles the logp function)."""
+    with model:
+        step = pm.BinaryGibbsMetropolis(model.value_vars, rng=0)
+        point = model.initial_point()
+        point["v"] = start.astype(point["v"].dtype)
+        point, _ = step.step(point)
+        t0 = time.perf_counter()
+        for _ in range(n_draws):
+            point, _ = step.step(point)
+        return (time.perf_counter() - t0) / n_draws
 
 
 def run_sampler(model, make_step, draws: int, tune: int, repeats: int, start, seed: int = 1):
@@ -169,45 +196,43 @@ def main():
             for name, cls in (("BlockGibbs", BlockGibbs), ("FlipTheState", FlipTheState)):
                 for sweeps in (1, 10):
                     draws = args.draws if sweeps == 1 else max(args.draws // 5, 100)
-                    us, idata = run_sampler(
+                    us, _ = run_sampler(
                         rbm_model(params), lambda c=cls, s=sweeps: c(sweeps=s), draws, 50, args.repeats, start
                     )
-                    f = idata.sample_stats["free_energy"].values
-                    ess_per_s = ess_of(f) / (idata.posterior.attrs["sampling_time"])
-                    results[(name, sweeps)] = (us, ess_per_s)
+                    results[(name, sweeps)] = us
             bgm_draws = args.bgm_draws if big else 5 * args.bgm_draws
-            us_bgm, idata = run_sampler(
-                potential_model(params), lambda: pm.BinaryGibbsMetropolis(pm.modelcontext(None).value_vars),
-                bgm_draws, bgm_draws // 10, 1, start,
+            us_bgm = 1e6 * bgm_seconds_per_draw(potential_model(params), start, bgm_draws)
+            us_idle, _ = run_sampler(
+                rbm_model(params), lambda: IdleStep(pm.modelcontext(None).value_vars), args.draws, 50,
+                args.repeats, start,
             )
-            f_bgm = free_energy(idata.posterior["v"].values, params)
-            ess_bgm = ess_of(f_bgm) / idata.posterior.attrs["sampling_time"]
             floor = min(floor, floor_us(params))  # the floor again, after the runs: keep the fastest
-            rows.append((label, floor, draws_floor, results, us_bgm, ess_bgm))
+            rows.append((label, floor, draws_floor, results, us_bgm, us_idle))
 
     print()
     print("µs per draw through pm.sample (1 chain, 1 BLAS thread); floor = v·W + h·Wᵀ, same run;")
     print("ratio = µs per sweep / floor; +draws = floor plus one uniform and one exp per unit (what a sweep")
-    print("that may change every unit cannot avoid), ratio+ = µs per sweep / that;")
-    print("ESS/s of F(v), and its ratio to BinaryGibbsMetropolis (BGM; short BGM runs: see ess_vs_bgm.py)")
+    print("that may change every unit cannot avoid), ratio+ = µs per sweep / that.")
+    print("ESS per second (against BinaryGibbsMetropolis too) needs far longer runs: benchmarks/ess_vs_bgm.py")
     header = f"{'model':32s} {'sampler':14s} {'sweeps':>6s} {'µs/draw':>9s} {'µs/sweep':>9s} {'floor':>7s} "
-    header += f"{'ratio':>6s} {'+draws':>7s} {'ratio+':>6s} {'ESS/s':>9s} {'vs BGM':>8s}"
+    header += f"{'ratio':>6s} {'+draws':>7s} {'ratio+':>6s}"
     print(header)
     print("-" * len(header))
-    for label, floor, draws_floor, results, us_bgm, ess_bgm in rows:
+    for label, floor, draws_floor, results, us_bgm, us_idle in rows:
         plus = floor + draws_floor
-        for (name, sweeps), (us, ess_s) in results.items():
-            vs = ess_s / ess_bgm if np.isfinite(ess_bgm) and ess_bgm > 0 else float("nan")
+        for (name, sweeps), us in results.items():
             print(
                 f"{label:32s} {name:14s} {sweeps:6d} {us:9.1f} {us / sweeps:9.1f} {floor:7.1f} "
-                f"{us / sweeps / floor:6.2f} {plus:7.1f} {us / sweeps / plus:6.2f} {fmt(ess_s):>9s} "
-                f"{fmt(vs, '.0f') + 'x':>8s}"
+                f"{us / sweeps / floor:6.2f} {plus:7.1f} {us / sweeps / plus:6.2f}"
             )
         print(
             f"{label:32s} {'BinaryGibbsM.':14s} {1:6d} {us_bgm:9.0f} {us_bgm:9.0f} {floor:7.1f} "
-            f"{us_bgm / floor:6.0f} {plus:7.1f} {us_bgm / plus:6.0f} {fmt(ess_bgm, '.2f'):>9s} {'1x':>8s}"
+            f"{us_bgm / floor:6.0f} {plus:7.1f} {us_bgm / plus:6.0f}"
         )
-
+        print(
+            f"{label:32s} {'(idle step)':14s} {1:6d} {us_idle:9.1f} {us_idle:9.1f} {floor:7.1f} "
+            f"{us_idle / floor:6.2f}   <- pm.sample's own cost per draw, paid by every step method"
+        )
 
 if __name__ == "__main__":
     main()
