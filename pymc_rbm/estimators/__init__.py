@@ -34,6 +34,7 @@ from pymc_rbm.estimators.mean_field import (
 )
 from pymc_rbm.estimators.rts import rts
 from pymc_rbm.estimators.sams import sams
+from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling
 from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
@@ -48,6 +49,8 @@ __all__ = [
     "log_likelihood",
     "moments",
     "moments_exact",
+    "moments_sampling",
+    "SampledMoments",
     "log_marginal_visible",
     "sample_visible_exact",
     "binary_states",
@@ -86,6 +89,7 @@ MOMENT_METHODS = {
     "bethe": moments_bethe,
     "mean_field": moments_mean_field,
     "mixture_mean_field": moments_mixture_mean_field,
+    "sampling": moments_sampling,
 }
 
 
@@ -124,21 +128,31 @@ def log_partition(params: RBMParams, method: str = "exact", *, rng=None, **optio
     return fn(params, **options)
 
 
-def moments(params: RBMParams, method: str = "exact", **options) -> ExactMoments:
+def moments(params: RBMParams, method: str = "exact", *, rng=None, **options) -> ExactMoments:
     """``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩`` of an RBM by the named method.
 
     Parameters
     ----------
     params : RBMParams
     method : str, default "exact"
+        One of the keys of ``MOMENT_METHODS``: ``"exact"``, ``"sampling"``
+        (:func:`moments_sampling`, stochastic, with standard errors),
+        ``"tap"``, ``"bethe"``, ``"mean_field"``, ``"mixture_mean_field"``.
+    rng : numpy.random.Generator or seed, optional
+        Source of randomness for the stochastic method (ignored by the others).
     **options
         Passed to the method's own function.
 
     Returns
     -------
     ExactMoments
+        For ``"sampling"`` a :class:`SampledMoments` (an ExactMoments with
+        ``stderr`` and ``diagnostics``).
     """
-    return _lookup(MOMENT_METHODS, method, "moments")(params, **options)
+    fn = _lookup(MOMENT_METHODS, method, "moments")
+    if rng is not None and "rng" in inspect.signature(fn).parameters:
+        options["rng"] = rng
+    return fn(params, **options)
 
 
 def log_likelihood(params: RBMParams, data, log_z=None) -> np.ndarray:

@@ -18,6 +18,9 @@ from pymc_rbm.estimators import (
 )
 from pymc_rbm.estimators.ais import (
     AnnealingPath,
+    _anneal,
+    _Progress,
+    adaptive_schedule,
     ais,
     base_rate_vbias,
     check_schedule,
@@ -332,3 +335,61 @@ def test_ais_on_mnist_h20_with_defaults(mnist_model, shared_data):
     assert abs(err) < 0.1
     assert abs(err) < 3 * est.stderr
     assert est.interval[0] < TRUTH["mnist_h20"] < est.interval[1]
+
+
+# ------------------------------------------------------ adaptive schedule
+def test_adaptive_schedule_spends_steps_where_the_path_moves():
+    p = _model(12, 6, 1.5)
+    path = AnnealingPath(p, base_rate_vbias(p))
+    rng = np.random.default_rng(0)
+    betas, pilot = adaptive_schedule(path, rng, 400, n_chains=40, n_pilot=200, floor=0.0)
+    assert betas.shape == (401,) and betas[0] == 0.0 and betas[-1] == 1.0
+    assert np.all(np.diff(betas) >= 0.0)
+    assert check_schedule(betas) is not betas  # a valid schedule
+    # where the pilot's log-weight increments are larger, the steps are shorter
+    grid = np.linspace(0, 1, 201)
+    mid = 0.5 * (grid[1:] + grid[:-1])
+    step_at = np.interp(mid, 0.5 * (betas[1:] + betas[:-1]), np.diff(betas))
+    hi, lo = pilot.sd_increment > np.quantile(pilot.sd_increment, 0.8), pilot.sd_increment < np.quantile(
+        pilot.sd_increment, 0.2
+    )
+    assert step_at[hi].mean() < step_at[lo].mean()
+    # floor = 1 - ε is (nearly) uniform
+    uniform, _ = adaptive_schedule(path, rng, 100, n_chains=10, n_pilot=50, floor=0.999)
+    np.testing.assert_allclose(uniform, np.linspace(0, 1, 101), atol=2e-3)
+    with pytest.raises(ValueError, match="floor"):
+        adaptive_schedule(path, rng, 100, floor=1.0)
+
+
+def test_ais_with_adaptive_schedule_matches_exact():
+    p = _model(12, 6, 1.5)
+    truth = log_partition_exact(p).log_z
+    est = ais(p, n_chains=50, schedule="adaptive", n_steps=600, n_pilot=200, rng=1)
+    assert abs(est.log_z - truth) < 4 * est.stderr + 0.01
+    assert est.diagnostics["betas"].shape == (601,)
+    # where the variance of the weights was added: partial variances, ending with the final weights'
+    at, var = est.diagnostics["log_weight_variance"]
+    assert at[-1] == 1.0 and np.all(np.diff(at) > 0) and at.shape == var.shape
+    assert var[-1] == pytest.approx(np.var(est.diagnostics["log_weights"]), rel=1e-12)
+
+
+def test_anneal_records_partial_log_weights():
+    p = _model(8, 4, 1.0)
+    path = AnnealingPath(p, base_rate_vbias(p))
+    rng = np.random.default_rng(0)
+    betas = np.linspace(0, 1, 21)
+    run = _anneal(path, rng, path.sample_base(rng, 7), betas, 0.0, _Progress(20, "", False), record=[5, 20])
+    assert run.trace.shape == (2, 7)
+    np.testing.assert_array_equal(run.trace[1], run.log_w)
+    assert not np.array_equal(run.trace[0], run.trace[1])
+
+
+def test_new_options_validate():
+    p = _model(6, 3, 1.0)
+    for kwargs, msg in [
+        ({"schedule": "fast"}, "adaptive"),
+        ({"schedule": 50, "n_steps": 10}, "n_steps"),
+        ({"n_steps": 0}, "n_steps"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            ais(p, rng=0, **kwargs)
