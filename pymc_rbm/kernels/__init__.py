@@ -11,16 +11,29 @@ estimators (AIS runs it at ``β < 1``).
 - :mod:`~pymc_rbm.kernels.flip`: flip-the-state (seed 000), ``T = T_h T_v``,
   and its mixture ``T^α_i = α T_i + (1 - α) G_i`` with Gibbs.
 - :mod:`~pymc_rbm.kernels.metropolis`: the shared accept/reject decision.
+- :mod:`~pymc_rbm.kernels.tempering`: parallel tempering, replicas at a ladder
+  of β moved by any kernel and swapped between neighbouring temperatures.
+- :mod:`~pymc_rbm.kernels.wormhole`: wormhole moves (seed 002): point,
+  optimization-based and region proposals, accepted by :func:`wormhole_step`.
 - :mod:`~pymc_rbm.kernels.activations`: carried activations, updated by the
   units that changed instead of recomputed (the step methods' fast path).
 """
 
-from pymc_rbm.kernels import activations, flip, gibbs, metropolis
+from pymc_rbm.kernels import activations, flip, gibbs, metropolis, tempering, wormhole
 from pymc_rbm.kernels.activations import propagate_activation
 from pymc_rbm.kernels.flip import flip_hiddens, flip_layer, flip_probability, flip_sweep, flip_visibles
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens, sample_visibles
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.state import RBMState, SweepInfo
+from pymc_rbm.kernels.tempering import TemperedState, swap_neighbours
+from pymc_rbm.kernels.wormhole import (
+    OptimizationWormholes,
+    PointWormholes,
+    RegionWormholes,
+    WormholeInfo,
+    WormholeProposal,
+    wormhole_step,
+)
 
 __all__ = [
     "RBMState",
@@ -41,4 +54,14 @@ __all__ = [
     "gibbs",
     "flip",
     "metropolis",
+    "WormholeProposal",
+    "WormholeInfo",
+    "PointWormholes",
+    "OptimizationWormholes",
+    "RegionWormholes",
+    "wormhole_step",
+    "wormhole",
+    "TemperedState",
+    "swap_neighbours",
+    "tempering",
 ]

@@ -3,6 +3,8 @@
 - :class:`FlipTheState`: the flip-the-state operator of seed 000 (and its α
   mixture with Gibbs); what ``pm.sample`` assigns to RBM variables by itself.
 - :class:`BlockGibbs`: block Gibbs sweeps.
+- :class:`WormholeMetropolis`: Metropolis-accepted wormhole jumps (seed 002)
+  of RBM or continuous variables; never chosen automatically (it needs data).
 
 Importing this module registers both in ``pymc.step_methods.STEP_METHODS``,
 the list ``pm.sample`` chooses from by competence (:func:`register`).
@@ -19,8 +21,18 @@ is documented in :mod:`pymc_rbm.step_methods.base`.
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable, rbm_value_vars
 from pymc_rbm.step_methods.flip import FlipTheState
 from pymc_rbm.step_methods.gibbs import BlockGibbs
+from pymc_rbm.step_methods.wormhole import WormholeMetropolis
 
-__all__ = ["BlockGibbs", "FlipTheState", "RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars", "register"]
+__all__ = [
+    "BlockGibbs",
+    "FlipTheState",
+    "RBMStep",
+    "RBMStepState",
+    "WormholeMetropolis",
+    "is_rbm_variable",
+    "rbm_value_vars",
+    "register",
+]
 
 
 def register() -> None:

@@ -1,0 +1,378 @@
+"""Parallel tempering: replicas of an RBM at a ladder of inverse temperatures, and their swaps.
+
+Seed 000 §4.2 trains with "PT with t temperatures and k sampling steps" (t-PT k):
+"The performance of PT depends on the number t of tempered chains and on the
+number of sampling steps k carried out in each tempered chain before swapping
+samples between chains [...] The inverse temperatures were distributed
+uniformly between 0 and 1." Replica ``r`` samples
+``p_{β_r}(v, h) ∝ exp(-β_r E(v, h))``; the product of these distributions is
+what every move here leaves invariant.
+
+- A *sweep* moves every replica with any RBM kernel (Gibbs, flip-the-state,
+  the α mixture) at the replica's own β: the kernels take one β per chain.
+- A *swap round* proposes to exchange the joint states ``(v, h)`` of
+  neighbouring replicas ``r`` and ``r + 1``; with ``E_r = E(v_r, h_r)`` the
+  Metropolis ratio is
+  ``p_{β_r}(x_{r+1}) p_{β_{r+1}}(x_r) / (p_{β_r}(x_r) p_{β_{r+1}}(x_{r+1}))
+  = exp((β_{r+1} - β_r)(E_{r+1} - E_r))``
+  (the partition functions cancel). A round attempts the disjoint pairs
+  ``(0, 1), (2, 3), ...`` (even rounds) or ``(1, 2), (3, 4), ...`` (odd rounds);
+  each pair is a Metropolis move on two coordinates of the product
+  distribution, so each round leaves the product invariant, and alternating
+  the two lets a state travel the whole ladder.
+
+Arrays carry the temperature axis first: ``v`` has shape
+``(n_temperatures, n_chains, n_visible)``, where ``n_chains`` independent
+ladders run side by side (training uses one ladder per negative sample).
+The ladder ``betas`` is increasing, so the last replica is the one at the
+largest β (1 in training: the model itself).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from pymc_rbm.energy import energy
+from pymc_rbm.kernels.gibbs import gibbs_sweep, sample_hiddens
+from pymc_rbm.kernels.metropolis import metropolis_accept
+from pymc_rbm.kernels.state import RBMState, SweepInfo
+from pymc_rbm.validation import check_binary
+
+__all__ = [
+    "TemperedState",
+    "SwapInfo",
+    "TemperingInfo",
+    "check_ladder",
+    "uniform_ladder",
+    "init_tempered_state",
+    "swap_log_ratio",
+    "swap_pairs",
+    "swap_neighbours",
+    "tempered_sweep",
+    "build_kernel",
+]
+
+
+class TemperedState(NamedTuple):
+    """The replicas of a batch of parallel-tempering ladders.
+
+    Attributes
+    ----------
+    v : ndarray of shape (n_temperatures, n_chains, n_visible)
+        Visible states, values in {0, 1}; ``v[r]`` are the replicas at ``β_r``.
+    h : ndarray of shape (n_temperatures, n_chains, n_hidden)
+        Hidden states, values in {0, 1}.
+    n_rounds : int
+        Swap rounds done so far. Its parity picks the pairs of the next
+        round: even rounds swap ``(0, 1), (2, 3), ...``, odd rounds
+        ``(1, 2), (3, 4), ...``.
+    """
+
+    v: np.ndarray
+    h: np.ndarray
+    n_rounds: int = 0
+
+
+class SwapInfo(NamedTuple):
+    """What one swap round did.
+
+    Attributes
+    ----------
+    attempted : ndarray of bool of shape (n_temperatures - 1,)
+        Whether the pair ``(r, r + 1)`` was proposed in this round.
+    accepted : ndarray of bool of shape (n_temperatures - 1, n_chains)
+        Whether the pair swapped, per ladder (False where not attempted).
+    log_ratio : ndarray of shape (n_temperatures - 1, n_chains)
+        Log Metropolis ratio of each attempted pair (NaN where not attempted).
+    """
+
+    attempted: np.ndarray
+    accepted: np.ndarray
+    log_ratio: np.ndarray
+
+
+class TemperingInfo(NamedTuple):
+    """What one step of :func:`build_kernel`'s kernel did.
+
+    Attributes
+    ----------
+    sweep : SweepInfo
+        The last sweep's change counts, arrays of shape (n_temperatures, n_chains).
+    swap : SwapInfo
+        The swap round that ended the step.
+    """
+
+    sweep: SweepInfo
+    swap: SwapInfo
+
+
+def check_ladder(betas) -> np.ndarray:
+    """Validate a ladder of inverse temperatures.
+
+    Parameters
+    ----------
+    betas : array_like of shape (n_temperatures,)
+        Finite, ``>= 0`` and strictly increasing.
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_temperatures,)
+        A copy.
+
+    Raises
+    ------
+    ValueError
+        For a wrong shape, non-finite or negative values, or a ladder that is
+        not strictly increasing.
+    """
+    b = np.array(betas, dtype=np.float64, copy=True)
+    if b.ndim != 1 or b.size == 0:
+        raise ValueError(f"betas must be a non-empty 1-D array of inverse temperatures, got shape {b.shape}")
+    if not (np.all(np.isfinite(b)) and np.all(b >= 0.0)):
+        raise ValueError(f"betas must be finite and >= 0, got {b}")
+    if np.any(np.diff(b) <= 0.0):
+        raise ValueError(f"betas must be strictly increasing (the last replica is the target), got {b}")
+    return b
+
+
+def uniform_ladder(n_temperatures: int) -> np.ndarray:
+    """``n_temperatures`` inverse temperatures spaced uniformly from 0 to 1 (seed 000 §4.2).
+
+    Parameters
+    ----------
+    n_temperatures : int
+        ``>= 2``.
+
+    Returns
+    -------
+    ndarray of shape (n_temperatures,)
+        ``0, 1/(t-1), ..., 1``.
+
+    Examples
+    --------
+    >>> from pymc_rbm.kernels.tempering import uniform_ladder
+    >>> uniform_ladder(5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    if isinstance(n_temperatures, bool) or not isinstance(n_temperatures, (int, np.integer)) or n_temperatures < 2:
+        raise ValueError(f"n_temperatures must be an integer >= 2, got {n_temperatures!r}")
+    return np.linspace(0.0, 1.0, int(n_temperatures))
+
+
+def _check_state(state: TemperedState, betas: np.ndarray, params) -> None:
+    if not isinstance(state, TemperedState):
+        raise TypeError(f"state must be a TemperedState, got {type(state).__name__}")
+    t = betas.shape[0]
+    if state.v.ndim != 3 or state.v.shape[0] != t or state.v.shape[2] != params.n_visible:
+        raise ValueError(
+            f"state.v must have shape (n_temperatures={t}, n_chains, n_visible={params.n_visible}), "
+            f"got {state.v.shape}"
+        )
+    if state.h.shape != (t, state.v.shape[1], params.n_hidden):
+        raise ValueError(f"state.h must have shape {(t, state.v.shape[1], params.n_hidden)}, got {state.h.shape}")
+
+
+def _chain_betas(betas: np.ndarray, n_chains: int) -> np.ndarray:
+    """The ladder repeated for the flattened ``(n_temperatures * n_chains)`` chains."""
+    return np.repeat(betas, n_chains)
+
+
+def init_tempered_state(rng: np.random.Generator, v, params, betas) -> TemperedState:
+    """A tempered state with the given visible values and ``h_r ~ p_{β_r}(h | v_r)`` (stochastic).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v : array_like of shape (n_chains, n_visible) or (n_temperatures, n_chains, n_visible)
+        Binary visible values; a 2-D array starts every replica of ladder
+        ``c`` at ``v[c]``. Copied, never modified.
+    params : RBMParams
+    betas : array_like of shape (n_temperatures,)
+
+    Returns
+    -------
+    TemperedState
+        With ``n_rounds = 0``.
+    """
+    betas = check_ladder(betas)
+    t = betas.shape[0]
+    v = check_binary(v, params.n_visible, name="v", dtype=params.dtype)
+    if v.ndim == 2:
+        v = np.repeat(v[None], t, axis=0)
+    elif v.ndim != 3 or v.shape[0] != t:
+        raise ValueError(
+            f"v must have shape (n_chains, n_visible) or (n_temperatures={t}, n_chains, n_visible), got {v.shape}"
+        )
+    n_chains = v.shape[1]
+    flat = v.reshape(t * n_chains, -1)
+    h = sample_hiddens(rng, flat, params, _chain_betas(betas, n_chains))
+    return TemperedState(v, h.reshape(t, n_chains, -1), 0)
+
+
+def swap_pairs(n_temperatures: int, parity: int) -> np.ndarray:
+    """Lower indices ``r`` of the pairs ``(r, r + 1)`` a round of the given parity attempts.
+
+    Parameters
+    ----------
+    n_temperatures : int
+    parity : {0, 1}
+        0: ``(0, 1), (2, 3), ...``; 1: ``(1, 2), (3, 4), ...``.
+
+    Returns
+    -------
+    ndarray of int of shape (n_pairs,)
+    """
+    if parity not in (0, 1):
+        raise ValueError(f"parity must be 0 (pairs (0, 1), (2, 3), ...) or 1 (pairs (1, 2), ...), got {parity!r}")
+    return np.arange(parity, n_temperatures - 1, 2)
+
+
+def swap_log_ratio(state: TemperedState, params, betas) -> np.ndarray:
+    """Log Metropolis ratio of exchanging the states of every neighbouring pair of replicas.
+
+    Parameters
+    ----------
+    state : TemperedState
+    params : RBMParams
+    betas : array_like of shape (n_temperatures,)
+
+    Returns
+    -------
+    ndarray of shape (n_temperatures - 1, n_chains)
+        Entry ``r`` is ``(β_{r+1} - β_r) (E(v_{r+1}, h_{r+1}) - E(v_r, h_r))``.
+    """
+    betas = check_ladder(betas)
+    _check_state(state, betas, params)
+    e = energy(state.v, state.h, params)  # (t, n_chains)
+    return np.diff(betas)[:, None] * np.diff(e, axis=0)
+
+
+def swap_neighbours(
+    rng: np.random.Generator, state: TemperedState, params, betas, *, parity: int | None = None
+) -> tuple[TemperedState, SwapInfo]:
+    """One round of replica-exchange moves between neighbouring temperatures (stochastic).
+
+    Each attempted pair ``(r, r + 1)`` of each ladder exchanges its joint
+    states ``(v, h)`` with probability ``min(1, exp(log_ratio))``
+    (:func:`swap_log_ratio`), decided by the shared
+    :func:`~pymc_rbm.kernels.metropolis_accept`. The attempted pairs are
+    disjoint, so the round is a product of independent Metropolis moves and
+    leaves ``Π_r p_{β_r}(v_r, h_r)`` invariant.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    state : TemperedState
+    params : RBMParams
+    betas : array_like of shape (n_temperatures,)
+        Strictly increasing.
+    parity : {0, 1}, optional
+        Which pairs to attempt (:func:`swap_pairs`); default
+        ``state.n_rounds % 2``, so that successive rounds alternate.
+
+    Returns
+    -------
+    state : TemperedState
+        New arrays (the input is not modified), ``n_rounds`` plus one.
+    info : SwapInfo
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm import RBMParams
+    >>> from pymc_rbm.kernels.tempering import init_tempered_state, swap_neighbours, uniform_ladder
+    >>> rng = np.random.default_rng(0)
+    >>> params = RBMParams.random(6, 4, scale=2.0, rng=1)
+    >>> betas = uniform_ladder(4)
+    >>> state = init_tempered_state(rng, np.zeros((3, 6)), params, betas)
+    >>> state, info = swap_neighbours(rng, state, params, betas)
+    >>> info.attempted.tolist(), info.accepted.shape, state.n_rounds
+    ([True, False, True], (3, 3), 1)
+    """
+    betas = check_ladder(betas)
+    _check_state(state, betas, params)
+    parity = state.n_rounds % 2 if parity is None else parity
+    pairs = swap_pairs(betas.shape[0], parity)
+    log_ratio_all = swap_log_ratio(state, params, betas)
+    t, n_chains = state.v.shape[:2]
+    attempted = np.zeros(t - 1, dtype=bool)
+    attempted[pairs] = True
+    log_ratio = np.full((t - 1, n_chains), np.nan)
+    log_ratio[pairs] = log_ratio_all[pairs]
+    accepted = np.zeros((t - 1, n_chains), dtype=bool)
+    accepted[pairs] = metropolis_accept(rng, log_ratio_all[pairs])
+    # source replica of every slot: the identity, with accepted pairs exchanged (pairs are disjoint)
+    source = np.repeat(np.arange(t)[:, None], n_chains, axis=1)
+    lower, chain = np.nonzero(accepted)
+    source[lower, chain] = lower + 1
+    source[lower + 1, chain] = lower
+    v = np.take_along_axis(state.v, source[:, :, None], axis=0)
+    h = np.take_along_axis(state.h, source[:, :, None], axis=0)
+    return TemperedState(v, h, state.n_rounds + 1), SwapInfo(attempted, accepted, log_ratio)
+
+
+def tempered_sweep(
+    rng: np.random.Generator, state: TemperedState, params, betas, *, kernel=gibbs_sweep
+) -> tuple[TemperedState, SweepInfo]:
+    """One sweep of every replica, each at its own β, with any RBM kernel (stochastic).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    state : TemperedState
+        Its hidden states must be current: when the parameters changed since
+        the last step, redraw them first (:func:`init_tempered_state` with
+        ``state.v``), as flip-the-state depends on ``h``.
+    params : RBMParams
+    betas : array_like of shape (n_temperatures,)
+    kernel : callable, default :func:`~pymc_rbm.kernels.gibbs_sweep`
+        ``kernel(rng, RBMState, params, beta) -> (RBMState, SweepInfo)``,
+        e.g. from :func:`pymc_rbm.kernels.flip.build_kernel`.
+
+    Returns
+    -------
+    state : TemperedState
+        ``n_rounds`` unchanged.
+    info : SweepInfo
+        Change counts of shape (n_temperatures, n_chains).
+    """
+    betas = check_ladder(betas)
+    _check_state(state, betas, params)
+    t, n_chains = state.v.shape[:2]
+    flat = RBMState(state.v.reshape(t * n_chains, -1), state.h.reshape(t * n_chains, -1))
+    new, info = kernel(rng, flat, params, _chain_betas(betas, n_chains))
+    out = TemperedState(new.v.reshape(t, n_chains, -1), new.h.reshape(t, n_chains, -1), state.n_rounds)
+    return out, SweepInfo(info.n_changed.reshape(t, n_chains), info.n_hidden_changed.reshape(t, n_chains))
+
+
+def build_kernel(sweep_kernel=None, *, k: int = 1):
+    """The t-PT k step: ``k`` sweeps of every replica, then one swap round.
+
+    Parameters
+    ----------
+    sweep_kernel : callable, optional
+        The RBM kernel that moves each replica (default block Gibbs).
+    k : int, default 1
+        Sweeps per replica between swap rounds.
+
+    Returns
+    -------
+    callable
+        ``kernel(rng, state, params, betas) -> (TemperedState, TemperingInfo)``;
+        successive calls alternate even and odd swap rounds.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    sweep_kernel = gibbs_sweep if sweep_kernel is None else sweep_kernel
+    k = int(k)
+
+    def pt_step(rng, state, params, betas):
+        betas = check_ladder(betas)
+        for _ in range(k):
+            state, sweep = tempered_sweep(rng, state, params, betas, kernel=sweep_kernel)
+        state, swap = swap_neighbours(rng, state, params, betas)
+        return state, TemperingInfo(sweep, swap)
+
+    return pt_step
