@@ -1,0 +1,64 @@
+"""Training binary RBMs: CD-k, PCD-k, parallel tempering and deterministic gradients.
+
+:func:`~pymc_rbm.training.fitting.fit` trains by gradient ascent on the log-likelihood. The model term of
+the gradient comes from Markov chains driven by the kernels of
+:mod:`pymc_rbm.kernels` (block Gibbs, flip-the-state, the α mixture; the same
+kernels ``pm.sample`` uses), optionally with wormhole moves (seed 002), or
+from a deterministic moment computation of :mod:`pymc_rbm.estimators` (exact
+enumeration, naive mean field, TAP, Bethe, mixture mean field). The result's
+``params`` is an :class:`~pymc_rbm.params.RBMParams` ready for
+:class:`pymc_rbm.RBM`.
+
+- :mod:`~pymc_rbm.training.gradients`: data and model terms, exact and approximate gradients.
+- :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic).
+- :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit`, the training loop, history and callback.
+- :mod:`~pymc_rbm.training.boltzmann`: learning a fully connected Boltzmann machine (seed 003 §5.1).
+
+Everything here is NumPy; nothing imports PyMC.
+"""
+
+from pymc_rbm.training.boltzmann import BMFit, bm_kl_divergence, bm_model_moments, fit_boltzmann_machine
+from pymc_rbm.training.fitting import EXACT_EVAL_MAX_BITS, METHODS, FitResult, History, TrainingStep, fit
+from pymc_rbm.training.gradients import (
+    DETERMINISTIC_METHODS,
+    Gradient,
+    data_statistics,
+    gradient_from_statistics,
+    log_likelihood_gradient,
+    model_statistics,
+)
+from pymc_rbm.training.negative import (
+    SAMPLING_METHODS,
+    NegativePhase,
+    contrastive_divergence,
+    deterministic,
+    operator_kernel,
+    parallel_tempering,
+    persistent_contrastive_divergence,
+)
+
+__all__ = [
+    "fit",
+    "FitResult",
+    "History",
+    "TrainingStep",
+    "METHODS",
+    "SAMPLING_METHODS",
+    "DETERMINISTIC_METHODS",
+    "EXACT_EVAL_MAX_BITS",
+    "Gradient",
+    "data_statistics",
+    "gradient_from_statistics",
+    "model_statistics",
+    "log_likelihood_gradient",
+    "NegativePhase",
+    "operator_kernel",
+    "contrastive_divergence",
+    "persistent_contrastive_divergence",
+    "parallel_tempering",
+    "deterministic",
+    "BMFit",
+    "bm_model_moments",
+    "bm_kl_divergence",
+    "fit_boltzmann_machine",
+]

@@ -1,0 +1,220 @@
+"""``fit``: every method learns, options work, bad input is refused, nothing is mutated, seeds reproduce."""
+
+import numpy as np
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.datasets import bars_and_stripes
+from pymc_rbm.estimators import log_likelihood
+from pymc_rbm.training import TrainingStep, fit
+
+DATA = bars_and_stripes(3)  # 14 patterns of 9 pixels; best mean log-likelihood -log 14 = -2.64
+FAST = dict(progress=False, rng=0)
+
+
+@pytest.mark.parametrize(
+    "method, operator, k",
+    [
+        ("cd", "gibbs", 1), ("cd", "flip", 5), ("pcd", "gibbs", 5), ("pcd", 0.5, 3), ("pt", "flip", 1),
+        ("pt", "gibbs", 2),
+    ],
+)
+def test_sampling_methods_improve_the_log_likelihood(method, operator, k):
+    res = fit(
+        DATA, 9, method=method, operator=operator, k=k, learning_rate=0.3, init_scale=0.5, n_updates=400,
+        eval_every=100, **FAST
+    )
+    ll = res.history.log_likelihood
+    assert ll[0] < -6.5  # the start is close to uniform: -9 log 2 = -6.24
+    assert ll[-1] > -5.0 and ll[-1] - ll[0] > 1.5, ll
+    np.testing.assert_allclose(ll[-1], log_likelihood(res.params, DATA).mean(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["exact", "mean_field", "tap", "bethe"])
+def test_deterministic_methods_improve_the_log_likelihood(method):
+    res = fit(DATA, 6, method=method, learning_rate=0.3, init_scale=0.5, n_updates=60, eval_every=30, **FAST)
+    ll = res.history.log_likelihood
+    assert ll[-1] - ll[0] > 0.5, ll
+
+
+def test_mixture_mean_field_method_runs_and_learns():
+    res = fit(
+        DATA[:, :4], 2, method="mixture_mean_field", learning_rate=0.1, n_updates=15, eval_every=15,
+        moment_options=dict(n_components=2, temperatures=[1.0], max_iter=20, tol=1e-6), **FAST
+    )
+    assert res.history.log_likelihood[-1] > res.history.log_likelihood[0]
+
+
+def test_exact_gradient_ascent_increases_the_likelihood_monotonically():
+    res = fit(DATA, 6, method="exact", learning_rate=0.05, n_updates=100, eval_every=5, **FAST)
+    assert np.all(np.diff(res.history.log_likelihood) > 0)
+    assert res.best_params == res.params
+
+
+def test_same_seed_same_result_and_evaluation_does_not_change_training():
+    kw = dict(method="pt", operator="flip", k=1, n_temperatures=4, learning_rate=0.1, n_updates=50, progress=False)
+    a = fit(DATA, 5, rng=3, eval_every=10, **kw)
+    b = fit(DATA, 5, rng=3, eval_every=10, **kw)
+    c = fit(DATA, 5, rng=3, eval_every=None, **kw)
+    d = fit(DATA, 5, rng=4, eval_every=None, **kw)
+    assert a.params == b.params == c.params
+    assert a.params != d.params
+    np.testing.assert_array_equal(a.history.log_likelihood, b.history.log_likelihood)
+    # paired designs: Gibbs and flip runs of one seed start from the same parameters
+    g = fit(DATA, 5, rng=3, n_updates=1, learning_rate=1e-300, operator="gibbs", eval_every=None, progress=False)
+    f = fit(DATA, 5, rng=3, n_updates=1, learning_rate=1e-300, operator="flip", eval_every=None, progress=False)
+    np.testing.assert_array_equal(g.params.W, f.params.W)
+
+
+def test_inputs_are_never_mutated():
+    data = DATA.astype(np.float64)
+    before = data.copy()
+    start = RBMParams.random(9, 4, scale=0.1, rng=0)
+    W0 = start.W.copy()
+    res = fit(data, params=start, method="pcd", operator="flip", k=2, n_updates=20, momentum=0.5, **FAST)
+    np.testing.assert_array_equal(data, before)
+    np.testing.assert_array_equal(start.W, W0)
+    assert res.params != start and not np.shares_memory(res.params.W, start.W)
+
+
+def test_history_records_and_diagnostics():
+    res = fit(DATA, 4, method="pt", n_temperatures=3, n_updates=250, eval_every=100, **FAST)
+    h = res.history
+    assert h.updates.tolist() == [0, 100, 200, 250]
+    assert h.log_likelihood.shape == h.stderr.shape == (4,) and np.all(h.stderr == 0)
+    assert h.estimator == "exact" and len(h) == 4
+    assert h.best == h.log_likelihood.max()
+    sw = h.diagnostics["swap_accept"]
+    assert np.isnan(sw[0]) and np.all((sw[1:] > 0) & (sw[1:] <= 1))
+    assert "gradient_norm" in h.diagnostics
+    none = fit(DATA, 4, n_updates=5, eval_every=None, **FAST)
+    assert len(none.history) == 0 and np.isnan(none.history.best) and none.best_params == none.params
+    assert repr(res).startswith("FitResult(method='pt', operator='gibbs', n_updates=250")
+
+
+def test_callback_sees_every_update_and_can_stop():
+    seen = []
+
+    def callback(step):
+        assert isinstance(step, TrainingStep) and isinstance(step.params, RBMParams)
+        seen.append((step.update, step.log_likelihood))
+        return step.update == 7
+
+    res = fit(DATA, 4, n_updates=100, eval_every=5, callback=callback, **FAST)
+    assert res.stopped_early and res.n_updates == 7
+    assert [u for u, _ in seen] == list(range(1, 8))
+    assert np.isnan(seen[0][1]) and np.isfinite(seen[4][1])  # recorded at update 5
+    assert res.history.updates.tolist() == [0, 5, 7]
+
+
+def test_mini_batches_epochs_momentum_and_weight_decay():
+    data = np.repeat(DATA, 3, axis=0)  # 42 rows
+    res = fit(data, 4, batch_size=10, epochs=3, eval_every=None, **FAST)
+    assert res.n_updates == 3 * 5
+    plain = fit(DATA, 6, method="exact", learning_rate=0.1, n_updates=100, eval_every=None, **FAST)
+    decayed = fit(DATA, 6, method="exact", learning_rate=0.1, n_updates=100, weight_decay=0.05, eval_every=None, **FAST)
+    assert np.linalg.norm(decayed.params.W) < np.linalg.norm(plain.params.W)
+    moment = fit(DATA, 6, method="exact", learning_rate=0.1, n_updates=100, momentum=0.9, eval_every=100, **FAST)
+    assert moment.history.log_likelihood[-1] > fit(
+        DATA, 6, method="exact", learning_rate=0.1, n_updates=100, eval_every=100, **FAST
+    ).history.log_likelihood[-1]
+
+
+def test_persistent_chains_come_back_and_resume():
+    res = fit(DATA, 4, method="pcd", n_chains=7, n_updates=10, eval_every=None, **FAST)
+    assert res.chains.v.shape == (7, 9)
+    more = fit(DATA, params=res.params, method="pcd", chains=res.chains, n_updates=10, eval_every=None, **FAST)
+    assert more.chains.v.shape == (7, 9)
+    pt = fit(DATA, 4, method="pt", betas=[0.0, 0.5, 1.0], n_chains=3, n_updates=3, eval_every=None, **FAST)
+    assert pt.chains.v.shape == (3, 3, 9) and pt.chains.n_rounds == 3
+
+
+def test_other_log_likelihood_estimators():
+    tap = fit(DATA, 4, n_updates=10, eval_every=10, eval_method="tap", **FAST)
+    assert tap.history.estimator == "tap" and np.all(np.isfinite(tap.history.log_likelihood))
+    ais = fit(
+        DATA, 4, n_updates=10, eval_every=10, eval_method="ais", eval_options=dict(n_chains=50, schedule=200), **FAST
+    )
+    exact = fit(DATA, 4, n_updates=10, eval_every=10, **FAST)
+    assert ais.history.estimator == "ais" and np.all(ais.history.stderr > 0)
+    np.testing.assert_allclose(ais.history.log_likelihood, exact.history.log_likelihood, atol=0.05)
+    held_out = DATA[:5]
+    cal = fit(DATA, 4, n_updates=10, eval_every=10, eval_method=lambda p: 0.0, eval_data=held_out, **FAST)
+    assert cal.history.estimator == "callable"
+    np.testing.assert_allclose(cal.history.log_likelihood[-1], log_likelihood(cal.params, held_out, log_z=0.0).mean())
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(data=DATA * 0.5), ValueError, "binary"),
+        (dict(data=DATA[0]), ValueError, "n_samples"),
+        (dict(data=DATA[:0]), ValueError, "n_samples"),
+        (dict(n_hidden=None), ValueError, "n_hidden"),
+        (dict(n_hidden=0), ValueError, "n_hidden"),
+        (dict(params=RBMParams.random(8, 3, rng=0)), ValueError, "n_visible"),
+        (dict(params=RBMParams.random(9, 3, rng=0), n_hidden=4), ValueError, "contradicts"),
+        (dict(params=np.zeros((9, 3))), TypeError, "RBMParams"),
+        (dict(method="sgd"), ValueError, "unknown method"),
+        (dict(operator="metropolis"), ValueError, "operator"),
+        (dict(operator=1.5), ValueError, "alpha"),
+        (dict(operator=True), ValueError, "operator"),
+        (dict(k=0), ValueError, "k must"),
+        (dict(learning_rate=0.0), ValueError, "learning_rate"),
+        (dict(learning_rate=-1.0), ValueError, "learning_rate"),
+        (dict(momentum=1.0), ValueError, "momentum"),
+        (dict(weight_decay=-0.1), ValueError, "weight_decay"),
+        (dict(n_updates=5, epochs=1), ValueError, "not both"),
+        (dict(n_updates=0), ValueError, "n_updates"),
+        (dict(batch_size=0), ValueError, "batch_size"),
+        (dict(method="pt", n_temperatures=1), ValueError, "n_temperatures"),
+        (dict(method="pt", betas=[0.0, 0.5]), ValueError, "must be 1"),
+        (dict(method="pt", betas=[0.5, 0.2, 1.0]), ValueError, "increasing"),
+        (dict(method="cd", n_chains=5), ValueError, "n_chains"),
+        (dict(method="exact", wormholes=object()), ValueError, "wormholes"),
+        (dict(method="cd", wormholes=object()), TypeError, "propose"),
+        (dict(method="cd", moment_options={"order": 3}), ValueError, "moment_options"),
+        (dict(method="exact", operator="flip"), ValueError, "operator apply to the sampling"),
+        (dict(method="tap", k=5, n_chains=3), ValueError, "k, n_chains apply"),
+        (dict(eval_method=["exact"]), ValueError, "eval_method"),
+        (dict(eval_method="guess"), ValueError, "eval_method"),
+        (dict(eval_data=np.zeros((3, 4))), ValueError, "n_visible"),
+        (dict(callback=3), TypeError, "callback"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_error(kwargs, error, match):
+    args = dict(data=DATA, n_hidden=4, n_updates=2, progress=False)
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        fit(args.pop("data"), args.pop("n_hidden"), **args)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_diverging_training_raises():
+    with pytest.raises(FloatingPointError, match="learning rate"):
+        fit(DATA, 4, method="exact", learning_rate=1e308, n_updates=3, eval_every=None, **FAST)
+
+
+def test_progress_bar_can_be_shown(capsys):
+    fit(DATA, 4, n_updates=3, eval_every=None, rng=0, progress=True)
+    assert "fit (cd)" in capsys.readouterr().err
+
+
+def test_trained_params_drop_into_the_pymc_distribution():
+    pm = pytest.importorskip("pymc")
+    from pymc_rbm import RBM
+
+    res = fit(DATA, 4, method="pcd", operator="flip", k=3, learning_rate=0.1, n_updates=100, eval_every=None, **FAST)
+    p = res.params
+    with pm.Model() as model:
+        RBM("v", p.W, p.vbias, p.hbias, observed=DATA)
+    logp = float(model.compile_logp()({}))
+    np.testing.assert_allclose(logp, log_likelihood(p, DATA).sum(), rtol=1e-10)
+
+
+def test_training_never_imports_pymc_and_loads_lazily():
+    import subprocess
+    import sys
+
+    code = "import sys, pymc_rbm; pymc_rbm.training.fit; assert 'pymc' not in sys.modules, 'pymc imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
