@@ -38,12 +38,13 @@ import numpy as np
 from pymc_rbm.datasets import artificial_modes, classify_modes
 from pymc_rbm.diagnostics import class_changes
 from pymc_rbm.kernels import init_state
-from pymc_rbm.training import fit, operator_kernel
+from pymc_rbm.kernels import build_operator
+from pymc_rbm.training import fit
 
 
 def chain_classes(rng, params, v0, operator, n_steps: int) -> np.ndarray:
     """Classes of chains started at ``v0`` over ``n_steps`` sweeps, shape (n_chains, n_steps + 1)."""
-    kernel = operator_kernel(operator)
+    kernel = build_operator(operator)
     state = init_state(rng, v0, params)
     labels = np.empty((n_steps + 1, state.v.shape[0]), dtype=np.int8)
     labels[0] = classify_modes(state.v)

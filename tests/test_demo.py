@@ -35,3 +35,22 @@ def test_latent_features_example_recovers_the_images():
     idata = example["main"](draws=300)
     assert float(idata.sample_stats["n_changed"].mean()) > 0.02  # the latent images move
     assert 1.4 < float(idata.posterior["scale"].mean()) < 2.6
+
+
+def _run_example(name, argv, monkeypatch, capsys) -> str:
+    monkeypatch.setattr(sys, "argv", [name, *argv])
+    runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    return capsys.readouterr().out
+
+
+def test_train_and_sample_example_trains_then_samples(monkeypatch, capsys):
+    out = _run_example("train_and_sample.py", ["--updates", "600", "--draws", "300"], monkeypatch, capsys)
+    lines = [line.split() for line in out.splitlines()]
+    history = [float(w[1]) for w in lines if len(w) == 2 and w[0].isdigit()]
+    assert len(history) >= 2 and history[-1] > history[0]  # training raised the exact log-likelihood
+    assert "mass on the training patterns" in out
+
+
+def test_wormholes_example_runs(monkeypatch, capsys):
+    out = _run_example("wormholes.py", ["--draws", "600", "--chains", "4"], monkeypatch, capsys)
+    assert "exact" in out and "NUTS" in out

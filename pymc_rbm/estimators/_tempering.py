@@ -64,15 +64,16 @@ its own coefficient (seed 004, eq. 2.4.4).
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
 
+from pymc_rbm._runtime import Progress as _Progress
+from pymc_rbm._runtime import blas_threads
 from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.gibbs import _bernoulli
+from pymc_rbm.kernels.operators import operator_alpha as _operator_alpha
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
 
@@ -254,102 +255,12 @@ def _softplus_sum(z: np.ndarray) -> np.ndarray:
     return pos + z.sum(axis=-1, dtype=np.float64)
 
 
-def _operator_alpha(operator) -> float:
-    """The flip/Gibbs mixture weight α that ``operator`` names."""
-    if isinstance(operator, str):
-        if operator == "gibbs":
-            return 0.0
-        if operator == "flip":
-            return 1.0
-    elif isinstance(operator, (int, float, np.integer, np.floating)) and not isinstance(operator, bool):
-        a = float(operator)
-        if 0.0 <= a <= 1.0:
-            return a
-    raise ValueError(f'operator must be "gibbs", "flip" or an α in [0, 1], got {operator!r}')
-
-
 def _check_positive_int(value, name: str, minimum: int = 1, why: str = "") -> int:
     """``value`` as an int, or a ValueError unless it is an integer ``>= minimum`` (``why`` says why)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         what = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}{why}"
         raise ValueError(f"{name} must be {what}, got {value!r}")
     return int(value)
-
-
-#: Below this many multiply-adds per matrix product, BLAS runs on one thread.
-SMALL_PRODUCT = 2**22
-
-
-def _blas_threads(n_chains: int, path: "AnnealingPath"):
-    """A context that keeps BLAS on one thread for small products.
-
-    OpenBLAS splits even a (100 × 784) · (784 × 20) product over threads; on a
-    busy machine the threads spin against each other and a sweep takes ten
-    times longer than on one thread (measured: 2.5 ms instead of 0.18 ms).
-    Larger products keep the library's default.
-    """
-    if n_chains * path.n_visible * path.n_hidden >= SMALL_PRODUCT:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits  # a dependency of PyMC
-    except ImportError:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-# ----------------------------------------------------------------- progress
-class _Progress:
-    """A progress bar on stderr (rich, which PyMC depends on), or nothing.
-
-    ``advance`` is cheap to call every step: the bar is only touched about
-    200 times in all.
-    """
-
-    def __init__(self, total: int, description: str, enabled: bool):
-        self.total, self.enabled, self.description = int(total), bool(enabled), description
-        self._every = max(1, self.total // 200)
-        self._pending = 0
-        self._bar = self._task = None
-
-    def __enter__(self):
-        if self.enabled:
-            try:
-                from rich.console import Console
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-                self._bar = Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeRemainingColumn(),
-                    console=Console(file=sys.stderr),
-                    transient=False,
-                )
-                self._bar.__enter__()
-                self._task = self._bar.add_task(self.description, total=self.total)
-            except ImportError:  # pragma: no cover - rich comes with PyMC
-                self._bar = None
-                self._last = 0.0
-        return self
-
-    def advance(self, n: int = 1) -> None:
-        if not self.enabled:
-            return
-        self._pending += n
-        if self._pending < self._every:
-            return
-        if self._bar is not None:
-            self._bar.advance(self._task, self._pending)
-        else:  # pragma: no cover
-            print(f"\r{self.description}: +{self._pending}", end="", file=sys.stderr)
-        self._pending = 0
-
-    def __exit__(self, *exc):
-        if self._bar is not None:
-            if self._pending:
-                self._bar.advance(self._task, self._pending)
-            self._bar.__exit__(*exc)
-        return False
 
 
 # --------------------------------------------------------------------- path
@@ -724,3 +635,8 @@ def initial_log_z(init, log_z_pilot: np.ndarray, *, flat: str) -> np.ndarray:
             f"init must hold {K} finite values (log Z guesses; the ladder has {K} labels), got shape {g.shape}"
         )
     return g - g[0]
+
+
+def _blas_threads(n_chains: int, path: "AnnealingPath"):
+    """:func:`pymc_rbm._runtime.blas_threads` for ``n_chains`` chains on ``path``."""
+    return blas_threads(n_chains, path.n_visible, path.n_hidden)

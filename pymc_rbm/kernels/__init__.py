@@ -11,6 +11,8 @@ estimators (AIS runs it at ``β < 1``).
 - :mod:`~pymc_rbm.kernels.flip`: flip-the-state (seed 000), ``T = T_h T_v``,
   and its mixture ``T^α_i = α T_i + (1 - α) G_i`` with Gibbs.
 - :mod:`~pymc_rbm.kernels.metropolis`: the shared accept/reject decision.
+- :mod:`~pymc_rbm.kernels.operators`: the operators by name (``"gibbs"``,
+  ``"flip"`` or a mixture weight α), for everything that lets users choose.
 - :mod:`~pymc_rbm.kernels.tempering`: parallel tempering, replicas at a ladder
   of β moved by any kernel and swapped between neighbouring temperatures.
 - :mod:`~pymc_rbm.kernels.wormhole`: wormhole moves (seed 002): point,
@@ -19,11 +21,12 @@ estimators (AIS runs it at ``β < 1``).
   units that changed instead of recomputed (the step methods' fast path).
 """
 
-from pymc_rbm.kernels import activations, flip, gibbs, metropolis, tempering, wormhole
+from pymc_rbm.kernels import activations, flip, gibbs, metropolis, operators, tempering, wormhole
 from pymc_rbm.kernels.activations import propagate_activation
 from pymc_rbm.kernels.flip import flip_hiddens, flip_layer, flip_probability, flip_sweep, flip_visibles
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens, sample_visibles
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.kernels.operators import build_operator, operator_alpha
 from pymc_rbm.kernels.state import RBMState, SweepInfo
 from pymc_rbm.kernels.tempering import TemperedState, swap_neighbours
 from pymc_rbm.kernels.wormhole import (
@@ -50,6 +53,9 @@ __all__ = [
     "metropolis_accept",
     "acceptance_probability",
     "propagate_activation",
+    "build_operator",
+    "operator_alpha",
+    "operators",
     "activations",
     "gibbs",
     "flip",

@@ -32,7 +32,6 @@ from pymc_rbm.training.negative import (
     NegativePhase,
     contrastive_divergence,
     deterministic,
-    operator_kernel,
     parallel_tempering,
     persistent_contrastive_divergence,
 )
@@ -52,7 +51,6 @@ __all__ = [
     "model_statistics",
     "log_likelihood_gradient",
     "NegativePhase",
-    "operator_kernel",
     "contrastive_divergence",
     "persistent_contrastive_divergence",
     "parallel_tempering",

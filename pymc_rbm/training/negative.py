@@ -32,17 +32,15 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from pymc_rbm.energy import free_energy
-from pymc_rbm.kernels import flip as _flip
-from pymc_rbm.kernels import gibbs as _gibbs
 from pymc_rbm.kernels import tempering as _tempering
 from pymc_rbm.kernels.gibbs import init_state, sample_hiddens
+from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.training.gradients import data_statistics, model_statistics
 
 __all__ = [
     "NegativePhase",
     "SAMPLING_METHODS",
-    "operator_kernel",
     "contrastive_divergence",
     "persistent_contrastive_divergence",
     "parallel_tempering",
@@ -73,29 +71,6 @@ class NegativePhase(NamedTuple):
     name: str
     init: Callable
     step: Callable
-
-
-def operator_kernel(operator):
-    """The sweep kernel that ``operator`` names.
-
-    Parameters
-    ----------
-    operator : {"gibbs", "flip"} or float
-        Block Gibbs, flip-the-state (seed 000), or the mixture
-        ``α T + (1 - α) G`` for a float ``α`` in [0, 1] (seed 000 §5.2).
-
-    Returns
-    -------
-    callable
-        ``kernel(rng, state, params, beta=None) -> (state, info)`` from
-        :func:`pymc_rbm.kernels.gibbs.build_kernel` or
-        :func:`pymc_rbm.kernels.flip.build_kernel`.
-    """
-    if isinstance(operator, str) and operator in ("gibbs", "flip"):
-        return _gibbs.build_kernel() if operator == "gibbs" else _flip.build_kernel(alpha=1.0)
-    if isinstance(operator, numbers.Real) and not isinstance(operator, bool):
-        return _flip.build_kernel(alpha=operator)  # validates 0 <= alpha <= 1
-    raise ValueError(f'operator must be "gibbs", "flip" or an α in [0, 1], got {operator!r}')
 
 
 def check_positive_int(value, name: str, *, minimum: int = 1, allow_none: bool = False):
@@ -165,7 +140,7 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
     Parameters
     ----------
     kernel : callable
-        A sweep kernel (:func:`operator_kernel`).
+        A sweep kernel (:func:`pymc_rbm.kernels.build_operator`).
     k : int, default 1
     wormholes : proposal, optional
         One wormhole move per chain after the sweeps (seed 002).

@@ -21,10 +21,11 @@ from pymc.sampling.mcmc import assign_step_methods
 from pymc_rbm import RBM, FlipTheState, RBMParams, WormholeMetropolis
 from pymc_rbm.datasets import artificial_modes, classify_modes
 from pymc_rbm.diagnostics import class_changes
-from pymc_rbm.energy import free_energy, mean_hiddens
-from pymc_rbm.estimators import binary_states, log_marginal_visible, moments_exact
+from pymc_rbm.energy import free_energy
+from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.kernels import RegionWormholes, acceptance_probability
 from pymc_rbm.testing import assert_frequencies, state_index
+from pymc_rbm.training import fit
 
 SAMPLE = dict(chains=1, cores=1, progressbar=False, compute_convergence_checks=False)
 
@@ -86,18 +87,12 @@ def test_nuts_plus_wormholes_recovers_the_weights(mixture_data, kind, options, d
 
 
 # ---------------------------------------------- binary: the four artificial modes
-def fit_exact(data, n_hidden, *, n_updates, learning_rate=0.1, momentum=0.9, seed=0):
-    """Full-batch gradient ascent on the exact log-likelihood (as scripts/make_bundled_model.py)."""
-    rng = np.random.default_rng(seed)
-    params = RBMParams(rng.normal(0, 0.01, (data.shape[1], n_hidden)), np.zeros(data.shape[1]), np.zeros(n_hidden))
-    velocity = [0.0, 0.0, 0.0]
-    for _ in range(n_updates):
-        ph = mean_hiddens(data, params)
-        model = moments_exact(params)
-        grads = (data.T @ ph / len(data) - model.vh, data.mean(0) - model.v, ph.mean(0) - model.h)
-        velocity = [momentum * u + learning_rate * g for u, g in zip(velocity, grads)]
-        params = RBMParams(*(a + u for a, u in zip((params.W, params.vbias, params.hbias), velocity)))
-    return params
+def fit_exact(data, n_hidden, *, n_updates=500, learning_rate=0.1, momentum=0.9, seed=0) -> RBMParams:
+    """Full-batch gradient ascent on the exact log-likelihood (small models only), by ``training.fit``."""
+    return fit(
+        data, n_hidden, method="exact", n_updates=n_updates, learning_rate=learning_rate, momentum=momentum,
+        rng=seed, eval_every=None, progress=False,
+    ).params
 
 
 @pytest.fixture(scope="module")

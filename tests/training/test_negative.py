@@ -8,10 +8,10 @@ from pymc_rbm.estimators import log_marginal_visible
 from pymc_rbm.testing import assert_frequencies, state_index
 from pymc_rbm.training import (
     contrastive_divergence,
-    operator_kernel,
     parallel_tempering,
     persistent_contrastive_divergence,
 )
+from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import uniform_ladder
 
 PARAMS = RBMParams(
@@ -27,10 +27,10 @@ def visible_counts(v):
 @pytest.mark.parametrize(
     "phase",
     [
-        persistent_contrastive_divergence(operator_kernel("flip"), k=2, n_chains=3000),
-        persistent_contrastive_divergence(operator_kernel(0.3), k=1, n_chains=3000),
-        parallel_tempering(operator_kernel("gibbs"), k=1, betas=uniform_ladder(3), n_chains=3000),
-        parallel_tempering(operator_kernel("flip"), k=2, betas=[0.2, 0.6, 1.0], n_chains=3000),
+        persistent_contrastive_divergence(build_operator("flip"), k=2, n_chains=3000),
+        persistent_contrastive_divergence(build_operator(0.3), k=1, n_chains=3000),
+        parallel_tempering(build_operator("gibbs"), k=1, betas=uniform_ladder(3), n_chains=3000),
+        parallel_tempering(build_operator("flip"), k=2, betas=[0.2, 0.6, 1.0], n_chains=3000),
     ],
     ids=["pcd-flip", "pcd-alpha", "pt-gibbs", "pt-flip"],
 )
@@ -49,7 +49,7 @@ def test_persistent_negative_phases_sample_the_model(phase):
 
 
 def test_cd_starts_at_the_batch_and_has_no_chains():
-    phase = contrastive_divergence(operator_kernel("gibbs"), k=1)
+    phase = contrastive_divergence(build_operator("gibbs"), k=1)
     rng = np.random.default_rng(1)
     assert phase.init(rng, START, PARAMS) is None
     batch = np.repeat(START, 500, axis=0)
@@ -59,19 +59,19 @@ def test_cd_starts_at_the_batch_and_has_no_chains():
 
 
 def test_pcd_chains_start_at_training_rows_batch_sized_by_default():
-    phase = persistent_contrastive_divergence(operator_kernel("gibbs"))
+    phase = persistent_contrastive_divergence(build_operator("gibbs"))
     chains = phase.init(np.random.default_rng(0), START, PARAMS, 5)
     assert chains.v.shape == (5, 3)
     assert set(map(tuple, chains.v.astype(int))) <= set(map(tuple, START))
 
 
 def test_operator_kernel_names():
-    assert operator_kernel("gibbs").__name__ == "gibbs_sweep"
-    assert operator_kernel("flip").keywords == {"alpha": 1.0}
-    assert operator_kernel(0.25).keywords == {"alpha": 0.25}
+    assert build_operator("gibbs").__name__ == "gibbs_sweep"
+    assert build_operator("flip").keywords == {"alpha": 1.0}
+    assert build_operator(0.25).keywords == {"alpha": 0.25}
     for bad in ("Gibbs", None, 2.0, -0.1, True):
         with pytest.raises(ValueError):
-            operator_kernel(bad)
+            build_operator(bad)
 
 
 # ----------------------------------------------------------------- wormholes (seed 002)
@@ -80,7 +80,7 @@ def test_wormhole_moves_keep_the_persistent_chains_exact():
     from pymc_rbm.kernels.wormhole import PointWormholes
 
     moves = PointWormholes(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 1]]), binary=True)
-    phase = persistent_contrastive_divergence(operator_kernel("flip"), k=1, n_chains=3000, wormholes=moves)
+    phase = persistent_contrastive_divergence(build_operator("flip"), k=1, n_chains=3000, wormholes=moves)
     rng = np.random.default_rng(2)
     chains = phase.init(rng, START, PARAMS)
     for _ in range(30):
@@ -107,7 +107,7 @@ def test_wormholes_in_cd_and_pt_training():
 
 
 def test_phase_constructors_validate():
-    kernel = operator_kernel("gibbs")
+    kernel = build_operator("gibbs")
     for make in (contrastive_divergence, persistent_contrastive_divergence):
         with pytest.raises(ValueError, match="k must"):
             make(kernel, 0)
