@@ -38,12 +38,22 @@ def _save_grid(draws: np.ndarray, path: Path, side: int = 4, columns: int = 16) 
     plt.close(fig)
 
 
-def sampler_comparison(params, *, draws: int, chains: int, seed: int, output: Path, tune: int = 200):
+def sampler_comparison(
+    params, *, draws: int, chains: int, seed: int, output: Path, tune: int = 200, patterns=None, data=None
+):
     """Sample ``params`` with BlockGibbs and FlipTheState through pm.sample and compare them.
 
     Prints seed 000's Table 2 (τ of the free energy, gain of flip-the-state)
     and saves the autocorrelation of F(v) of both samplers to
-    ``output / "autocorrelation.png"``.
+    ``output / "autocorrelation.png"``. With ``patterns`` (the states that
+    carry the model's mass, shape (n_patterns, n_visible)) it also prints how
+    often each sampler moves from one pattern to another (class changes as
+    seed 000 §4.4 counts them: states that are no pattern do not end a run)
+    and the total-variation distance between the patterns' frequencies in
+    the draws and their exact probabilities. For a model whose mass sits on
+    a few sharp modes that is the mixing that matters: F(v) then mostly
+    varies within a mode. With ``data`` as well, flip-the-state next to
+    point wormholes built from the data (seed 002) joins that comparison.
 
     Returns
     -------
@@ -70,6 +80,22 @@ def sampler_comparison(params, *, draws: int, chains: int, seed: int, output: Pa
         print(f"  {label}: {chains} chains x {draws} draws in {time.perf_counter() - start:.1f} s")
     table = compare_samplers(traces, problem="bundled RBM")
     print(table)
+    if patterns is not None:
+        moves = dict(traces)
+        if data is not None:
+            from pymc_rbm import WormholeMetropolis
+
+            label = "flip + point wormholes"
+            with pm.Model():
+                v = RBM("v", params.W, params.vbias, params.hbias)
+                start = time.perf_counter()
+                moves[label] = pm.sample(
+                    draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed, progressbar=False,
+                    step=[FlipTheState([v]), WormholeMetropolis([v], data=data, kind="point")],
+                    compute_convergence_checks=False,
+                )
+            print(f"  {label}: {chains} chains x {draws} draws in {time.perf_counter() - start:.1f} s")
+        _pattern_mixing(params, moves, np.asarray(patterns))
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
     for label, trace in traces.items():
@@ -85,6 +111,27 @@ def sampler_comparison(params, *, draws: int, chains: int, seed: int, output: Pa
     plt.close(fig)
     print(f"saved the autocorrelation plot to {path}")
     return table
+
+
+def _pattern_mixing(params, traces, patterns) -> None:
+    """Print pattern changes per 1000 sweeps and the TV distance of pattern frequencies to the exact ones."""
+    from pymc_rbm.diagnostics import class_changes
+    from pymc_rbm.estimators import log_likelihood
+
+    def classify(v):
+        match = (v[..., None, :] == patterns).all(axis=-1)
+        return np.where(match.any(axis=-1), match.argmax(axis=-1), -1)
+
+    exact = np.exp(log_likelihood(params, patterns))
+    print(f"moves between the {len(patterns)} patterns (seed 000 §4.4) and pattern frequencies vs exact:")
+    for label, trace in traces.items():
+        v = trace.posterior["v"].values  # (chain, draw, n_visible)
+        changes = class_changes(v, classify=classify).n_changes
+        labels = classify(v).ravel()
+        freq = np.bincount(labels[labels >= 0], minlength=len(patterns)) / labels.size
+        tv = 0.5 * (np.abs(freq - exact).sum() + abs((labels < 0).mean() - (1 - exact.sum())))
+        print(f"  {label:24s} pattern changes per 1000 sweeps {1000 * changes.sum() / v[..., 0].size:7.1f}"
+              f"   TV(frequencies, exact) {tv:.3f}")
 
 
 def main(argv=None) -> int:
@@ -134,7 +181,10 @@ def main(argv=None) -> int:
     print(f"saved 64 draws to {image}")
 
     print("\nflip-the-state against block Gibbs through pm.sample (seed 000, Table 2):")
-    sampler_comparison(params, draws=args.sample_draws, chains=args.chains, seed=args.seed, output=args.output)
+    sampler_comparison(
+        params, draws=args.sample_draws, chains=args.chains, seed=args.seed, output=args.output,
+        patterns=patterns, data=data,
+    )
     return 0
 
 

@@ -22,6 +22,11 @@ def test_demo_writes_its_outputs(tmp_path, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "log Z (exact" in out and "bars-and-stripes patterns" in out and "τ Gibbs" in out
+    # the local samplers stay in one pattern of this sharp model; wormholes from the data move between them
+    rows = {line.split("pattern changes")[0].strip(): line for line in out.splitlines() if "pattern changes" in line}
+    assert set(rows) == {"Gibbs", "flip-the-state", "flip + point wormholes"}
+    changes = {k: float(v.split("per 1000 sweeps")[1].split()[0]) for k, v in rows.items()}
+    assert changes["flip + point wormholes"] > 100 > changes["Gibbs"]
     for name in ("prior_draws.png", "autocorrelation.png"):
         assert (tmp_path / name).stat().st_size > 1000
 

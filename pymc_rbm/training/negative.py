@@ -156,13 +156,18 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
         return None
 
     def step(rng, chains, params, batch):
-        state = _sweeps(rng, init_state(rng, batch, params), params, kernel, k)
-        info = {}
-        if wormholes is not None:
-            state, info = wormhole_move(rng, state, params, wormholes)
+        state, info = _run_chains(rng, batch, params, kernel, k, wormholes)
         return data_statistics(state.v, params), None, info
 
     return NegativePhase("cd", init, step)
+
+
+def _run_chains(rng, v, params, kernel, k: int, wormholes) -> tuple[RBMState, dict]:
+    """From visible states ``v``: ``h ~ p(h | v)``, ``k`` sweeps of ``kernel``, then a wormhole move if any."""
+    state = _sweeps(rng, init_state(rng, v, params), params, kernel, k)
+    if wormholes is None:
+        return state, {}
+    return wormhole_move(rng, state, params, wormholes)
 
 
 def persistent_contrastive_divergence(
@@ -194,11 +199,8 @@ def persistent_contrastive_divergence(
         return init_state(rng, _start_rows(rng, data, n), params)
 
     def step(rng, chains, params, batch):
-        # the parameters changed since the last update: redraw h before the first sweep
-        state = _sweeps(rng, init_state(rng, chains.v, params), params, kernel, k)
-        info = {}
-        if wormholes is not None:
-            state, info = wormhole_move(rng, state, params, wormholes)
+        # the parameters changed since the last update: h is redrawn before the first sweep
+        state, info = _run_chains(rng, chains.v, params, kernel, k, wormholes)
         return data_statistics(state.v, params), state, info
 
     return NegativePhase("pcd", init, step)

@@ -99,6 +99,11 @@ def batch_model(params):
     return model
 
 
+def recorded_hidden(point, stats):
+    """The hidden states a draw recorded, one row per chain (a batch records one flat vector)."""
+    return stats[0]["hidden"].reshape(point["v"].shape[0], -1)
+
+
 CASES = [(*k, False) for k in KERNELS] + [(*k, True) for k in KERNELS[:2]]
 
 
@@ -133,7 +138,7 @@ def test_step_follows_the_corrected_matrix(params, batch_model, kernel, cls, opt
             start(v, h)
         point, stats = step.step({"v": v.astype(np.int64)})
         assert stats[0]["refreshed"] == moved
-        return RBMState(point["v"], stats[0]["hidden"])
+        return RBMState(point["v"], recorded_hidden(point, stats))
 
     K = corrected_matrix(params, kernel)
     if moved:
@@ -235,7 +240,7 @@ def test_step_refreshes_exactly_when_the_point_changed(params, signed_model):
             step.sampling_state = s
             point, stats = step.step({"b": np.array(b_point), "v": v.astype(np.int64)})
             assert stats[0]["refreshed"] == (b_cached != b_point or move_v)
-            return RBMState(point["v"], stats[0]["hidden"])
+            return RBMState(point["v"], recorded_hidden(point, stats))
 
         return kernel_fn
 
@@ -259,9 +264,9 @@ def test_step_reevaluates_L_when_the_other_terms_move(params):
     v0, h0 = ht.joint_states(NV, NH)
     start = np.repeat(np.arange(v0.shape[0]), N_DRAWS)
     point, stats = step.step({"v": v0[start].astype(np.int64), "s": np.array(-1.0)})  # caches L at s = -1
-    v1, h1 = point["v"], stats[0]["hidden"]
+    v1, h1 = point["v"], recorded_hidden(point, stats)
     point, stats = step.step({"v": v1, "s": np.array(1.0)})  # s moved, v did not
     assert not stats[0]["refreshed"]
-    i, j = ht.joint_index(v1, h1), ht.joint_index(point["v"], stats[0]["hidden"])
+    i, j = ht.joint_index(v1, h1), ht.joint_index(point["v"], recorded_hidden(point, stats))
     counts = np.bincount(i * v0.shape[0] + j, minlength=v0.shape[0] ** 2).reshape(v0.shape[0], -1)
     ht.assert_frequencies(counts, corrected_matrix(params, "flip"))  # L at s = 1 is log_rest
