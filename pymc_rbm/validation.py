@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-__all__ = ["check_binary"]
+__all__ = ["check_binary", "check_positive_int"]
 
 
 def check_binary(data, n_visible: int | None = None, *, name: str = "data", dtype=np.float64) -> np.ndarray:
@@ -44,3 +46,30 @@ def check_binary(data, n_visible: int | None = None, *, name: str = "data", dtyp
             f"e.g. {arr[tuple(first)].item()!r} at index {tuple(int(i) for i in first)}"
         )
     return arr.astype(dtype, copy=True)
+
+
+def check_positive_int(value, name: str, minimum: int = 1, why: str = "", *, allow_none: bool = False):
+    """``value`` as an int of at least ``minimum``, or a ValueError naming ``name``.
+
+    Parameters
+    ----------
+    value : int
+        Booleans and non-integers (``2.0`` included) are refused.
+    name : str
+        The argument's name, for the message.
+    minimum : int, default 1
+    why : str, optional
+        Appended to the message (e.g. why the minimum is what it is).
+    allow_none : bool, default False
+        Let None through (returned as None).
+
+    Returns
+    -------
+    int or None
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        what = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}"
+        raise ValueError(f"{name} must be {what}{why}, got {value!r}")
+    return int(value)

@@ -88,3 +88,16 @@ def test_errors_do_not_mutate():
     with pytest.raises(ValueError):
         check_binary(data, 7)
     np.testing.assert_array_equal(data, before)
+
+
+def test_check_positive_int():
+    from pymc_rbm.validation import check_positive_int
+
+    assert check_positive_int(3, "n") == 3 and isinstance(check_positive_int(np.int64(3), "n"), int)
+    assert check_positive_int(0, "burn_in", 0) == 0
+    assert check_positive_int(None, "n_chains", allow_none=True) is None
+    for bad in (0, -1, 2.0, True, None, "3"):
+        with pytest.raises(ValueError, match="n must be a positive integer"):
+            check_positive_int(bad, "n")
+    with pytest.raises(ValueError, match="n_runs must be an integer of at least 2 .because"):
+        check_positive_int(1, "n_runs", 2, " (because)")

@@ -76,6 +76,7 @@ from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.operators import operator_alpha as _operator_alpha
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_positive_int as _check_positive_int
 
 __all__ = [
     "default_schedule",
@@ -253,14 +254,6 @@ def _softplus_sum(z: np.ndarray) -> np.ndarray:
     np.exp(z, out=z)
     np.log1p(z, out=z)
     return pos + z.sum(axis=-1, dtype=np.float64)
-
-
-def _check_positive_int(value, name: str, minimum: int = 1, why: str = "") -> int:
-    """``value`` as an int, or a ValueError unless it is an integer ``>= minimum`` (``why`` says why)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        what = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}{why}"
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-    return int(value)
 
 
 # --------------------------------------------------------------------- path

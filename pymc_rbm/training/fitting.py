@@ -26,13 +26,12 @@ from pymc_rbm.training.gradients import DETERMINISTIC_METHODS, Gradient, data_st
 from pymc_rbm.training.negative import (
     SAMPLING_METHODS,
     NegativePhase,
-    check_positive_int,
     contrastive_divergence,
     deterministic,
     parallel_tempering,
     persistent_contrastive_divergence,
 )
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_positive_int
 
 __all__ = ["fit", "FitResult", "History", "TrainingStep", "METHODS", "EXACT_EVAL_MAX_BITS"]
 

@@ -26,7 +26,6 @@ long-range move after the sweeps, accepted by the Metropolis rule on
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -37,6 +36,7 @@ from pymc_rbm.kernels.gibbs import init_state, sample_hiddens
 from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.training.gradients import data_statistics, model_statistics
+from pymc_rbm.validation import check_positive_int
 
 __all__ = [
     "NegativePhase",
@@ -71,15 +71,6 @@ class NegativePhase(NamedTuple):
     name: str
     init: Callable
     step: Callable
-
-
-def check_positive_int(value, name: str, *, minimum: int = 1, allow_none: bool = False):
-    """``value`` as an int ``>= minimum`` (or None when allowed), else a ValueError naming ``name``."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _start_rows(rng: np.random.Generator, data: np.ndarray, n_chains: int) -> np.ndarray:
