@@ -19,6 +19,8 @@ estimators (AIS runs it at ``β < 1``).
   optimization-based and region proposals, accepted by :func:`wormhole_step`.
 - :mod:`~pymc_rbm.kernels.activations`: carried activations, updated by the
   units that changed instead of recomputed (the step methods' fast path).
+- :mod:`~pymc_rbm.kernels.compiled`: several Gibbs or flip-the-state sweeps
+  with carried activations in one Numba call, the same chain draw for draw.
 """
 
 from pymc_rbm.kernels import activations, flip, gibbs, metropolis, operators, tempering, wormhole

@@ -114,12 +114,19 @@ from rich.table import Column
 
 from pymc_rbm.distribution import RBMRV, rbm_params_of
 from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
+from pymc_rbm.kernels import compiled as _compiled
 from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
+from pymc_rbm.kernels.compiled import carried_sweeps
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
 
 __all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
+
+#: Batched variables use the compiled sweeps by default up to this many weights (above it, for several
+#: chains, NumPy's products were faster in benchmarks/sampler_speed.py-style timings).
+_COMPILED_BATCH_SIZE = 2**17
+
 
 def is_rbm_variable(var) -> bool:
     """Whether ``var`` is a random variable of the :class:`~pymc_rbm.RBM` distribution."""
@@ -228,6 +235,12 @@ class RBMStep(BlockedStep):
         depend on random variables, or the correction's model terms).
     blocked : bool, default False
         With several RBM variables, ``False`` makes one step per variable.
+    compiled : bool, optional
+        Run the sweeps of a draw in one compiled call
+        (:func:`pymc_rbm.kernels.compiled.carried_sweeps`, the same chain draw
+        for draw) when no correction applies. Default: when Numba is
+        available, for a single chain or an RBM of at most 2**17 weights
+        (measured faster there). ``False`` uses the NumPy kernels.
     """
 
     name = "rbm_step"
@@ -260,6 +273,7 @@ class RBMStep(BlockedStep):
         initial_point=None,
         compile_kwargs: dict | None = None,
         blocked: bool = False,
+        compiled: bool | None = None,
     ):
         model = modelcontext(model)
         value_vars = _resolve_vars(vars, model)
@@ -272,6 +286,9 @@ class RBMStep(BlockedStep):
             raise ValueError(f"sweeps must be an integer >= 1, got {sweeps!r}")
         self.sweeps = int(sweeps)
         self.record_hidden = bool(record_hidden)
+        if compiled and not _compiled.available():  # pragma: no cover - numba comes with PyTensor
+            raise ValueError("compiled=True needs Numba")
+        self._compiled_choice = compiled
         self.blocked = blocked
         self.rng = get_random_generator(rng)
         compile_kwargs = dict(compile_kwargs or {})
@@ -293,6 +310,11 @@ class RBMStep(BlockedStep):
         self._setup_params(model, rv, initial_point, compile_kwargs)
         self._setup_rest(model, rv, value_var, compile_kwargs)
         self._setup_stats()
+        if self._compiled_choice is None:  # measured: faster for one chain, or any batch of a small RBM
+            small = self.n_visible * self.n_hidden <= _COMPILED_BATCH_SIZE
+            self.compiled = _compiled.available() and (self._n_chains == 1 or small)
+        else:
+            self.compiled = bool(self._compiled_choice)
         self._ones = np.ones(self._n_chains)
         self._all_hidden = np.full(self._n_chains, self.n_hidden)
         self._reset_cache()
@@ -435,6 +457,10 @@ class RBMStep(BlockedStep):
         """New visible states given the activation ``a_v`` (not modified)."""
         raise NotImplementedError
 
+    def _compiled_options(self) -> dict:
+        """Options of :func:`~pymc_rbm.kernels.compiled.carried_sweeps` for this step's layer updates."""
+        raise NotImplementedError
+
     def _draw_hidden(self, a_h):
         """``h ~ p(h | v)`` from the activation ``hbias + v·W`` (the refresh), via the Gibbs kernel."""
         return _bernoulli(self.rng, a_h.copy(), a_h.dtype)
@@ -503,8 +529,14 @@ class RBMStep(BlockedStep):
             d.accept_sum = np.zeros(n)
             d.accepted = np.zeros(n)
 
-        for _ in range(self.sweeps):
-            self._sweep(point, d, params, corrected)
+        if corrected or not self.compiled:
+            for _ in range(self.sweeps):
+                self._sweep(point, d, params, corrected)
+        else:  # the same chain in one compiled call (kernels/compiled.py)
+            d.v, d.h, d.a_h, d.a_v, self.n_incremental = carried_sweeps(
+                self.rng, d.v, d.h, d.a_h, d.a_v, params, self.sweeps, n_incremental=self.n_incremental,
+                W_T=self.W_T, **self._compiled_options(),
+            )
 
         v, h, a_h = d.v, d.h, d.a_h
         self.visible_state, self.hidden_state, self.hidden_input, self.visible_input = v, h, a_h, d.a_v

@@ -72,6 +72,9 @@ class FlipTheState(RBMStep):
         """``IDEAL`` for RBM variables, ``INCOMPATIBLE`` for everything else."""
         return Competence.IDEAL if is_rbm_variable(var) else Competence.INCOMPATIBLE
 
+    def _compiled_options(self) -> dict:
+        return {"alpha": self.alpha}
+
     def _update_hidden(self, h, a_h):
         return flip_layer(self.rng, h, a_h, alpha=self.alpha)
 

@@ -63,6 +63,9 @@ class BlockGibbs(RBMStep):
         """``PREFERRED`` for RBM variables (``FlipTheState`` is ``IDEAL``), else ``INCOMPATIBLE``."""
         return Competence.PREFERRED if is_rbm_variable(var) else Competence.INCOMPATIBLE
 
+    def _compiled_options(self) -> dict:
+        return {"gibbs": True}
+
     def _update_hidden(self, h, a_h):
         return _bernoulli(self.rng, a_h.copy(), a_h.dtype)
 

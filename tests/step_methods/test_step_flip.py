@@ -310,3 +310,22 @@ def test_sampling_state_resumes_exactly(likelihood_model):
         point, stats = fresh.step(point)
         assert_array_equal(point["v"], expected[0])
         assert (stats[0]["free_energy"], stats[0]["accept"]) == expected[1:]
+
+
+@pytest.mark.parametrize("cls, options", [(FlipTheState, {}), (FlipTheState, {"alpha": 0.5}), (BlockGibbs, {})])
+@pytest.mark.parametrize("shape", [(7,), (3, 7)])
+def test_compiled_and_numpy_sweeps_give_the_same_trace(cls, options, shape):
+    params = RBMParams.random(7, 4, scale=2.0, rng=8)
+    traces = []
+    for compiled in (False, True):
+        with pm.Model():
+            RBM("v", params.W, params.vbias, params.hbias, shape=shape)
+            step = cls(compiled=compiled, sweeps=3, record_hidden=True, **options)
+            assert step.compiled == compiled
+            traces.append(pm.sample(draws=150, tune=20, chains=2, cores=1, step=step, random_seed=4,
+                                    progressbar=False, compute_convergence_checks=False))
+    a, b = traces
+    assert_array_equal(a.posterior["v"].values, b.posterior["v"].values)
+    for stat in ("hidden", "n_changed", "n_hidden_changed"):
+        assert_array_equal(a.sample_stats[stat].values, b.sample_stats[stat].values)
+    assert_allclose(a.sample_stats["free_energy"].values, b.sample_stats["free_energy"].values, atol=1e-9)

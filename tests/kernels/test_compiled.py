@@ -1,0 +1,79 @@
+"""The compiled sweeps are the NumPy kernels' chain, draw for draw, and follow the exact matrices."""
+
+import numpy as np
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.energy import hidden_activation, visible_activation
+from pymc_rbm.kernels import RBMState, flip_sweep, gibbs_sweep, init_state
+from pymc_rbm.kernels.compiled import available, carried_sweeps
+from pymc_rbm.testing import empirical_transition_check, transition_matrix
+
+pytestmark = pytest.mark.skipif(not available(), reason="needs Numba")
+
+MODELS = {
+    "random": RBMParams.random(12, 7, scale=1.0, rng=0),
+    "strong": RBMParams.random(9, 5, scale=20.0, rng=1),  # |logit| up to ~100: exact 0/1 probabilities
+    "zero": RBMParams(np.zeros((6, 4)), np.zeros(6), np.zeros(4)),  # every unit at the tie
+}
+OPERATORS = [("gibbs", dict(gibbs=True)), ("flip", dict(alpha=1.0)), ("mixture", dict(alpha=0.3)), ("alpha0", dict(alpha=0.0))]
+
+
+def _numpy_sweep(name):
+    if name == "gibbs":
+        return gibbs_sweep
+    alpha = {"flip": 1.0, "mixture": 0.3, "alpha0": 0.0}[name]
+    return lambda rng, state, params: flip_sweep(rng, state, params, alpha=alpha)
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+@pytest.mark.parametrize("name, options", OPERATORS)
+@pytest.mark.parametrize("n_chains", [1, 4])
+def test_same_chain_as_the_numpy_kernels(model, name, options, n_chains):
+    params = MODELS[model]
+    rng = np.random.default_rng(5)
+    state = init_state(rng, (rng.random((n_chains, params.n_visible)) < 0.5).astype(float), params)
+    v, h = state.v.copy(), state.h.copy()
+    a_h, a_v = hidden_activation(v, params), None
+    r_numpy, r_compiled = np.random.default_rng(9), np.random.default_rng(9)
+    sweep = _numpy_sweep(name)
+    n_incremental = 0
+    for block in (1, 3, 1, 20, 100):  # sweeps per call, several calls carrying the activations
+        before = (v.copy(), h.copy(), a_h.copy())
+        v, h, a_h, a_v, n_incremental = carried_sweeps(
+            r_compiled, v, h, a_h, a_v, params, block, n_incremental=n_incremental, **options
+        )
+        for old, arr in zip(before, (v, h, a_h)):
+            assert old is not arr
+        for _ in range(block):
+            state, _ = sweep(r_numpy, state, params)
+        np.testing.assert_array_equal(v, state.v)
+        np.testing.assert_array_equal(h, state.h)
+        np.testing.assert_allclose(a_h, hidden_activation(v, params), atol=1e-9)
+        np.testing.assert_allclose(a_v, visible_activation(h, params), atol=1e-9)
+    # both generators consumed the same number of uniforms
+    assert r_numpy.random() == r_compiled.random()
+
+
+@pytest.mark.parametrize("name, options", OPERATORS[:3])
+def test_compiled_sweep_follows_the_exact_matrix(name, options):
+    params = RBMParams.random(3, 2, scale=2.0, rng=4)
+    T = transition_matrix(params, "gibbs" if name == "gibbs" else options["alpha"])
+
+    def kernel(rng, state):
+        v, h, *_ = carried_sweeps(rng, state.v, state.h, hidden_activation(state.v, params), None, params, 1, **options)
+        return RBMState(v, h)
+
+    empirical_transition_check(kernel, T, 3, 2, n_draws=1500, rng=3)
+
+
+def test_inputs_are_not_modified_and_flip_needs_h():
+    params = MODELS["random"]
+    v = np.ones((2, params.n_visible))
+    a_h = hidden_activation(v, params)
+    copies = v.copy(), a_h.copy()
+    carried_sweeps(np.random.default_rng(0), v, None, a_h, None, params, 2, gibbs=True)
+    np.testing.assert_array_equal(v, copies[0])
+    np.testing.assert_array_equal(a_h, copies[1])
+    with pytest.raises(ValueError, match="hidden state"):
+        carried_sweeps(np.random.default_rng(0), v, None, a_h, None, params, 1, alpha=1.0)
