@@ -33,7 +33,7 @@ import numpy as np
 
 from pymc_rbm.kernels.activations import FULL_EVERY, incremental_fraction
 
-__all__ = ["available", "carried_sweeps"]
+__all__ = ["available", "carried_sweeps", "free_energy_from_activation"]
 
 
 @functools.cache
@@ -123,7 +123,21 @@ def _compiled():
             v[:, :] = v_new
         return n_incremental
 
-    return sweeps
+    @numba.njit(cache=True, nogil=True)
+    def free_energy(v, a_h, vbias):  # pragma: no cover - compiled
+        n_chains = v.shape[0]
+        out = np.empty(n_chains)
+        for k in range(n_chains):
+            f = 0.0
+            for i in range(v.shape[1]):
+                f -= v[k, i] * vbias[i]
+            for j in range(a_h.shape[1]):
+                x = a_h[k, j]
+                f -= max(x, 0.0) + np.log1p(np.exp(-abs(x)))  # softplus, stable for any |x|
+            out[k] = f
+        return out
+
+    return sweeps, free_energy
 
 
 def available() -> bool:
@@ -168,8 +182,8 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
         The new states and their activations (new arrays).
     n_incremental : int
     """
-    sweeps = _compiled()
-    if sweeps is None:  # pragma: no cover
+    compiled = _compiled()
+    if compiled is None:  # pragma: no cover
         raise RuntimeError("the compiled sweeps need Numba; use the NumPy kernels")
     if h is None:
         if not gibbs:
@@ -182,9 +196,29 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
     a_v = np.array(a_v, dtype=np.float64) if valid else np.empty_like(v)
     W = np.ascontiguousarray(params.W, dtype=np.float64)
     W_T = np.ascontiguousarray(W.T) if W_T is None else W_T
-    n_incremental = sweeps(
+    n_incremental = compiled[0](
         u, v, h, a_h, a_v, W, W_T, np.asarray(params.vbias, dtype=np.float64),
         np.asarray(params.hbias, dtype=np.float64), float(alpha), bool(gibbs), valid, int(n_incremental),
         incremental_fraction(), FULL_EVERY,
     )
     return v, h, a_h, a_v, n_incremental
+
+
+def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
+    """``F(v) = -v·vbias - Σ_j softplus(a_h)_j`` from the carried ``a_h = hbias + v·W``, compiled.
+
+    Parameters
+    ----------
+    v : ndarray of shape (n_chains, n_visible), float64
+    a_h : ndarray of shape (n_chains, n_hidden), float64
+    vbias : ndarray of shape (n_visible,), float64
+
+    Returns
+    -------
+    ndarray of shape (n_chains,)
+        The free energy of :func:`pymc_rbm.energy.free_energy` (to rounding).
+    """
+    compiled = _compiled()
+    if compiled is None:  # pragma: no cover
+        raise RuntimeError("needs Numba")
+    return compiled[1](v, a_h, np.asarray(vbias, dtype=np.float64))

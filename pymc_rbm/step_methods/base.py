@@ -116,7 +116,7 @@ from pymc_rbm.distribution import RBMRV, rbm_params_of
 from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
 from pymc_rbm.kernels import compiled as _compiled
 from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
-from pymc_rbm.kernels.compiled import carried_sweeps
+from pymc_rbm.kernels.compiled import carried_sweeps, free_energy_from_activation
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
@@ -548,7 +548,10 @@ class RBMStep(BlockedStep):
         else:
             accept = accept_rate = self._ones
 
-        free_energy = -(v @ params.vbias) - softplus(a_h).sum(axis=-1)
+        if self.compiled:
+            free_energy = free_energy_from_activation(v, a_h, params.vbias)
+        else:
+            free_energy = -(v @ params.vbias) - softplus(a_h).sum(axis=-1)
         n_changed = count_changes(v_out, v_in)
         n_hidden_changed = self._all_hidden if h_start is None else count_changes(h, h_start)
         batch = self._batch_shape

@@ -77,3 +77,13 @@ def test_inputs_are_not_modified_and_flip_needs_h():
     np.testing.assert_array_equal(a_h, copies[1])
     with pytest.raises(ValueError, match="hidden state"):
         carried_sweeps(np.random.default_rng(0), v, None, a_h, None, params, 1, alpha=1.0)
+
+
+def test_free_energy_from_the_carried_activation():
+    from pymc_rbm.energy import free_energy
+    from pymc_rbm.kernels.compiled import free_energy_from_activation
+
+    for params in MODELS.values():
+        v = (np.random.default_rng(1).random((5, params.n_visible)) < 0.5).astype(float)
+        got = free_energy_from_activation(v, hidden_activation(v, params), params.vbias)
+        np.testing.assert_allclose(got, free_energy(v, params), rtol=1e-13, atol=1e-12)
