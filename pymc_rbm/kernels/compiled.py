@@ -45,29 +45,23 @@ def _compiled():
 
     @numba.njit(cache=True, nogil=True, inline="always")
     def update_layer(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
-        changed = 0
         for i in range(x.shape[0]):
             if gibbs:
                 new = 1.0 if u[i] < 1.0 / (1.0 + np.exp(-a[i])) else 0.0
-            else:
-                on = x[i] != 0.0
-                s = -a[i] if on else a[i]  # log p(other) / p(current)
+            else:  # written without data-dependent branches: most units change in some regimes
+                xi = x[i]
+                s = a[i] * (1.0 - 2.0 * xi)  # log p(other) / p(current)
                 if alpha == 0.0:
                     q = 1.0 / (1.0 + np.exp(-s))
                 else:
+                    q = np.exp(min(s, 0.0))  # 1 towards the more probable state
                     if s == 0.0:
                         q = 0.5  # the tie rule
-                    elif s > 0.0:
-                        q = 1.0
-                    else:
-                        q = np.exp(s)
                     if alpha != 1.0:
                         q = q * alpha + (1.0 / (1.0 + np.exp(-s))) * (1.0 - alpha)
-                new = 1.0 if on != (u[i] < q) else 0.0
-            if new != x[i]:
-                changed += 1
+                flip = 1.0 if u[i] < q else 0.0
+                new = xi + flip - 2.0 * xi * flip  # x XOR flip
             out[i] = new
-        return changed
 
     @numba.njit(cache=True, nogil=True)
     def propagate(a, old, new, M, bias, max_changes):  # pragma: no cover - compiled
