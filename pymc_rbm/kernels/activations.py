@@ -46,15 +46,22 @@ def _numpy_add_changed_rows(a, old, new, M, max_changes):
     return a + (new[:, cols] - old[:, cols]) @ M[cols], True
 
 
-def _numba_add_changed_rows():
-    """A compiled :func:`add_changed_rows`, or None without Numba."""
+@functools.cache
+def _numba_kernels():
+    """The compiled row updates ``(add_changed_rows_, add_changed_rows)``, or None without Numba.
+
+    ``add_changed_rows_`` is the in-place core that the compiled sweeps
+    (:mod:`pymc_rbm.kernels.compiled`) call too.
+    """
     try:
         import numba
     except ImportError:  # pragma: no cover - numba comes with PyTensor
         return None
 
     @numba.njit(cache=True, nogil=True)
-    def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compiled
+    def add_changed_rows_(a, old, new, M, max_changes):  # pragma: no cover - compiled
+        """``a += (new - old) @ M`` in place over the changed units; their number, or -1 (``a`` untouched)
+        when more than ``max_changes`` changed."""
         n_chains, n = old.shape
         total = 0
         for k in range(n_chains):
@@ -62,27 +69,32 @@ def _numba_add_changed_rows():
                 if old[k, i] != new[k, i]:
                     total += 1
         if total > max_changes:
-            return a, False
-        if total == 0:
-            return a, True
-        out = a.copy()
+            return -1
         m = M.shape[1]
         for k in range(n_chains):
             for i in range(n):
                 d = new[k, i] - old[k, i]
                 if d != 0.0:
                     for j in range(m):
-                        out[k, j] += d * M[i, j]
+                        a[k, j] += d * M[i, j]
+        return total
+
+    @numba.njit(cache=True, nogil=True)
+    def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compiled
+        out = a.copy()
+        total = add_changed_rows_(out, old, new, M, max_changes)
+        if total <= 0:
+            return a, total == 0
         return out, True
 
-    return add_changed_rows
+    return add_changed_rows_, add_changed_rows
 
 
 @functools.cache
 def _implementation() -> tuple[Callable, float]:
     """The compiled update (built on first use, so importing the kernels stays cheap) and its break-even."""
-    compiled = _numba_add_changed_rows()
-    return (compiled, 0.5) if compiled is not None else (_numpy_add_changed_rows, 0.25)
+    kernels = _numba_kernels()
+    return (kernels[1], 0.5) if kernels is not None else (_numpy_add_changed_rows, 0.25)
 
 
 def add_changed_rows(a, old, new, M, max_changes: int):

@@ -31,7 +31,7 @@ import functools
 
 import numpy as np
 
-from pymc_rbm.kernels.activations import FULL_EVERY, incremental_fraction
+from pymc_rbm.kernels.activations import FULL_EVERY, _numba_kernels, incremental_fraction
 
 __all__ = ["available", "carried_sweeps", "free_energy_from_activation"]
 
@@ -63,26 +63,16 @@ def _compiled():
                 new = xi + flip - 2.0 * xi * flip  # x XOR flip
             out[i] = new
 
+    add_changed_rows_ = _numba_kernels()[0]  # the in-place row update of kernels/activations.py
+
     @numba.njit(cache=True, nogil=True)
     def propagate(a, old, new, M, bias, max_changes):  # pragma: no cover - compiled
         """``a <- bias + new @ M`` in place, by the changed rows or in full; True if incremental."""
-        n_chains, n = old.shape
-        total = 0
-        for k in range(n_chains):
-            for i in range(n):
-                if old[k, i] != new[k, i]:
-                    total += 1
-        if total > max_changes:
+        total = add_changed_rows_(a, old, new, M, max_changes)
+        if total < 0:
             a[:, :] = new @ M
             a += bias
             return False
-        m = M.shape[1]
-        for k in range(n_chains):
-            for i in range(n):
-                d = new[k, i] - old[k, i]
-                if d != 0.0:
-                    for j in range(m):
-                        a[k, j] += d * M[i, j]
         return total > 0
 
     @numba.njit(cache=True, nogil=True)
