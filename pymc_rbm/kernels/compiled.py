@@ -5,8 +5,18 @@ Through ``pm.sample`` a draw of a small RBM costs far more in NumPy calls
 100x50 the two matrix-vector products take about 3 µs, a NumPy sweep about
 15 µs. :func:`carried_sweeps` runs ``n_sweeps`` sweeps of block Gibbs or of
 the flip-the-state mixture ``α T + (1 - α) G`` in one Numba-compiled loop,
-with the activations carried and updated by the units that changed (as
-:func:`~pymc_rbm.kernels.activations.propagate_activation` does).
+with the activations carried.
+
+**Activations by the cheaper set of rows.** The states are 0/1, so
+``bias + x·M`` is ``bias`` plus the rows of ``M`` of the units that are on,
+and the carried activation of a new state is the old one plus or minus the
+rows of the units that changed. Each update adds whichever set of rows is
+smaller; no dense product is formed. Where most units change at every sweep
+(weak weights) that is about half the work of the two dense matrix-vector
+products; in a trained RBM at ``β = 1``, where few units change, it is a
+small fraction. Every :data:`~pymc_rbm.kernels.activations.FULL_EVERY`
+incremental updates the activations are summed afresh, so rounding never
+drifts.
 
 **It is the same chain, draw for draw.** The uniforms are drawn in bulk from
 the caller's generator in exactly the order the NumPy kernels draw them
@@ -16,7 +26,7 @@ and each unit is updated with the same formula as
 :func:`~pymc_rbm.kernels.flip.flip_probability`: ``x' = [u < p]`` for Gibbs,
 ``x' = x XOR [u < q]`` for flip-the-state. Given the same generator the
 result equals the NumPy path's, except where a uniform falls within a
-rounding error of its threshold (``exp`` and the matrix products may round
+rounding error of its threshold (``exp`` and the sums of rows may round
 differently in the last bit); ``tests/kernels/test_compiled.py`` checks the
 equality over long runs, and the exactness of the chain itself is that of
 the NumPy kernels (checked on transition matrices).
@@ -31,9 +41,9 @@ import functools
 
 import numpy as np
 
-from pymc_rbm.kernels.activations import FULL_EVERY, _numba_kernels, incremental_fraction
+from pymc_rbm.kernels.activations import FULL_EVERY, _numba_kernels
 
-__all__ = ["available", "carried_sweeps", "free_energy_from_activation"]
+__all__ = ["available", "carried_sweeps", "draw_in_place", "free_energy_from_activation"]
 
 
 @functools.cache
@@ -66,44 +76,57 @@ def _compiled():
     add_changed_rows_ = _numba_kernels()[0]  # the in-place row update of kernels/activations.py
 
     @numba.njit(cache=True, nogil=True)
-    def propagate(a, old, new, M, bias, max_changes):  # pragma: no cover - compiled
-        """``a <- bias + new @ M`` in place, by the changed rows or in full; True if incremental."""
-        total = add_changed_rows_(a, old, new, M, max_changes)
+    def sum_rows(a, x, M, bias):  # pragma: no cover - compiled
+        """``a <- bias + x @ M`` in place, adding only the rows of the units that are on."""
+        for k in range(x.shape[0]):
+            a[k, :] = bias
+            for i in range(x.shape[1]):
+                xi = x[k, i]
+                if xi != 0.0:
+                    for j in range(M.shape[1]):
+                        a[k, j] += xi * M[i, j]
+
+    @numba.njit(cache=True, nogil=True)
+    def propagate(a, old, new, M, bias):  # pragma: no cover - compiled
+        """``a <- bias + new @ M`` in place by the changed rows or, when fewer, the rows of the units on.
+
+        True when updated incrementally (by the changed rows, some changed)."""
+        n_on = 0
+        for k in range(new.shape[0]):
+            for i in range(new.shape[1]):
+                if new[k, i] != 0.0:
+                    n_on += 1
+        total = add_changed_rows_(a, old, new, M, n_on)
         if total < 0:
-            a[:, :] = new @ M
-            a += bias
+            sum_rows(a, new, M, bias)
             return False
         return total > 0
 
     @numba.njit(cache=True, nogil=True)
     def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental,
-               fraction, full_every):  # pragma: no cover - compiled
+               full_every):  # pragma: no cover - compiled
         n_chains, n_v = v.shape
         n_h = h.shape[1]
         n_sweeps = u.shape[0]
         h_new = np.empty_like(h)
         v_new = np.empty_like(v)
-        max_h = int(fraction * n_chains * n_h)
-        max_v = int(fraction * n_chains * n_v)
         for t in range(n_sweeps):
             if n_incremental >= full_every:
                 n_incremental = 0
-                a_h[:, :] = v @ W
-                a_h += hbias
+                sum_rows(a_h, v, W, hbias)
                 a_v_valid = False
             for k in range(n_chains):
                 update_layer(u[t, k * n_h:(k + 1) * n_h], h[k], a_h[k], alpha, gibbs, h_new[k])
             if a_v_valid:
-                n_incremental += propagate(a_v, h, h_new, W_T, vbias, max_h)
+                n_incremental += propagate(a_v, h, h_new, W_T, vbias)
             else:
-                a_v[:, :] = h_new @ W_T
-                a_v += vbias
+                sum_rows(a_v, h_new, W_T, vbias)
                 a_v_valid = True
             h[:, :] = h_new
             offset = n_chains * n_h
             for k in range(n_chains):
                 update_layer(u[t, offset + k * n_v:offset + (k + 1) * n_v], v[k], a_v[k], alpha, gibbs, v_new[k])
-            n_incremental += propagate(a_h, v, v_new, W, hbias, max_v)
+            n_incremental += propagate(a_h, v, v_new, W, hbias)
             v[:, :] = v_new
         return n_incremental
 
@@ -121,7 +144,30 @@ def _compiled():
             out[k] = f
         return out
 
-    return sweeps, free_energy
+    @numba.njit(cache=True, nogil=True)
+    def draw(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental, full_every,
+             v_out, stats):  # pragma: no cover - compiled
+        v_start = v.copy()
+        h_start = h.copy()
+        n_incremental = sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental,
+                               full_every)
+        f = free_energy(v, a_h, vbias)
+        for k in range(v.shape[0]):
+            changed = 0
+            for i in range(v.shape[1]):
+                v_out[k, i] = v[k, i]
+                if v[k, i] != v_start[k, i]:
+                    changed += 1
+            h_changed = 0
+            for j in range(h.shape[1]):
+                if h[k, j] != h_start[k, j]:
+                    h_changed += 1
+            stats[k, 0] = f[k]
+            stats[k, 1] = changed
+            stats[k, 2] = h_changed
+        return n_incremental
+
+    return sweeps, free_energy, draw
 
 
 def available() -> bool:
@@ -183,9 +229,51 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
     n_incremental = compiled[0](
         u, v, h, a_h, a_v, W, W_T, np.asarray(params.vbias, dtype=np.float64),
         np.asarray(params.hbias, dtype=np.float64), float(alpha), bool(gibbs), valid, int(n_incremental),
-        incremental_fraction(), FULL_EVERY,
+        FULL_EVERY,
     )
     return v, h, a_h, a_v, n_incremental
+
+
+def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, params, W_T, n_sweeps: int, *,
+                  alpha: float = 1.0, gibbs: bool = False, n_incremental: int = 0, v_out, stats) -> int:
+    """:func:`carried_sweeps` on the caller's own arrays, with a draw's statistics (stochastic).
+
+    The step methods' per-draw call: the state arrays are updated in place
+    (no copies), and the free energy and the numbers of changed units are
+    computed in the same compiled call. The chain is :func:`carried_sweeps`'
+    for the same generator.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v, h, a_h, a_v : ndarray of shape (n_chains, n_visible / n_hidden), float64, C order
+        The state and its activations ``hbias + v·W`` and ``vbias + W·h``,
+        modified in place. ``a_v`` may hold anything when not ``a_v_valid``.
+    a_v_valid : bool
+    params : RBMTensors
+        ``W`` (C order), ``vbias`` and ``hbias`` as float64 arrays.
+    W_T : ndarray of shape (n_hidden, n_visible)
+        ``W.T`` in C order.
+    n_sweeps : int
+    alpha : float, default 1.0
+    gibbs : bool, default False
+    n_incremental : int, default 0
+    v_out : ndarray of shape (n_chains, n_visible)
+        Receives the final ``v`` in its own dtype.
+    stats : ndarray of shape (n_chains, 3), float64
+        Receives per chain ``F(v)``, the visible units and the hidden units
+        that differ from the state at the call.
+
+    Returns
+    -------
+    int
+        ``n_incremental`` after the sweeps.
+    """
+    u = rng.random((n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1])))
+    return _compiled()[2](
+        u, v, h, a_h, a_v, params.W, W_T, params.vbias, params.hbias, float(alpha), bool(gibbs), bool(a_v_valid),
+        int(n_incremental), FULL_EVERY, v_out, stats,
+    )
 
 
 def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:

@@ -116,7 +116,7 @@ from pymc_rbm.distribution import RBMRV, rbm_params_of
 from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
 from pymc_rbm.kernels import compiled as _compiled
 from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
-from pymc_rbm.kernels.compiled import carried_sweeps, free_energy_from_activation
+from pymc_rbm.kernels.compiled import draw_in_place
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
@@ -356,9 +356,9 @@ class RBMStep(BlockedStep):
         if W.shape[0] != self._shape[-1]:
             raise ValueError(f"W has {W.shape[0]} rows but the RBM variable has {self._shape[-1]} visible units")
         # C order: the incremental updates gather rows of W (per visible unit) and of W.T (per hidden unit)
-        params = RBMTensors(np.ascontiguousarray(W), vbias, hbias)
+        params = RBMTensors(*(np.ascontiguousarray(x, dtype=np.float64) for x in (W, vbias, hbias)))
         self.params = params
-        self.W_T = np.ascontiguousarray(W.T)
+        self.W_T = np.ascontiguousarray(params.W.T)
         self._full_h = lambda v: hidden_activation(v, params)
         self._full_v = lambda h: visible_activation(h, params)
 
@@ -444,7 +444,7 @@ class RBMStep(BlockedStep):
         WithSamplingState.sampling_state.fset(self, state)
         self._rest_cache = None
         vs = self.visible_state
-        self._v_left = None if vs is None else vs.astype(self._out_dtype)
+        self._v_left = None if vs is None else vs.astype(self._out_dtype).tobytes()
         if self._param_fn is not None and self.param_inputs is not None:
             self._set_params(*self._param_fn(*self.param_inputs), validate=False)
 
@@ -502,17 +502,19 @@ class RBMStep(BlockedStep):
 
         d = _Draw()
         refreshed = True
-        v_moved = self._v_left is None or bool((v_in != self._v_left).any())
+        # By value, as bytes of the variable's dtype (a point of another dtype counts as moved: refreshing is
+        # always exact)
+        v_moved = v_in.dtype != self._out_dtype or v_in.tobytes() != self._v_left
         if v_moved:
             self._rest_cache = None  # log L of the state this step left
         if params_changed or self.hidden_input is None or self.hidden_state is None:
-            d.v = v_in.astype(np.float64)
+            d.v = v_in.astype(np.float64, order="C")
             d.a_h = self._full_h(d.v)
             d.h = self._draw_hidden(d.a_h) if self.keeps_hidden else None
             d.a_v = None
             self.n_incremental = 0
         elif v_moved:
-            d.v = v_in.astype(np.float64)
+            d.v = v_in.astype(np.float64, order="C")
             d.a_h = self._full_h(d.v)
             if self.keeps_hidden:
                 d.h, d.a_v = self._draw_hidden(d.a_h), None
@@ -521,60 +523,66 @@ class RBMStep(BlockedStep):
         else:
             refreshed = False
             d.v, d.h, d.a_h, d.a_v = self.visible_state, self.hidden_state, self.hidden_input, self.visible_input
-        h_start = d.h
+        h_known = d.h is not None
         corrected = self._rest_fn is not None
-        if corrected:
-            d.v_int = v_in.astype(self._out_dtype)
-            d.log_rest = self._rest_current(point, d)
-            d.accept_sum = np.zeros(n)
-            d.accepted = np.zeros(n)
 
         if corrected or not self.compiled:
+            h_start = d.h
+            if corrected:
+                d.v_int = v_in.astype(self._out_dtype)
+                d.log_rest = self._rest_current(point, d)
+                d.accept_sum = np.zeros(n)
+                d.accepted = np.zeros(n)
             for _ in range(self.sweeps):
                 self._sweep(point, d, params, corrected)
-        else:  # the same chain in one compiled call (kernels/compiled.py)
-            d.v, d.h, d.a_h, d.a_v, self.n_incremental = carried_sweeps(
-                self.rng, d.v, d.h, d.a_h, d.a_v, params, self.sweeps, n_incremental=self.n_incremental,
-                W_T=self.W_T, **self._compiled_options(),
+            v_out = d.v.astype(self._out_dtype)
+            free_energy = -(d.v @ params.vbias) - softplus(d.a_h).sum(axis=-1)
+            n_changed = count_changes(v_out, v_in)
+            n_hidden_changed = count_changes(d.h, h_start) if h_known else self._all_hidden
+        else:  # the same chain in one compiled call, on the step's own arrays (kernels/compiled.py)
+            a_v_valid = d.a_v is not None and h_known
+            if not h_known:  # Gibbs after a refresh: its hidden update does not read h
+                d.h = np.zeros((n, self.n_hidden))
+            if not a_v_valid:
+                d.a_v = np.empty_like(d.v)
+            v_out = np.empty((n, self._shape[-1]), dtype=self._out_dtype)
+            draw_stats = np.empty((n, 3))
+            self.n_incremental = draw_in_place(
+                self.rng, d.v, d.h, d.a_h, d.a_v, a_v_valid, params, self.W_T, self.sweeps,
+                n_incremental=self.n_incremental, v_out=v_out, stats=draw_stats, **self._compiled_options(),
             )
+            free_energy, n_changed = draw_stats[:, 0], draw_stats[:, 1]
+            n_hidden_changed = draw_stats[:, 2] if h_known else self._all_hidden
 
-        v, h, a_h = d.v, d.h, d.a_h
-        self.visible_state, self.hidden_state, self.hidden_input, self.visible_input = v, h, a_h, d.a_v
-        v_out = v.astype(self._out_dtype)
-        self._v_left = v_out.copy()  # compared with the next incoming point; never handed out
+        self.visible_state, self.hidden_state, self.hidden_input, self.visible_input = d.v, d.h, d.a_h, d.a_v
+        self._v_left = v_out.tobytes()  # compared with the next incoming point
         if corrected:
             self._rest_cache = (self._rest_cache[0], d.log_rest)
             accept, accept_rate = d.accept_sum / self.sweeps, d.accepted / self.sweeps
         else:
             accept = accept_rate = self._ones
 
-        if self.compiled:
-            free_energy = free_energy_from_activation(v, a_h, params.vbias)
-        else:
-            free_energy = -(v @ params.vbias) - softplus(a_h).sum(axis=-1)
-        n_changed = count_changes(v_out, v_in)
-        n_hidden_changed = self._all_hidden if h_start is None else count_changes(h, h_start)
         batch = self._batch_shape
         if batch:
             stats = {
                 "free_energy": free_energy.reshape(batch),
-                "n_changed": n_changed.reshape(batch),
-                "n_hidden_changed": n_hidden_changed.reshape(batch),
+                "n_changed": n_changed.astype(np.int64).reshape(batch),
+                "n_hidden_changed": n_hidden_changed.astype(np.int64).reshape(batch),
                 "accept": accept.reshape(batch),
                 "accept_rate": accept_rate.reshape(batch),
                 "refreshed": refreshed,
             }
         else:
             stats = {
-                "free_energy": free_energy[0],
-                "n_changed": n_changed[0],
-                "n_hidden_changed": n_hidden_changed[0],
-                "accept": accept[0],
-                "accept_rate": accept_rate[0],
+                "free_energy": float(free_energy[0]),
+                "n_changed": int(n_changed[0]),
+                "n_hidden_changed": int(n_hidden_changed[0]),
+                "accept": float(accept[0]),
+                "accept_rate": float(accept_rate[0]),
                 "refreshed": refreshed,
             }
         if self.record_hidden:
-            stats["hidden"] = h.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
+            stats["hidden"] = d.h.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
 
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)

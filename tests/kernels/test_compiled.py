@@ -87,3 +87,40 @@ def test_free_energy_from_the_carried_activation():
         v = (np.random.default_rng(1).random((5, params.n_visible)) < 0.5).astype(float)
         got = free_energy_from_activation(v, hidden_activation(v, params), params.vbias)
         np.testing.assert_allclose(got, free_energy(v, params), rtol=1e-13, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, options", OPERATORS)
+@pytest.mark.parametrize("n_chains", [1, 3])
+def test_draw_in_place_is_the_same_chain_with_its_statistics(name, options, n_chains):
+    from pymc_rbm.energy import RBMTensors, free_energy
+    from pymc_rbm.kernels.compiled import draw_in_place
+
+    params = MODELS["random"]
+    tensors = RBMTensors(np.ascontiguousarray(params.W), params.vbias, params.hbias)
+    W_T = np.ascontiguousarray(params.W.T)
+    rng = np.random.default_rng(2)
+    state = init_state(rng, (rng.random((n_chains, params.n_visible)) < 0.5).astype(float), params)
+    ref = [state.v.copy(), state.h.copy(), hidden_activation(state.v, params), None, 0]
+    v, h, a_h = state.v.copy(), state.h.copy(), hidden_activation(state.v, params)
+    a_v, valid, n_incremental = np.empty_like(v), False, 0
+    r_ref, r_draw = np.random.default_rng(4), np.random.default_rng(4)
+    for block in (1, 2, 30, 1, 80):
+        v_start, h_start = v.copy(), h.copy()
+        ref = list(carried_sweeps(r_ref, *ref[:4], params, block, n_incremental=ref[4], **options))
+        v_out = np.empty(v.shape, dtype=np.int8)
+        stats = np.empty((n_chains, 3))
+        arrays = v, h, a_h, a_v
+        n_incremental = draw_in_place(r_draw, v, h, a_h, a_v, valid, tensors, W_T, block,
+                                      n_incremental=n_incremental, v_out=v_out, stats=stats, **options)
+        valid = True
+        assert all(x is y for x, y in zip((v, h, a_h, a_v), arrays))  # in place
+        np.testing.assert_array_equal(v, ref[0])
+        np.testing.assert_array_equal(h, ref[1])
+        assert n_incremental == ref[4]
+        np.testing.assert_array_equal(v_out, v)
+        np.testing.assert_allclose(stats[:, 0], free_energy(v, params), rtol=1e-12, atol=1e-10)
+        np.testing.assert_array_equal(stats[:, 1], (v != v_start).sum(axis=1))
+        np.testing.assert_array_equal(stats[:, 2], (h != h_start).sum(axis=1))
+    np.testing.assert_allclose(a_h, hidden_activation(v, params), atol=1e-9)
+    np.testing.assert_allclose(a_v, visible_activation(h, params), atol=1e-9)
+    assert r_ref.random() == r_draw.random()
