@@ -132,16 +132,28 @@ def _compiled():
 
     @numba.njit(cache=True, nogil=True)
     def free_energy(v, a_h, vbias):  # pragma: no cover - compiled
+        """``-v·vbias - Σ_j softplus(a_h)_j`` per chain, with one ``log`` per 512 hidden units.
+
+        ``softplus(x) = max(x, 0) + log(1 + exp(-|x|))`` and the factors
+        ``1 + exp(-|x|)`` lie in [1, 2], so up to 512 of them multiply without
+        overflow and their product's log replaces 512 ``log1p`` calls; the
+        product's relative rounding error (~512 ulp) is a few 1e-14 in ``F``.
+        """
         n_chains = v.shape[0]
         out = np.empty(n_chains)
         for k in range(n_chains):
             f = 0.0
             for i in range(v.shape[1]):
                 f -= v[k, i] * vbias[i]
+            prod = 1.0
             for j in range(a_h.shape[1]):
                 x = a_h[k, j]
-                f -= max(x, 0.0) + np.log1p(np.exp(-abs(x)))  # softplus, stable for any |x|
-            out[k] = f
+                f -= max(x, 0.0)
+                prod *= 1.0 + np.exp(-abs(x))
+                if (j & 511) == 511:
+                    f -= np.log(prod)
+                    prod = 1.0
+            out[k] = f - np.log(prod)
         return out
 
     @numba.njit(cache=True, nogil=True)

@@ -86,7 +86,7 @@ def test_free_energy_from_the_carried_activation():
     for params in MODELS.values():
         v = (np.random.default_rng(1).random((5, params.n_visible)) < 0.5).astype(float)
         got = free_energy_from_activation(v, hidden_activation(v, params), params.vbias)
-        np.testing.assert_allclose(got, free_energy(v, params), rtol=1e-13, atol=1e-12)
+        np.testing.assert_allclose(got, free_energy(v, params), rtol=1e-13, atol=1e-11)
 
 
 @pytest.mark.parametrize("name, options", OPERATORS)
@@ -124,3 +124,16 @@ def test_draw_in_place_is_the_same_chain_with_its_statistics(name, options, n_ch
     np.testing.assert_allclose(a_h, hidden_activation(v, params), atol=1e-9)
     np.testing.assert_allclose(a_v, visible_activation(h, params), atol=1e-9)
     assert r_ref.random() == r_draw.random()
+
+
+def test_free_energy_over_many_hidden_units_and_extreme_activations():
+    """The product of ``1 + exp(-|x|)`` factors is logged every 512 units: no overflow, no lost precision."""
+    from pymc_rbm.energy import free_energy
+    from pymc_rbm.kernels.compiled import free_energy_from_activation
+
+    rng = np.random.default_rng(3)
+    for n_hidden, scale in [(511, 1.0), (512, 0.0), (513, 0.0), (2000, 0.05), (1500, 40.0)]:
+        params = RBMParams.random(30, n_hidden, scale=scale, rng=rng)
+        v = (rng.random((3, 30)) < 0.5).astype(float)
+        got = free_energy_from_activation(v, hidden_activation(v, params), params.vbias)
+        np.testing.assert_allclose(got, free_energy(v, params), rtol=1e-13)
