@@ -540,7 +540,21 @@ def log_partition_tap(
         ``stderr`` 0; ``diagnostics`` has ``iterations``, ``residual`` and
         ``converged`` of the chosen fixed point, ``n_starts``, ``n_converged``,
         ``n_distinct_fixed_points``, ``values`` (``-Γ`` of every start),
-        ``order`` and the chosen ``m_v``, ``m_h``.
+        ``order``, the chosen ``m_v``, ``m_h``, and ``terms``: the expansion
+        at the chosen point split by order (``mean_field``, the order-1
+        value; ``second_order``, the Onsager term; ``third_order``), which
+        sum to ``log_z``. A second-order term of many nats says the
+        expansion is outside its range (see Notes).
+
+    Notes
+    -----
+    TAP is not a bound. On the MNIST model mnist_h10 (rms weight 1, each
+    hidden unit coupled to 784 visible units) every start, data rows
+    included, reaches the same minimum of the order-2 ``Γ``: 233.22 against
+    the exact 226.11. There 60 % of the hidden units are half on, the
+    Onsager term contributes +67.5 nats and the order-1 value at that point
+    is 165.8 (the naive mean-field optimum is 225.5): the expansion is used
+    far outside its range. ``order=3`` gives 227.74 there.
 
     Examples
     --------
@@ -565,8 +579,13 @@ def log_partition_tap(
         adaptive=adaptive,
         rng=rng,
     )
+    p = params.astype(np.float64)
+    by_order = [float(tap_free_energy(p, sol.m_v[best], sol.m_h[best], order=k)) for k in range(1, order + 1)]
+    terms = {"mean_field": by_order[0], "second_order": by_order[1] - by_order[0]}
+    if order == 3:
+        terms["third_order"] = by_order[2] - by_order[1]
     return LogPartitionEstimate(
-        log_z=float(sol.neg_gibbs[best]), method="tap", diagnostics=_diagnostics(sol, best, order=order)
+        log_z=float(sol.neg_gibbs[best]), method="tap", diagnostics=_diagnostics(sol, best, order=order, terms=terms)
     )
 
 
