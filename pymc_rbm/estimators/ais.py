@@ -40,6 +40,7 @@ from pymc_rbm.estimators._tempering import (  # the path's public names stay imp
 )
 from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.gibbs import _bernoulli
+from pymc_rbm.kernels.state import sigmoid_
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
 
@@ -100,12 +101,24 @@ class Annealed(NamedTuple):
 def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: _Progress, record=()) -> Annealed:
     """Run AIS along ``betas`` from states ``v0`` drawn from ``p_{betas[0]}`` (one target model).
 
-    The log weights are ``Σ_k log f_k(x_k) - log f_{k-1}(x_k)`` (float64). The
-    transition after each weight update is at the new β (Salakhutdinov &
-    Murray's order); none follows the last. This is :meth:`AnnealingPath.log_f`
-    and :meth:`AnnealingPath.sweep` at a shared β, unrolled so that each step
-    costs two matrix products and reuses the activations ``a = hbias + v·W``
-    for the weight and the hidden draw.
+    The log weights are ``Σ_k log f_k(x_k) - log f_{k-1}(x_k)``, accumulated
+    in float64. The transition after each weight update is at the new β
+    (Salakhutdinov & Murray's order); none follows the last. This is
+    :meth:`AnnealingPath.log_f` and :meth:`AnnealingPath.sweep` at a shared β,
+    unrolled so that each step costs two matrix products and reuses the
+    activations ``a = hbias + v·W`` for the weight and the hidden draw.
+
+    The hidden part of a weight increment is computed as an increment, not
+    as a difference of two softplus sums: with ``σ = sigmoid(β_{k-1} a)`` and
+    ``δ = (β_k - β_{k-1}) a``,
+
+        softplus(β_k a) - softplus(β_{k-1} a) = log1p(σ · expm1(δ)),
+
+    accurate to a few ulp *of the increment* (which is of order ``δ``), so it
+    can be computed in the sampling dtype; and ``sigmoid(β_k a) = (σ + t) /
+    (1 + t)`` with ``t = σ · expm1(δ)`` gives the hidden draw's probabilities
+    without another ``exp``. Chains where that overflows (``|δ|`` beyond the
+    dtype's ``exp`` range) are recomputed from softplus sums in float64.
     """
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
@@ -113,36 +126,43 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     W, WT, hbias = path.W, path.WT, path.hbias
     b_a = path.vbiases[0]
     d = path.vbiases[1] - b_a  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
-    f64 = dt == np.float64
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
     a = v @ W
     a += hbias
-    a64 = a if f64 else a.astype(np.float64)  # weights in float64 from the (rounded) activations
     dv = (v @ d).astype(np.float64)
     log_w = np.zeros(n)
-    sp_prev = _softplus_sum(betas[0] * a64)
+    sig = sigmoid_(a * dt.type(betas[0]))  # sigmoid(β a) of the current state at the current β
     K = betas.size - 1
     slot = {int(k): i for i, k in enumerate(record)}
     trace = np.zeros((len(slot), n))
     for k in range(1, K + 1):
-        beta = float(betas[k])
-        z64 = a64 * beta
-        log_w += (beta - betas[k - 1]) * dv
+        beta, step = float(betas[k]), float(betas[k] - betas[k - 1])
+        log_w += step * dv
+        t = a * dt.type(step)
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.expm1(t, out=t)
+            t *= sig
+            sig += t  # sigmoid(β_k a) = (σ + t) / (1 + t)
+            inc = np.log1p(t).sum(axis=-1, dtype=np.float64)
+            t += 1.0
+            sig /= t
+        bad = ~np.isfinite(inc)
+        if bad.any():  # exp overflowed: the two softplus sums in float64 (rare; extreme |δ|)
+            a64 = a[bad].astype(np.float64)
+            inc[bad] = _softplus_sum(a64 * beta) - _softplus_sum(a64 * float(betas[k - 1]))
+            sig[bad] = sigmoid_(a[bad] * dt.type(beta))
+        log_w += inc
         if k < K:
-            z = z64.copy() if f64 else z64.astype(dt)
-            log_w += _softplus_sum(z64) - sp_prev
-            h = _bernoulli(rng, z, dt)  # h ~ p_k(h | v)
-            logit = (h * dt.type(beta)) @ WT
+            h = (rng.random(sig.shape) < sig).astype(dt)  # h ~ p_k(h | v)
+            h *= dt.type(beta)
+            logit = h @ WT
             logit += b_a + beta * d
             v = _bernoulli(rng, logit, dt) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
             a = v @ W
             a += hbias
-            a64 = a if f64 else a.astype(np.float64)
             dv = (v @ d).astype(np.float64)
-            sp_prev = _softplus_sum(a64 * beta)
-        else:
-            log_w += _softplus_sum(z64) - sp_prev
+            sig = sigmoid_(a * dt.type(beta))
         if k in slot:
             trace[slot[k]] = log_w
         bar.advance()

@@ -393,3 +393,23 @@ def test_new_options_validate():
     ]:
         with pytest.raises(ValueError, match=msg):
             ais(p, rng=0, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [0.5, 40.0])  # 40: |δ| beyond float32's exp range, the float64 fallback
+def test_weight_increments_equal_the_difference_of_log_f(dtype, scale):
+    """A schedule 0 -> 1 (one increment, no transition) against AnnealingPath.log_f; float32 to its rounding."""
+    from pymc_rbm._runtime import Progress
+    from pymc_rbm.estimators._tempering import AnnealingPath
+    from pymc_rbm.estimators.ais import _anneal
+
+    params = RBMParams.random(15, 9, scale=scale, rng=3)
+    path = AnnealingPath(params, np.zeros(15), dtype=dtype)
+    v0 = path.sample_base(np.random.default_rng(0), 6)
+    with np.errstate(invalid="raise", divide="raise"):  # no NaN on the way
+        got = _anneal(path, np.random.default_rng(1), v0, np.array([0.0, 1.0]), 0.0, Progress(1, "", False)).log_w
+    v, a, vb = path.start(v0.astype(np.float64))
+    want = path.log_f(a, vb, path.coefficients(1.0)) - path.log_f(a, vb, path.coefficients(0.0))
+    # float32: a few ulp of each of the 9 hidden terms, each of order |a| (about 1 at scale 0.5)
+    tol = 1e-12 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * params.n_hidden)
