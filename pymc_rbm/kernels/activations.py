@@ -54,40 +54,10 @@ def _numba_kernels():
     (:mod:`pymc_rbm.kernels.compiled`) call too.
     """
     try:
-        import numba
+        from pymc_rbm.kernels import _numba
     except ImportError:  # pragma: no cover - numba comes with PyTensor
         return None
-
-    @numba.njit(cache=True, nogil=True)
-    def add_changed_rows_(a, old, new, M, max_changes):  # pragma: no cover - compiled
-        """``a += (new - old) @ M`` in place over the changed units; their number, or -1 (``a`` untouched)
-        when more than ``max_changes`` changed."""
-        n_chains, n = old.shape
-        total = 0
-        for k in range(n_chains):
-            for i in range(n):
-                if old[k, i] != new[k, i]:
-                    total += 1
-        if total > max_changes:
-            return -1
-        m = M.shape[1]
-        for k in range(n_chains):
-            for i in range(n):
-                d = new[k, i] - old[k, i]
-                if d != 0.0:
-                    for j in range(m):
-                        a[k, j] += d * M[i, j]
-        return total
-
-    @numba.njit(cache=True, nogil=True)
-    def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compiled
-        out = a.copy()
-        total = add_changed_rows_(out, old, new, M, max_changes)
-        if total <= 0:
-            return a, total == 0
-        return out, True
-
-    return add_changed_rows_, add_changed_rows
+    return _numba.add_changed_rows_, _numba.add_changed_rows
 
 
 @functools.cache
