@@ -71,6 +71,7 @@ from scipy.special import logsumexp
 
 from pymc_rbm._runtime import Progress as _Progress
 from pymc_rbm._runtime import blas_threads
+from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY, propagate_activation
 from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.operators import operator_alpha as _operator_alpha
@@ -304,8 +305,9 @@ class AnnealingPath:
         self.hidden_sizes = np.array([m.n_hidden for m in models])
         self.n_hidden = int(self.hidden_sizes.sum())
         self.base_vbias = b
-        #: (nv, H) couplings of all models side by side, and (H,) hidden biases
-        self.W = np.concatenate([m.W for m in models], axis=1).astype(self.dtype)
+        #: (nv, H) couplings of all models side by side (C-contiguous: its rows are added to carried
+        #: activations), and (H,) hidden biases
+        self.W = np.ascontiguousarray(np.concatenate([m.W for m in models], axis=1), dtype=self.dtype)
         self.WT = np.ascontiguousarray(self.W.T)
         self.hbias = np.concatenate([m.hbias for m in models]).astype(self.dtype)
         #: (1 + M, nv) visible biases of the base and of each model
@@ -382,9 +384,16 @@ class AnnealingPath:
     def start(self, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(v, a, vb)`` for states ``v``: activations ``a = hbias + v·W`` (n, H), ``vb = v·vbiasesᵀ`` (n, 1+M)."""
         v = np.asarray(v, dtype=self.dtype)
+        return v, self.hidden_activation(v), self._visible_terms(v)
+
+    def hidden_activation(self, v: np.ndarray) -> np.ndarray:
+        """``hbias + v·W`` of states ``v`` (n, n_visible) in the sampling dtype, by one matrix product."""
         a = v @ self.W
         a += self.hbias
-        return v, a, np.asarray(v, dtype=np.float64) @ self._vb64.T
+        return a
+
+    def _visible_terms(self, v: np.ndarray) -> np.ndarray:
+        return np.asarray(v, dtype=np.float64) @ self._vb64.T
 
     def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` exact draws of ``v`` from the base-rate model (stochastic)."""
@@ -400,7 +409,9 @@ class AnnealingPath:
         c = np.atleast_2d(np.asarray(coef, dtype=self.dtype))
         return c @ self.vbiases + (h * self._hidden_scale(c)) @ self.WT
 
-    def sweep(self, rng: np.random.Generator, v: np.ndarray, a: np.ndarray, coef, alpha: float = 0.0):
+    def sweep(
+        self, rng: np.random.Generator, v: np.ndarray, a: np.ndarray, coef, alpha: float = 0.0, *, refresh: bool = True
+    ):
         """One transition that leaves ``p_λ(v)`` invariant (stochastic).
 
         Draws ``h ~ p_λ(h | v)``, then updates ``v`` given ``h``: a Gibbs draw
@@ -417,6 +428,15 @@ class AnnealingPath:
         coef : array_like of shape (1 + M,) or (n, 1 + M)
             One point for all chains or one per chain.
         alpha : float in [0, 1], default 0
+        refresh : bool, default True
+            Recompute the new activations by one matrix product. With
+            ``False`` they are ``a`` updated by the rows of ``W`` of the
+            visible units that changed
+            (:func:`~pymc_rbm.kernels.activations.propagate_activation`, the
+            full product when more than
+            :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed);
+            callers that carry activations pass ``False`` and refresh every
+            :data:`~pymc_rbm.kernels.activations.FULL_EVERY` sweeps.
 
         Returns
         -------
@@ -424,8 +444,11 @@ class AnnealingPath:
         """
         h = _bernoulli(rng, self.hidden_logits(a, coef), self.dtype)
         logit = self.visible_logits(h, coef)
-        v = _bernoulli(rng, logit, self.dtype) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
-        return self.start(v)
+        v_new = _bernoulli(rng, logit, self.dtype) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
+        a, _ = propagate_activation(
+            a, v, v_new, self.W, self.hidden_activation, force_full=refresh, max_fraction=BATCH_FRACTION
+        )
+        return v_new, a, self._visible_terms(v_new)
 
     # --------------------------------------------------------------- density
     def log_f(self, a: np.ndarray, vb: np.ndarray, coef) -> np.ndarray:
@@ -528,7 +551,7 @@ def pilot_run(path: AnnealingPath, rng, grid, n_chains: int, alpha: float = 0.0,
         sd[g - 1] = inc.std()
         log_w += inc
         log_z[g] = path.log_z_base + log_mean_exp(log_w)
-        v, a, vb = path.sweep(rng, v, a, grid[g], alpha)
+        v, a, vb = path.sweep(rng, v, a, grid[g], alpha, refresh=g % FULL_EVERY == 0)
         lf_prev = path.log_f(a, vb, grid[g])
         here = stop == g
         states[here] = v[here]

@@ -38,6 +38,7 @@ from pymc_rbm.estimators._tempering import (  # the path's public names stay imp
     pilot_run,
     thermodynamic_length,
 )
+from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY, propagate_activation
 from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.state import sigmoid_
@@ -105,8 +106,16 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     in float64. The transition after each weight update is at the new β
     (Salakhutdinov & Murray's order); none follows the last. This is
     :meth:`AnnealingPath.log_f` and :meth:`AnnealingPath.sweep` at a shared β,
-    unrolled so that each step costs two matrix products and reuses the
-    activations ``a = hbias + v·W`` for the weight and the hidden draw.
+    unrolled so that the activations ``a = hbias + v·W`` serve both the
+    weight and the hidden draw. They are carried from step to step and
+    updated by the rows of ``W`` of the visible units that changed
+    (:func:`~pymc_rbm.kernels.activations.propagate_activation`, the step
+    methods' update): near ``β = 1`` a step changes 1-5 % of the visible
+    units of a trained MNIST model, and the update costs a fifth to a tenth
+    of the product. When more than
+    :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed, and every
+    :data:`~pymc_rbm.kernels.activations.FULL_EVERY` updates, they are
+    recomputed in full. A step then costs one matrix product (``h·Wᵀ``).
 
     The hidden part of a weight increment is computed as an increment, not
     as a difference of two softplus sums: with ``σ = sigmoid(β_{k-1} a)`` and
@@ -123,13 +132,13 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
     dt = path.dtype
-    W, WT, hbias = path.W, path.WT, path.hbias
+    W, WT = path.W, path.WT
     b_a = path.vbiases[0]
     d = path.vbiases[1] - b_a  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
-    a = v @ W
-    a += hbias
+    a = path.hidden_activation(v)
+    n_incremental = 0
     dv = (v @ d).astype(np.float64)
     log_w = np.zeros(n)
     sig = sigmoid_(a * dt.type(betas[0]))  # sigmoid(β a) of the current state at the current β
@@ -158,9 +167,13 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
             h *= dt.type(beta)
             logit = h @ WT
             logit += b_a + beta * d
-            v = _bernoulli(rng, logit, dt) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
-            a = v @ W
-            a += hbias
+            v_new = _bernoulli(rng, logit, dt) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
+            a, incremental = propagate_activation(
+                a, v, v_new, W, path.hidden_activation, force_full=n_incremental >= FULL_EVERY,
+                max_fraction=BATCH_FRACTION,
+            )
+            n_incremental = n_incremental + 1 if incremental else 0
+            v = v_new
             dv = (v @ d).astype(np.float64)
             sig = sigmoid_(a * dt.type(beta))
         if k in slot:

@@ -113,6 +113,7 @@ from pymc_rbm.estimators._tempering import (
     pilot_run,
     thermodynamic_length,
 )
+from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.params import RBMParams
 
 __all__ = ["rts", "check_ladder", "Ladder", "build_ladder", "rts_round"]
@@ -311,8 +312,9 @@ def rts_round(path: AnnealingPath, rng, v, k, coefs, log_zhat, n_sweeps: int, al
     n, K = v.shape[0], coefs.shape[0]
     c_sum = np.zeros((n, K))
     visits = np.zeros(K, dtype=np.int64)
-    for _ in range(n_sweeps):
-        v, a, vb = path.sweep(rng, v, a, coefs[k], alpha)  # x | β leaves q(x | β) invariant
+    for t in range(1, n_sweeps + 1):
+        # x | β leaves q(x | β) invariant; activations carried, refreshed every FULL_EVERY sweeps
+        v, a, vb = path.sweep(rng, v, a, coefs[k], alpha, refresh=t % FULL_EVERY == 0)
         log_q = path.log_f_ladder(a, vb, coefs) - log_zhat  # log f_k(x) r_k / Ẑ_k, r uniform
         log_q -= logsumexp(log_q, axis=1, keepdims=True)
         q = np.exp(log_q)

@@ -74,6 +74,7 @@ from pymc_rbm.estimators._tempering import (
     path_and_operator,
 )
 from pymc_rbm.estimators.rts import build_ladder, check_ladder
+from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
 
@@ -292,7 +293,8 @@ def sams(
         visits = np.zeros((n_runs, m))
         accepted = proposed = 0
         for t in range(1, n_sweeps + 1):
-            v, a, vb = path.sweep(rng, v, a, coefs[labels], alpha)  # 1. X_t ~ ψ_{L_{t-1}}
+            # 1. X_t ~ ψ_{L_{t-1}} (activations carried, refreshed every FULL_EVERY sweeps)
+            v, a, vb = path.sweep(rng, v, a, coefs[labels], alpha, refresh=t % FULL_EVERY == 0)
             nb, gam = _neighbours(labels, m)
             if rao_blackwell == "global":
                 lf_all = path.log_f_ladder(a, vb, coefs)

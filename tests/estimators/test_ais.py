@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import _brute
 import numpy as np
 import pytest
@@ -413,3 +415,63 @@ def test_weight_increments_equal_the_difference_of_log_f(dtype, scale):
     # float32: a few ulp of each of the 9 hidden terms, each of order |a| (about 1 at scale 0.5)
     tol = 1e-12 if dtype == np.float64 else 1e-6
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * params.n_hidden)
+
+
+# ------------------------------------------------------ carried activations
+def _counting_propagate(monkeypatch, module):
+    """Wrap ``module.propagate_activation`` to count its incremental updates."""
+    counts = {"incremental": 0, "calls": 0}
+    inner = module.propagate_activation
+
+    def wrapped(*args, **kwargs):
+        out, incremental = inner(*args, **kwargs)
+        counts["calls"] += 1
+        counts["incremental"] += incremental
+        return out, incremental
+
+    monkeypatch.setattr(module, "propagate_activation", wrapped)
+    return counts
+
+
+def test_carried_activations_are_the_same_chain_as_recomputed_ones(monkeypatch):
+    """AIS's activations updated by the changed rows give the run of full products, draw for draw."""
+    ais_module = importlib.import_module("pymc_rbm.estimators.ais")  # the attribute is the function
+
+    p = _model(40, 12, 3.0)  # strong couplings: few visible units change near β = 1
+    runs = []
+    for full_every in (ais_module.FULL_EVERY, 0):  # 0: every step recomputed by the full product
+        monkeypatch.setattr(ais_module, "FULL_EVERY", full_every)
+        counts = _counting_propagate(monkeypatch, ais_module)
+        runs.append(ais(p, n_chains=30, schedule=400, rng=3))
+        monkeypatch.undo()
+        assert counts["calls"] == 399
+        if full_every:
+            assert counts["incremental"] > 100  # the carried update was used, not the fallback
+        else:
+            assert counts["incremental"] == 0
+    carried, recomputed = runs
+    np.testing.assert_array_equal(carried.diagnostics["samples"], recomputed.diagnostics["samples"])
+    np.testing.assert_allclose(carried.diagnostics["log_weights"], recomputed.diagnostics["log_weights"], rtol=1e-12)
+    assert abs(carried.log_z - log_partition_exact(p).log_z) < 4 * carried.stderr + 0.05
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_path_sweep_carries_activations(dtype):
+    """``sweep(refresh=False)`` is the chain of ``refresh=True`` with activations equal to the full product."""
+    p = _model(30, 10, 2.5)
+    path = AnnealingPath(p, base_rate_vbias(p), dtype=dtype)
+    assert path.W.flags.c_contiguous  # its rows are added to the activations
+    coef = path.coefficients(np.linspace(0.6, 1.0, 25))  # one β per chain
+    chains = []
+    for refresh in (True, False):
+        rng = np.random.default_rng(8)
+        v, a, vb = path.start(path.sample_base(rng, 25))
+        for _ in range(50):
+            v, a, vb = path.sweep(rng, v, a, coef, refresh=refresh)
+        chains.append((v, a, vb))
+    (v1, a1, vb1), (v2, a2, vb2) = chains
+    np.testing.assert_array_equal(v1, v2)
+    np.testing.assert_array_equal(vb1, vb2)
+    tol = 1e-12 if dtype == np.float64 else 2e-4
+    np.testing.assert_allclose(a2, path.hidden_activation(v2), rtol=0, atol=tol)
+    np.testing.assert_allclose(a1, path.hidden_activation(v1), rtol=0, atol=0)
