@@ -25,6 +25,11 @@ def blas_threads(n_rows: int, n_visible: int, n_hidden: int):
     """
     if n_rows * n_visible * n_hidden >= SMALL_PRODUCT:
         return contextlib.nullcontext()
+    return single_blas_thread()
+
+
+def single_blas_thread():
+    """A context that keeps BLAS on one thread (for code that runs its own threads)."""
     try:
         from threadpoolctl import threadpool_limits  # a dependency of PyMC
     except ImportError:  # pragma: no cover

@@ -475,3 +475,43 @@ def test_path_sweep_carries_activations(dtype):
     tol = 1e-12 if dtype == np.float64 else 2e-4
     np.testing.assert_allclose(a2, path.hidden_activation(v2), rtol=0, atol=tol)
     np.testing.assert_allclose(a1, path.hidden_activation(v1), rtol=0, atol=0)
+
+
+def test_threads_run_groups_of_chains_with_spawned_generators():
+    """``n_jobs`` groups: each the serial annealing of its chains on its own spawned generator, in chain order."""
+    from pymc_rbm.estimators.ais import _anneal_in_threads
+
+    p = _model(15, 6, 1.5)
+    path = AnnealingPath(p, base_rate_vbias(p))
+    v0 = path.sample_base(np.random.default_rng(0), 31)
+    betas = np.linspace(0.0, 1.0, 101)
+    quiet = _Progress(0, "", False)
+    threaded = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, 0.0, quiet, record=[50, 100], n_jobs=3)
+    kids = np.random.default_rng(7).spawn(3)
+    parts = [
+        _anneal(path, kids[i], v0[g], betas, 0.0, quiet, record=[50, 100])
+        for i, g in enumerate(np.array_split(np.arange(31), 3))
+    ]
+    np.testing.assert_array_equal(threaded.log_w, np.concatenate([r.log_w for r in parts]))
+    np.testing.assert_array_equal(threaded.v, np.concatenate([r.v for r in parts]))
+    np.testing.assert_array_equal(threaded.trace, np.concatenate([r.trace for r in parts], axis=1))
+    # one job is the serial run on the generator itself
+    serial = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, 0.0, quiet, n_jobs=1)
+    np.testing.assert_array_equal(serial.log_w, _anneal(path, np.random.default_rng(7), v0, betas, 0.0, quiet).log_w)
+
+
+def test_ais_in_threads_matches_exact_and_repeats():
+    p = _model(20, 8, 1.0)
+    exact = log_partition_exact(p).log_z
+    a = ais(p, n_chains=60, schedule=1000, rng=4, n_jobs=2)
+    b = ais(p, n_chains=60, schedule=1000, rng=4, n_jobs=2)
+    np.testing.assert_array_equal(a.diagnostics["log_weights"], b.diagnostics["log_weights"])
+    assert a.diagnostics["log_weights"].shape == (60,)
+    assert abs(a.log_z - exact) < 4 * a.stderr + 0.01
+    assert ais(p, n_chains=3, schedule=50, rng=4, n_jobs=8).diagnostics["log_weights"].shape == (3,)
+    rev = reverse_ais(p, sample_visible_exact(p, 60, rng=1), schedule=1000, rng=5, n_jobs=2)
+    assert abs(rev.log_z - exact) < 4 * rev.stderr + 0.01
+    for fn, args in [(ais, (p,)), (reverse_ais, (p, np.zeros((2, 20))))]:
+        for bad in (0, 1.5):
+            with pytest.raises(ValueError, match="n_jobs"):
+                fn(*args, n_jobs=bad, rng=0)
