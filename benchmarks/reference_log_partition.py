@@ -7,14 +7,16 @@ model:
 
 1. **forward AIS** (:func:`pymc_rbm.estimators.ais`): ``--chains`` chains,
    Salakhutdinov & Murray's schedule shape stretched to ``--steps`` steps,
-   float64, block Gibbs, the base-rate model fitted to the binarized MNIST
-   training set. In expectation a *lower* bound of log Z (Jensen).
+   ``--dtype`` arithmetic (float64 by default; log weights are always
+   float64) in ``--jobs`` threads, block Gibbs, the base-rate model fitted
+   to the binarized MNIST training set. In expectation a *lower* bound of
+   log Z (Jensen).
 2. **reverse AIS from the model** (:func:`pymc_rbm.estimators.reverse_ais`)
    started from the final states of run 1, which are approximate draws from
    the model, back down the same schedule. With exact draws this is in
    expectation an *upper* bound of log Z; the two runs bracket log Z, and
    agreement within their errors is the two-sided check.
-3. **RAISE from the test data** (reverse AIS started from ``--chains`` rows of
+3. **RAISE from the test data** (reverse AIS started from ``--raise-rows`` rows of
    the binarized MNIST test set, Burda et al. 2015): a conservative (lower)
    estimate of the mean test log-likelihood of those rows, to set beside the
    optimistic one ``-F(v) - log Ẑ`` that the forward run gives.
@@ -70,16 +72,19 @@ def _summary(est) -> dict:
     }
 
 
-def reference(name: str, train, test, *, steps: int, chains: int, seed: int) -> dict:
+def reference(
+    name: str, train, test, *, steps: int, chains: int, seed: int, dtype="float64", jobs: int = 1, raise_rows=None
+) -> dict:
     """The three runs for one model; returns the JSON record."""
     params = RBMParams.load(SHARED_DATA / "rbm_models" / f"{name}.npz")
     schedule = default_schedule(steps)
     rng = np.random.default_rng(seed)
     load = os.getloadavg()
-    fwd = ais(params, n_chains=chains, schedule=schedule, data=train, rng=rng)
-    rev = reverse_ais(params, fwd.diagnostics["samples"], n_chains=None, schedule=schedule, base_data=train, rng=rng)
-    rows = rng.choice(test.shape[0], size=chains, replace=False)
-    rai = reverse_ais(params, test[rows], n_chains=None, schedule=schedule, base_data=train, rng=rng)
+    opts = {"schedule": schedule, "dtype": np.dtype(dtype), "n_jobs": jobs}
+    fwd = ais(params, n_chains=chains, data=train, rng=rng, **opts)
+    rev = reverse_ais(params, fwd.diagnostics["samples"], n_chains=None, base_data=train, rng=rng, **opts)
+    rows = rng.choice(test.shape[0], size=chains if raise_rows is None else raise_rows, replace=False)
+    rai = reverse_ais(params, test[rows], n_chains=None, base_data=train, rng=rng, **opts)
     optimistic = float(np.mean(-free_energy(test[rows], params)) - fwd.log_z)
     rec = {
         "log_z": round(fwd.log_z, 4),
@@ -109,6 +114,9 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=50000, help="annealing steps (default 50000)")
     ap.add_argument("--chains", type=int, default=100, help="chains per run (default 100)")
     ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="sampling arithmetic")
+    ap.add_argument("--jobs", type=int, default=1, help="threads of each AIS run (ais(n_jobs=...))")
+    ap.add_argument("--raise-rows", type=int, default=None, help="test rows of the RAISE run (default: --chains)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
 
@@ -118,13 +126,16 @@ def main(argv=None):
     out = {
         "description": (
             "Reference log Z of the MNIST RBMs of seed 004 (../shared/data/rbm_models), natural log. "
-            "log_z/stderr: forward AIS (Salakhutdinov & Murray's schedule shape, float64, block Gibbs, base rate "
+            "log_z/stderr: forward AIS (Salakhutdinov & Murray's schedule shape, block Gibbs, base rate "
             "from the binarized MNIST training set). reverse_ais_from_model: reverse AIS started from the forward "
             "run's final states (upper side of the bracket). raise_from_test_data: RAISE lower estimate of the "
-            "test log-likelihood beside the forward run's optimistic one."
+            "test log-likelihood beside the forward run's optimistic one. Each model's settings (steps, chains, "
+            "dtype, threads, seed) and command are in its record."
         ),
         "command": "nice -n 10 python benchmarks/reference_log_partition.py "
-        + f"--steps {args.steps} --chains {args.chains} --seed {args.seed} --models {' '.join(args.models)}",
+        + f"--steps {args.steps} --chains {args.chains} --seed {args.seed} --dtype {args.dtype} --jobs {args.jobs} "
+        + (f"--raise-rows {args.raise_rows} " if args.raise_rows is not None else "")
+        + f"--models {' '.join(args.models)}",
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "numpy": np.__version__,
         "python": platform.python_version(),
@@ -137,8 +148,14 @@ def main(argv=None):
             pass
     for name in args.models:
         t0 = time.perf_counter()
-        rec = reference(name, train, test, steps=args.steps, chains=args.chains, seed=args.seed)
-        rec["settings"] = {"steps": args.steps, "chains": args.chains, "seed": args.seed}
+        rec = reference(
+            name, train, test, steps=args.steps, chains=args.chains, seed=args.seed, dtype=args.dtype, jobs=args.jobs,
+            raise_rows=args.raise_rows,
+        )
+        rec["settings"] = {
+            "steps": args.steps, "chains": args.chains, "seed": args.seed, "dtype": args.dtype, "jobs": args.jobs,
+        }
+        rec["command"] = out["command"]
         rec["total_seconds"] = round(time.perf_counter() - t0, 1)
         out["models"][name] = rec
         args.out.write_text(json.dumps(out, indent=2) + "\n")

@@ -384,20 +384,19 @@ def ais(
     (12500) and 1.57 at 1. The large share at ``0.9-0.98`` is not the
     discretisation of the path (the pilot's thermodynamic length predicts
     0.0003 there) but the chains lagging behind it: the model's modes form
-    there and Gibbs chains redistribute between them slowly. It falls only
-    about like the inverse of the steps spent there (the ``"adaptive"``
-    schedule spent 1160 steps there and added 4.5), is about the same with
-    the flip-the-state operator (1.31 at 0.98, 1.51 at 1), and was not
-    reduced by resampling the chains (annealed SMC; tried and left out). More chains in float32 help
-    only slowly: ``n_chains=200, dtype=np.float32`` gave 460.66 ± 0.15
-    (effective sample size 37 of 200) in 123 s on a machine loaded 7.6 on
-    2 cores. So AIS reaches 0.1 nats on h500 only with runs of many minutes
-    (the reference run of ``benchmarks/reference_log_partition.py``); the
-    docs page on estimators has the numbers. The
-    ``"adaptive"`` schedule cut the standard error threefold on random RBMs
-    without such a slow region (12 × 6, weight scale 1.5), but on the MNIST
-    models Salakhutdinov & Murray's schedule, dense near ``β = 1``, is better
-    (h20: 0.053 against 0.077).
+    there and Gibbs chains redistribute between them slowly. It is about
+    the same with the flip-the-state operator (1.31 at 0.98, 1.51 at 1) and
+    was not reduced by resampling the chains (annealed SMC; tried and left
+    out), but it falls with longer schedules, about like ``steps**-0.8``:
+    0.71-0.82 at 40000 steps, 0.54-0.65 at 50000. For large models use
+    ``dtype=np.float32`` and ``n_jobs`` (the cores to use) and spend the
+    time on steps rather than chains: ``n_steps=50000, dtype=np.float32,
+    n_jobs=2`` takes 46-58 s on h500 on a 2-core machine, with standard
+    errors 0.08-0.11 (docs/estimators.md has the runs). The ``"adaptive"``
+    schedule cut the standard error threefold on random RBMs without such a
+    slow region (12 × 6, weight scale 1.5), but on the MNIST models
+    Salakhutdinov & Murray's schedule, dense near ``β = 1``, is better (h20:
+    0.053 against 0.077).
 
     Examples
     --------
