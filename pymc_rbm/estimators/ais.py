@@ -342,8 +342,9 @@ def ais(
     n_jobs : int, default 1
         Threads to run the chains in: they are split into ``n_jobs`` groups,
         each annealed in its own thread with its own generator spawned from
-        ``rng`` and BLAS on one thread. About ``n_jobs`` times faster on as
-        many idle cores (h500, float32, 2 cores: 1.9x). The run depends on
+        ``rng`` and BLAS on one thread. Measured on h500, float32, 100 chains,
+        on this project's 2-core machines: 1.5x faster than one thread
+        (1.79 -> 1.20 ms per step). The run depends on
         ``n_jobs`` (each value is reproducible for a given seed).
     progress : bool, default False
         Show a progress bar on stderr.

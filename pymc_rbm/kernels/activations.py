@@ -24,7 +24,12 @@ import numpy as np
 
 __all__ = [
     "BATCH_FRACTION",
-    "FULL_EVERY", "add_changed_rows", "count_changes", "incremental_fraction", "propagate_activation"]
+    "FULL_EVERY",
+    "add_changed_rows",
+    "count_changes",
+    "incremental_fraction",
+    "propagate_activation",
+]
 
 #: Recompute the activations in full after this many incremental updates (bounds rounding drift).
 FULL_EVERY = 64
