@@ -115,9 +115,9 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     methods' update): near ``β = 1`` a step changes 1-5 % of the visible
     units of a trained MNIST model, and the update costs a fifth to a tenth
     of the product. When more than
-    :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed, and every
-    :data:`~pymc_rbm.kernels.activations.FULL_EVERY` updates, they are
-    recomputed in full. A step then costs one matrix product (``h·Wᵀ``).
+    :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed, and on every
+    :data:`~pymc_rbm.kernels.activations.FULL_EVERY`-th step (the rule of
+    RTS, SAMS and the pilot run too), they are recomputed in full. A step then costs one matrix product (``h·Wᵀ``).
 
     The hidden part of a weight increment is computed as an increment, not
     as a difference of two softplus sums: with ``σ = sigmoid(β_{k-1} a)`` and
@@ -140,7 +140,6 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
     a = path.hidden_activation(v)
-    n_incremental = 0
     dv = (v @ d).astype(np.float64)
     log_w = np.zeros(n)
     sig = sigmoid_(a * dt.type(betas[0]))  # sigmoid(β a) of the current state at the current β
@@ -170,11 +169,9 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
             logit = h @ WT
             logit += b_a + beta * d
             v_new = _bernoulli(rng, logit, dt) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
-            a, incremental = propagate_activation(
-                a, v, v_new, W, path.hidden_activation, force_full=n_incremental >= FULL_EVERY,
-                max_fraction=BATCH_FRACTION,
+            a, _ = propagate_activation(  # refreshed on every FULL_EVERY-th step, as in AnnealingPath.sweep's callers
+                a, v, v_new, W, path.hidden_activation, force_full=k % FULL_EVERY == 0, max_fraction=BATCH_FRACTION
             )
-            n_incremental = n_incremental + 1 if incremental else 0
             v = v_new
             dv = (v @ d).astype(np.float64)
             sig = sigmoid_(a * dt.type(beta))

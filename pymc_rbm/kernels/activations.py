@@ -7,8 +7,10 @@ activation of the new state is the old one plus ``(x'_i - x_i) M[i]`` for
 the few units ``i`` that changed. :func:`propagate_activation` does that
 (compiled with Numba when available: it reads only the rows of ``M`` that
 changed and copies nothing else), falling back to the full product when too
-many units changed for the update to pay. A caller recomputes in full every
-:data:`FULL_EVERY` incremental updates so rounding never drifts.
+many units changed for the update to pay. A caller recomputes in full at
+least every :data:`FULL_EVERY` updates so rounding never drifts (the step
+methods after that many consecutive incremental ones; the annealing and
+tempering loops of the estimators on every ``FULL_EVERY``-th sweep).
 
 Every user of carried activations (the PyMC step methods, and any training
 or estimator loop that keeps activations between sweeps) calls this one
@@ -31,7 +33,7 @@ __all__ = [
     "propagate_activation",
 ]
 
-#: Recompute the activations in full after this many incremental updates (bounds rounding drift).
+#: Recompute the activations in full at least once in this many updates (bounds rounding drift).
 FULL_EVERY = 64
 
 #: ``max_fraction`` of :func:`propagate_activation` for batches of many chains, whose full product is
