@@ -165,6 +165,26 @@ def test_validation_repeatability_dispatcher_progress(capsys):
     assert "RTS" in capsys.readouterr().err
 
 
+def test_callback_sees_the_draws_behind_c_hat():
+    """The callback gets every iteration's ``log f_k(x_t)``: the last round's ``ĉ`` is rebuilt from them."""
+    from scipy.special import softmax
+
+    p = _model(10, 5, 1.0)
+    kw = dict(n_chains=6, n_rounds=3, n_sweeps=25, n_pilot=40)
+    seen = []
+    est = rts(p, rng=3, callback=lambda r, t, k, log_f: seen.append((r, t, k.copy(), log_f.copy())), **kw)
+    assert rts(p, rng=3, **kw).log_z == est.log_z  # watching changes nothing
+    assert [(r, t) for r, t, _, _ in seen] == [(r, t) for r in range(3) for t in range(1, 26)]
+    d = est.diagnostics
+    K = len(d["betas"])
+    assert all(k.shape == (6,) and log_f.shape == (6, K) for _, _, k, log_f in seen)
+    log_zhat = d["log_z_ladder"] - np.log(d["c_hat"]) + np.log(d["c_hat"][0])  # the last round's guesses
+    last = np.stack([log_f for r, _, _, log_f in seen if r == 2])  # (n_sweeps, n_chains, K)
+    np.testing.assert_allclose(softmax(last - log_zhat, axis=-1).mean(axis=(0, 1)), d["c_hat"], rtol=1e-10)
+    with pytest.raises(TypeError, match="callback must be callable"):
+        rts(p, rng=0, callback=5, **kw)
+
+
 # ----------------------------------------------------------------- MNIST
 @pytest.mark.slow
 def test_rts_on_mnist_h10_with_defaults(mnist_model, shared_data):
