@@ -53,7 +53,11 @@ Standard error
 together; the estimate is the mean of their final ``ζ`` and the standard
 error the standard deviation between runs over ``sqrt(n_runs)``. This needs
 no assumption about the correlation within a run, whose adapted ``ζ`` is a
-running average over its whole history; batch means would.
+running average over its whole history; batch means would. The runs do share
+the pilot's ladder, starting states and initial ``ζ``; where the chains
+respond slowly to an error in ``ζ`` (mnist_h500, near β = 1) part of that
+shared error survives, and the spread between calls is larger than the
+standard error (1.05 against 0.56 nats over 20 calls on h500).
 """
 
 from __future__ import annotations
