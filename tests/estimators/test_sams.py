@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from pymc_rbm import RBMParams
 from pymc_rbm.estimators import LOG_PARTITION_METHODS, log_partition, log_partition_exact, sample_visible_exact
-from pymc_rbm.estimators.sams import SAMSGain, _gamma, _neighbours, sams
+from pymc_rbm.estimators.sams import SAMSGain, _check_drift, _gamma, _neighbours, sams
 
 TRUTH = {"mnist_h10": 226.1132, "mnist_h20": 221.0668}
 
@@ -63,6 +65,30 @@ def test_sams_matches_exact(nv, nh, scale):
     assert d["log_z_labels"][-1] == pytest.approx(est.log_z)
     assert 0.2 < d["acceptance"] < 0.95
     assert np.all(d["occupancy"] * L > 0.7) and np.all(d["occupancy"] * L < 1.3)
+    assert abs(d["drift"]["mean"][0]) < 3.29 * d["drift"]["stderr"][0]  # converged: no trend, no warning
+
+
+def test_drift_between_the_halves_warns():
+    """A trend between the middle and the end of the runs is flagged; noise about zero is not."""
+    rng = np.random.default_rng(0)
+    for drift, warns in [(rng.normal(0.0, 1.0, (32, 2)), False), (np.zeros((8, 1)), False),
+                         (rng.normal(1.0, 1.0, (32, 2)), True)]:  # fmt: skip
+        d = {}
+        if warns:
+            with pytest.warns(RuntimeWarning, match="still move"):
+                _check_drift(drift, d)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # any warning fails the test
+                _check_drift(drift, d)
+        np.testing.assert_allclose(d["drift"]["mean"], drift.mean(axis=0))
+        np.testing.assert_allclose(d["drift"]["stderr"], drift.std(axis=0, ddof=1) / np.sqrt(drift.shape[0]))
+    # a run far from converged (ζ from zero, SAMC's gain with a small t0, few iterations: 10 nats low) is still moving
+    p = _model(20, 8, 2.0)
+    with pytest.warns(RuntimeWarning, match="still move"):
+        est = sams(p, n_runs=16, n_sweeps=300, n_pilot=100, init="zero", gain="samc", t0=5.0, rng=0)
+    assert est.log_z < log_partition_exact(p).log_z - 5.0
+    assert abs(est.diagnostics["drift"]["mean"][0]) > 3.29 * est.diagnostics["drift"]["stderr"][0]
 
 
 @pytest.mark.parametrize("rao_blackwell", ["local", "none"])
