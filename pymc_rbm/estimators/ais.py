@@ -117,7 +117,8 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     of the product. When more than
     :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed, and on every
     :data:`~pymc_rbm.kernels.activations.FULL_EVERY`-th step (the rule of
-    RTS, SAMS and the pilot run too), they are recomputed in full. A step then costs one matrix product (``h·Wᵀ``).
+    RTS, SAMS and the pilot run too), they are recomputed in full. A step
+    then costs one matrix product (``h·Wᵀ``).
 
     The hidden part of a weight increment is computed as an increment, not
     as a difference of two softplus sums: with ``σ = sigmoid(β_{k-1} a)`` and

@@ -154,14 +154,18 @@ def _gamma(labels: np.ndarray, n_labels: int) -> np.ndarray:
     return np.where((labels == 0) | (labels == n_labels - 1), 1.0, 0.5)
 
 
-def _check_drift(drift: np.ndarray, diagnostics: dict) -> None:
+#: Two-sided 0.001 point of the standard normal: the level of the drift test (RTS's rounds test uses 0.001 too).
+DRIFT_Z = 3.29
+
+
+def _check_drift(drift: np.ndarray) -> dict:
     """Warn when the runs' estimates still move between the middle and the end of the run.
 
     With the gain ``1/t`` the final ``ζ`` is in effect the mean of the
     observations over the whole run and the half-way ``ζ`` that of its first
     half, so at stationarity their difference has mean zero. The runs are
-    independent, so a mean difference beyond 3.3 standard errors (two-sided
-    0.001) means the draws of the two halves differ: the chains are still
+    independent, so a mean difference beyond :data:`DRIFT_Z` standard errors
+    (two-sided 0.001) means the draws of the two halves differ: the chains are still
     approaching the mixture (slow mixing, as near β = 1 on mnist_h500), and the
     estimate is biased by more than its standard error says.
 
@@ -169,15 +173,17 @@ def _check_drift(drift: np.ndarray, diagnostics: dict) -> None:
     ----------
     drift : ndarray of shape (n_runs, M)
         Each run's estimate of each model's ``log Z`` at the end minus that half-way.
-    diagnostics : dict
-        Gains ``"drift"``: ``{"mean", "stderr"}`` per model.
+
+    Returns
+    -------
+    dict
+        ``{"mean", "stderr"}``: ndarrays of shape (M,), over runs.
     """
     mean = drift.mean(axis=0)
     se = drift.std(axis=0, ddof=1) / np.sqrt(drift.shape[0])
-    diagnostics["drift"] = {"mean": mean, "stderr": se}
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se > 0, np.abs(mean) / se, np.where(mean == 0, 0.0, np.inf))
-    if np.any(z > 3.29):
+    if np.any(z > DRIFT_Z):
         warnings.warn(
             f"SAMS: the estimates still move between the middle and the end of the run (by {np.round(mean, 3).tolist()} "
             f"± {np.round(se, 3).tolist()}): the chains have not reached the mixture and the standard error "
@@ -185,6 +191,7 @@ def _check_drift(drift: np.ndarray, diagnostics: dict) -> None:
             RuntimeWarning,
             stacklevel=3,
         )
+    return {"mean": mean, "stderr": se}
 
 
 def sams(
@@ -411,9 +418,12 @@ def sams(
         "operator": alpha,
         "seconds": time.perf_counter() - t_start,
     }
-    per_model = log_z_runs[:, ladder.model_labels] - offsets[ladder.model_labels]  # (n_runs, M)
+    def per_model_estimates(z):  # (n_runs, M): log Z of each model from each run's ζ
+        return log_z0 + z[:, ladder.model_labels] - offsets[ladder.model_labels]
+
+    per_model = per_model_estimates(zeta)
     if zeta_half is not None:
-        _check_drift(per_model - (log_z0 + zeta_half[:, ladder.model_labels] - offsets[ladder.model_labels]), diagnostics)
+        diagnostics["drift"] = _check_drift(per_model - per_model_estimates(zeta_half))
     if not single:
         diff = per_model - per_model[:, :1]
         diagnostics["log_z_differences"] = {

@@ -73,16 +73,15 @@ def test_drift_between_the_halves_warns():
     rng = np.random.default_rng(0)
     for drift, warns in [(rng.normal(0.0, 1.0, (32, 2)), False), (np.zeros((8, 1)), False),
                          (rng.normal(1.0, 1.0, (32, 2)), True)]:  # fmt: skip
-        d = {}
         if warns:
             with pytest.warns(RuntimeWarning, match="still move"):
-                _check_drift(drift, d)
+                d = _check_drift(drift)
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")  # any warning fails the test
-                _check_drift(drift, d)
-        np.testing.assert_allclose(d["drift"]["mean"], drift.mean(axis=0))
-        np.testing.assert_allclose(d["drift"]["stderr"], drift.std(axis=0, ddof=1) / np.sqrt(drift.shape[0]))
+                d = _check_drift(drift)
+        np.testing.assert_allclose(d["mean"], drift.mean(axis=0))
+        np.testing.assert_allclose(d["stderr"], drift.std(axis=0, ddof=1) / np.sqrt(drift.shape[0]))
     # a run far from converged (ζ from zero, SAMC's gain with a small t0, few iterations: 10 nats low) is still moving
     p = _model(20, 8, 2.0)
     with pytest.warns(RuntimeWarning, match="still move"):
