@@ -105,7 +105,9 @@ def _accepts_rng(fn) -> bool:
     return any(p.name == "rng" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
-def log_partition(params: RBMParams, method: str = "exact", *, rng=None, **options) -> LogPartitionEstimate:
+def log_partition(
+    params: RBMParams, method: str = "exact", *, rng=None, backend: str = "numpy", **options
+) -> LogPartitionEstimate:
     """Estimate ``log Z`` of an RBM with the named method.
 
     Parameters
@@ -115,6 +117,10 @@ def log_partition(params: RBMParams, method: str = "exact", *, rng=None, **optio
         One of the keys of ``LOG_PARTITION_METHODS``.
     rng : numpy.random.Generator or seed, optional
         Source of randomness for stochastic methods.
+    backend : {"numpy", "jax"}, default "numpy"
+        ``"jax"`` runs the method of :mod:`pymc_rbm.jax` instead (``"ais"``
+        and ``"reverse_ais"``; needs the ``jax`` extra); docs/scaling.md
+        says when it pays.
     **options
         Passed to the method's own function.
 
@@ -122,7 +128,16 @@ def log_partition(params: RBMParams, method: str = "exact", *, rng=None, **optio
     -------
     LogPartitionEstimate
     """
-    fn = _lookup(LOG_PARTITION_METHODS, method, "log_partition")
+    if backend == "jax":
+        try:
+            from pymc_rbm.jax import LOG_PARTITION_METHODS as table
+        except ImportError as err:
+            raise ImportError(f'backend="jax" needs JAX: pip install "pymc-rbm[jax]" ({err})') from None
+        fn = _lookup(table, method, 'backend="jax" log_partition')
+    elif backend == "numpy":
+        fn = _lookup(LOG_PARTITION_METHODS, method, "log_partition")
+    else:
+        raise ValueError(f'backend must be "numpy" or "jax", got {backend!r}')
     if rng is not None and _accepts_rng(fn):  # deterministic methods take no rng: ignore it for them
         options["rng"] = rng
     return fn(params, **options)
