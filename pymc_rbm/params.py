@@ -18,24 +18,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pymc_rbm.validation import check_float_array
+
 __all__ = ["RBMParams", "SpinRBMParams"]
 
 
 def _as_readonly_float(name: str, value, ndim: int, dtype) -> np.ndarray:
     """Copy ``value`` into a read-only float array of ``ndim`` dimensions.
 
-    Raises a ValueError naming ``name`` for a wrong number of dimensions or
-    for values that are not finite.
+    Raises a ValueError naming ``name`` for a non-floating ``dtype``, complex
+    or non-numeric values, a wrong number of dimensions, or values that are
+    not finite (:func:`pymc_rbm.validation.check_float_array`).
     """
-    try:
-        arr = np.array(value, dtype=dtype, copy=True)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be numeric, got {type(value).__name__}: {err}") from None
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
+    arr = check_float_array(value, name, ndim, dtype=dtype)
     arr.setflags(write=False)
     return arr
 
@@ -66,8 +61,9 @@ class RBMParams:
         Visible biases.
     hbias : array_like of shape (n_hidden,)
         Hidden biases.
-    dtype : numpy dtype, default float64
-        Floating type of the stored arrays.
+    dtype : numpy floating dtype, default float64
+        Floating type of the stored arrays; integer and complex types are
+        refused (they would truncate the weights or drop a part of them).
 
     Notes
     -----

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
-__all__ = ["check_binary", "check_positive_int"]
+__all__ = ["check_binary", "check_float_array", "check_float_dtype", "check_positive_int", "check_real"]
 
 
 def check_binary(data, n_visible: int | None = None, *, name: str = "data", dtype=np.float64) -> np.ndarray:
@@ -73,3 +74,112 @@ def check_positive_int(value, name: str, minimum: int = 1, why: str = "", *, all
         what = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}"
         raise ValueError(f"{name} must be {what}{why}, got {value!r}")
     return int(value)
+
+
+def check_real(
+    value,
+    name: str,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    *,
+    hi_open: bool = False,
+    lo_open: bool = False,
+    finite: bool = True,
+) -> float:
+    """``value`` as a float in the interval ``[lo, hi]``, or a ValueError naming ``name``.
+
+    Parameters
+    ----------
+    value : real number
+        Booleans, complex numbers, strings and NaN are refused.
+    name : str
+        The argument's name, for the message.
+    lo, hi : float, default -inf and inf
+        Bounds of the interval.
+    hi_open, lo_open : bool, default False
+        Exclude ``hi`` (``lo``) itself.
+    finite : bool, default True
+        Refuse ``±inf`` as well.
+
+    Returns
+    -------
+    float
+    """
+    if isinstance(value, (bool, np.bool_, str, bytes)) or np.iscomplexobj(value):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    if math.isnan(x) or (finite and math.isinf(x)):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    if not (lo <= x <= hi) or (hi_open and x == hi) or (lo_open and x == lo):
+        interval = f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return x
+
+
+def check_float_dtype(dtype, name: str = "dtype") -> np.dtype:
+    """``dtype`` as a real floating numpy dtype, or a ValueError.
+
+    Integer types would truncate the parameters of an RBM and complex types
+    have no meaning for them; both are refused.
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"{name} must be a floating numpy dtype such as float64 or float32, got {dtype!r}") from None
+    if dt.kind != "f":
+        raise ValueError(
+            f"{name} must be a real floating type (float64 or float32), got {dt}: "
+            + ("integers would truncate the values" if dt.kind in "biu" else "the parameters are real numbers")
+        )
+    return dt
+
+
+def check_float_array(value, name: str, ndim: int | None = None, *, dtype=np.float64, finite: bool = True) -> np.ndarray:
+    """A new float array of ``value``, or a ValueError naming ``name``.
+
+    Anything ``np.asarray`` accepts is taken (lists, arrays, objects with
+    ``__array__`` such as tensors of other libraries); the input itself is
+    never modified.
+
+    Parameters
+    ----------
+    value : array_like
+        Real numbers (booleans and integers are converted exactly).
+    name : str
+        The argument's name, for the message.
+    ndim : int, optional
+        Required number of dimensions.
+    dtype : numpy floating dtype, default float64
+        Type of the copy (see :func:`check_float_dtype`).
+    finite : bool, default True
+        Refuse NaN and infinite values.
+
+    Returns
+    -------
+    ndarray
+        A writeable copy that shares no memory with ``value``.
+    """
+    dtype = check_float_dtype(dtype)
+    try:
+        raw = np.asarray(value)
+    except Exception as err:  # noqa: BLE001 - whatever the object raises, say what was expected
+        raise ValueError(f"{name} must be an array of real numbers, got {type(value).__name__}: {err}") from None
+    if raw.dtype.kind == "c":
+        raise ValueError(f"{name} must be real, got complex values (dtype {raw.dtype}); pass the real part explicitly")
+    if raw.dtype.kind not in "biufO":
+        raise ValueError(f"{name} must be numeric, got {type(value).__name__} of dtype {raw.dtype}")
+    if raw.dtype.kind == "O":
+        try:
+            raw = raw.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{name} must be numeric, got {type(value).__name__} of dtype {raw.dtype}: {err}") from None
+    arr = np.array(raw, dtype=dtype, copy=True)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
+    return arr
