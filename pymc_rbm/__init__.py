@@ -10,13 +10,22 @@ variables with :class:`FlipTheState` by itself.
 
 from pymc_rbm.params import RBMParams, SpinRBMParams
 
-__all__ = ["RBM", "BlockGibbs", "FlipTheState", "RBMParams", "SpinRBMParams", "WormholeMetropolis"]
+__all__ = [
+    "RBM",
+    "BlockGibbs",
+    "FlipTheState",
+    "RBMParams",
+    "ReplicaExchange",
+    "SpinRBMParams",
+    "WormholeMetropolis",
+]
 __version__ = "0.1.0"
 
 _LAZY = {
     "RBM": "pymc_rbm.distribution",
     "BlockGibbs": "pymc_rbm.step_methods",
     "FlipTheState": "pymc_rbm.step_methods",
+    "ReplicaExchange": "pymc_rbm.step_methods",
     "WormholeMetropolis": "pymc_rbm.step_methods",
 }
 

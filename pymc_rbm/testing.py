@@ -61,6 +61,7 @@ __all__ = [
     "gibbs_change_probability",
     "layer_matrices",
     "transition_matrix",
+    "informed_visible_matrix",
     "assert_stationary",
     "is_irreducible",
     "period",
@@ -318,6 +319,61 @@ def transition_matrix(params, kernel="flip", beta: float = 1.0) -> np.ndarray:
     # T[v, h, v', h'] = P_h[v, h, h'] * P_v[v, h', v']
     t = p_h[:, :, None, :] * p_v.transpose(0, 2, 1)[:, None, :, :]
     return t.reshape(kv * kh, kv * kh)
+
+
+def informed_visible_matrix(params, log_rest: Callable, *, correction: str = "tilted") -> np.ndarray:
+    """Matrix of the likelihood-informed visible move over the joint states (hidden units kept).
+
+    Given ``h``, ``v'`` is proposed from the RBM's visible conditional tilted
+    by the exact single-flip changes of ``log L``
+    (:func:`~pymc_rbm.kernels.informed.flip_tilt`) and accepted with
+    ``min(1, exp(log r))``; ``h`` is unchanged. With the hidden update
+    ``T_h`` of :func:`layer_matrices` before it, ``T_h @ K_v`` is one sweep of
+    the step methods' informed move for ``π(v, h) ∝ p(v, h) L(v)``.
+
+    Parameters
+    ----------
+    params : RBMParams
+    log_rest : callable
+        ``log L(v)`` for an array of shape ``(..., n_visible)``, vectorised.
+    correction : {"tilted", "likelihood", "none"}, default "tilted"
+        ``log r``: the exact ratio of
+        :func:`~pymc_rbm.kernels.informed.tilted_log_ratio`; or, as negative
+        controls that tests must catch, the likelihood ratio alone, or none.
+
+    Returns
+    -------
+    ndarray of shape (2**(n_visible + n_hidden),) * 2
+    """
+    from pymc_rbm.kernels.informed import flip_tilt, tilted_log_ratio
+
+    if correction not in ("tilted", "likelihood", "none"):
+        raise ValueError(f'correction must be "tilted", "likelihood" or "none", got {correction!r}')
+    params = params.astype(np.float64)
+    nv = params.n_visible
+    v, h = joint_states(nv, params.n_hidden)
+    n = v.shape[0]
+    logits = visible_activation(h, params)
+
+    def tilt(x):
+        flipped = np.stack([np.where(np.arange(nv) == i, 1.0 - x, x) for i in range(nv)], axis=1)
+        return flip_tilt(x, log_rest(x), log_rest(flipped))
+
+    forward = tilt(v)
+    p_on = sigmoid(logits + forward)
+    T = np.zeros((n, n))
+    for v_new in binary_states(nv):
+        vn = np.broadcast_to(v_new, v.shape)
+        q = np.prod(np.where(vn > 0, p_on, 1.0 - p_on), axis=1)
+        if correction == "tilted":
+            log_r = tilted_log_ratio(v, vn, logits, forward, tilt(vn), log_rest(v), log_rest(vn))
+        elif correction == "likelihood":
+            log_r = log_rest(vn) - log_rest(v)
+        else:
+            log_r = np.zeros(n)
+        T[np.arange(n), joint_index(vn, h)] += q * np.exp(np.minimum(log_r, 0.0))
+    T[np.arange(n), np.arange(n)] += 1.0 - T.sum(axis=1)
+    return T
 
 
 # --------------------------------------------------------------- checks

@@ -50,8 +50,11 @@ __all__ = [
     "swap_log_ratio",
     "swap_pairs",
     "swap_neighbours",
+    "exchange_pairs",
     "tempered_sweep",
     "build_kernel",
+    "communication_barrier",
+    "equalized_ladder",
 ]
 
 
@@ -271,7 +274,6 @@ def swap_neighbours(
     parity : {0, 1}, optional
         Which pairs to attempt (:func:`swap_pairs`); default
         ``state.n_rounds % 2``, so that successive rounds alternate.
-
     Returns
     -------
     state : TemperedState
@@ -301,16 +303,43 @@ def swap_neighbours(
     attempted[pairs] = True
     log_ratio = np.full((t - 1, n_chains), np.nan)
     log_ratio[pairs] = log_ratio_all[pairs]
-    accepted = np.zeros((t - 1, n_chains), dtype=bool)
-    accepted[pairs] = metropolis_accept(rng, log_ratio_all[pairs])
-    # source replica of every slot: the identity, with accepted pairs exchanged (pairs are disjoint)
-    source = np.repeat(np.arange(t)[:, None], n_chains, axis=1)
-    lower, chain = np.nonzero(accepted)
-    source[lower, chain] = lower + 1
-    source[lower + 1, chain] = lower
-    v = np.take_along_axis(state.v, source[:, :, None], axis=0)
-    h = np.take_along_axis(state.h, source[:, :, None], axis=0)
+    v, h = state.v.copy(), state.h.copy()
+    accepted = exchange_pairs(rng, v, h, log_ratio_all, pairs)
     return TemperedState(v, h, state.n_rounds + 1), SwapInfo(attempted, accepted, log_ratio)
+
+
+def exchange_pairs(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, log_ratio, pairs) -> np.ndarray:
+    """Accept or reject the swaps of the given disjoint pairs and exchange the accepted ones in place (stochastic).
+
+    The unchecked core of :func:`swap_neighbours`, for callers that keep
+    their replicas in their own arrays and have validated them once.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v : ndarray of shape (n_temperatures, n_chains, n_visible)
+        Modified in place: rows ``r`` and ``r + 1`` of an accepted pair exchange.
+    h : ndarray of shape (n_temperatures, n_chains, n_hidden)
+        Modified in place, like ``v``.
+    log_ratio : ndarray of shape (n_temperatures - 1, n_chains)
+        Log Metropolis ratio of every pair (:func:`swap_log_ratio`); only the
+        rows in ``pairs`` are read.
+    pairs : ndarray of int
+        Lower indices of disjoint pairs (:func:`swap_pairs`).
+
+    Returns
+    -------
+    ndarray of bool of shape (n_temperatures - 1, n_chains)
+        Which pairs swapped, per chain (False where not attempted).
+    """
+    accepted = np.zeros(log_ratio.shape, dtype=bool)
+    accepted[pairs] = metropolis_accept(rng, log_ratio[pairs])
+    lower, chain = np.nonzero(accepted)
+    for x in (v, h):
+        upper_rows = x[lower + 1, chain]
+        x[lower + 1, chain] = x[lower, chain]
+        x[lower, chain] = upper_rows
+    return accepted
 
 
 def tempered_sweep(
@@ -376,3 +405,75 @@ def build_kernel(sweep_kernel=None, *, k: int = 1):
         return state, TemperingInfo(sweep, swap)
 
     return pt_step
+
+
+def communication_barrier(betas, rejection) -> np.ndarray:
+    """The cumulative communication barrier ``Λ(β_r)`` of a ladder from its swap rejection rates.
+
+    Syed, Bouchard-Côté, Deligiannidis & Doucet (2022, "Non-reversible
+    parallel tempering: a scalable highly parallel MCMC scheme", JRSS B)
+    show that the rejection rate of the pair ``(r, r + 1)`` approximates
+    ``Λ(β_{r+1}) - Λ(β_r)``, the integral of the local barrier ``λ(β)`` over
+    the pair's interval; the total ``Λ = Λ(1)`` sets how many replicas the
+    ladder needs (about ``2 Λ``) and how fast a replica crosses it.
+
+    Parameters
+    ----------
+    betas : array_like of shape (n_temperatures,)
+        Strictly increasing.
+    rejection : array_like of shape (n_temperatures - 1,)
+        Mean swap rejection rate ``1 - min(1, ratio)`` of each pair, in [0, 1].
+
+    Returns
+    -------
+    ndarray of shape (n_temperatures,)
+        ``Λ(β_0) = 0, ..., Λ(β_{t-1}) = Λ``, non-decreasing.
+    """
+    betas = check_ladder(betas)
+    r = np.asarray(rejection, dtype=np.float64)
+    if r.shape != (betas.shape[0] - 1,):
+        raise ValueError(f"rejection must have shape ({betas.shape[0] - 1},), got {r.shape}")
+    if not np.all((r >= 0.0) & (r <= 1.0)):
+        raise ValueError(f"rejection rates must lie in [0, 1], got {r}")
+    return np.concatenate([[0.0], np.cumsum(r)])
+
+
+def equalized_ladder(betas, rejection, n_temperatures: int) -> np.ndarray:
+    """A ladder of ``n_temperatures`` rungs with equal barrier between neighbours (stochastic-free).
+
+    The cumulative barrier of :func:`communication_barrier` is interpolated
+    linearly between the old rungs (monotone, as Syed et al. 2022 require);
+    the new rungs are its inverse at ``Λ k / (n_temperatures - 1)``, so every
+    pair is expected to reject equally often. The end points are kept.
+
+    Parameters
+    ----------
+    betas : array_like of shape (n_old,)
+        The ladder the rates were measured on, strictly increasing.
+    rejection : array_like of shape (n_old - 1,)
+    n_temperatures : int
+        ``>= 2``.
+
+    Returns
+    -------
+    ndarray of shape (n_temperatures,)
+        Strictly increasing, from ``betas[0]`` to ``betas[-1]``.
+
+    Examples
+    --------
+    >>> from pymc_rbm.kernels.tempering import equalized_ladder
+    >>> equalized_ladder([0.0, 0.5, 1.0], [0.1, 0.3], 3).round(3).tolist()
+    [0.0, 0.667, 1.0]
+    """
+    betas = check_ladder(betas)
+    if isinstance(n_temperatures, bool) or not isinstance(n_temperatures, (int, np.integer)) or n_temperatures < 2:
+        raise ValueError(f"n_temperatures must be an integer >= 2, got {n_temperatures!r}")
+    lam = communication_barrier(betas, rejection)
+    if lam[-1] <= 0.0:
+        return np.linspace(betas[0], betas[-1], int(n_temperatures))
+    # a floor on each pair's barrier keeps the map invertible where no swap was ever rejected
+    lam = np.concatenate([[0.0], np.cumsum(np.maximum(np.diff(lam), 1e-6 * lam[-1]))])
+    targets = np.linspace(0.0, lam[-1], int(n_temperatures))
+    out = np.interp(targets, lam, betas)
+    out[0], out[-1] = betas[0], betas[-1]
+    return check_ladder(out)

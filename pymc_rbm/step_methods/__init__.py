@@ -21,6 +21,7 @@ is documented in :mod:`pymc_rbm.step_methods.base`.
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable, rbm_value_vars
 from pymc_rbm.step_methods.flip import FlipTheState
 from pymc_rbm.step_methods.gibbs import BlockGibbs
+from pymc_rbm.step_methods.tempered import ReplicaExchange
 from pymc_rbm.step_methods.wormhole import WormholeMetropolis
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "FlipTheState",
     "RBMStep",
     "RBMStepState",
+    "ReplicaExchange",
     "WormholeMetropolis",
     "is_rbm_variable",
     "rbm_value_vars",
@@ -45,7 +47,7 @@ def register() -> None:
     """
     from pymc.step_methods import STEP_METHODS
 
-    for method in (FlipTheState, BlockGibbs):
+    for method in (ReplicaExchange, FlipTheState, BlockGibbs):
         if method not in STEP_METHODS:
             STEP_METHODS.append(method)
 

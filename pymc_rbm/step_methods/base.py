@@ -120,6 +120,7 @@ from pymc_rbm.kernels.compiled import draw_in_place
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
+from pymc_rbm.step_methods.terms import OtherTerms
 
 __all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
 
@@ -363,24 +364,11 @@ class RBMStep(BlockedStep):
         self._full_v = lambda h: visible_activation(h, params)
 
     def _setup_rest(self, model, rv, value_var, compile_kwargs) -> None:
-        """Find the model terms other than the RBM's own that involve its value; compile their sum."""
-        others = [r for r in model.basic_RVs if r is not rv] + list(model.potentials)
-        terms = model.logp(vars=others, sum=False) if others else []
-        rest = [t for t in terms if value_var in set(ancestors([t]))]
-        self._rest_fn = None
-        self.rest_terms = [str(r) for r, t in zip(others, terms) if any(t is x for x in rest)]
-        if not rest:
-            return
-        total = rest[0].sum()
-        for t in rest[1:]:
-            total = total + t.sum()
-        found = set(ancestors([total]))
-        inputs = [v for v in model.value_vars if v in found]
-        fn = model.compile_fn(total, inputs=inputs, point_fn=False, **compile_kwargs)
-        fn.trust_input = True
-        self._rest_fn = fn
-        self._rest_input_names = [v.name for v in inputs]
-        self._rest_v_pos = self._rest_input_names.index(self._name)
+        """Find the model terms other than the RBM's own that involve its value (``log L``)."""
+        self.other_terms = OtherTerms(model, rv, value_var, compile_kwargs)
+        self.rest_terms = self.other_terms.names
+        self._rest_fn = self.other_terms.fn
+        self._rest_input_names = self.other_terms.input_names
 
     def _setup_stats(self) -> None:
         batch = list(self._batch_shape)
@@ -479,13 +467,11 @@ class RBMStep(BlockedStep):
         return True
 
     def _log_rest(self, point, v_int) -> float:
-        args = [point[n] for n in self._rest_input_names]
-        args[self._rest_v_pos] = v_int.reshape(self._shape)
-        return float(self._rest_fn(*args))
+        return self.other_terms.log_rest(point, v_int.reshape(self._shape))
 
     def _rest_current(self, point, d: _Draw) -> float:
         """``log L`` at the current state; cached while v (checked by the caller) and L's other inputs stay."""
-        others = [point[n] for i, n in enumerate(self._rest_input_names) if i != self._rest_v_pos]
+        others = [point[n] for n in self._rest_input_names if n != self._name]
         cache = self._rest_cache
         if cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
             return cache[1]
@@ -562,9 +548,19 @@ class RBMStep(BlockedStep):
         else:
             accept = accept_rate = self._ones
 
+        stats = self._chain_stats(free_energy, n_changed, n_hidden_changed, accept, accept_rate, refreshed)
+        if self.record_hidden:
+            stats["hidden"] = d.h.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
+
+        out = point.copy()
+        out[self._name] = v_out.reshape(self._shape)
+        return out, [stats]
+
+    def _chain_stats(self, free_energy, n_changed, n_hidden_changed, accept, accept_rate, refreshed) -> dict:
+        """The per-draw stats of the chains (arrays of shape (n_chains,)), shaped as declared."""
         batch = self._batch_shape
         if batch:
-            stats = {
+            return {
                 "free_energy": free_energy.reshape(batch),
                 "n_changed": n_changed.astype(np.int64).reshape(batch),
                 "n_hidden_changed": n_hidden_changed.astype(np.int64).reshape(batch),
@@ -572,21 +568,14 @@ class RBMStep(BlockedStep):
                 "accept_rate": accept_rate.reshape(batch),
                 "refreshed": refreshed,
             }
-        else:
-            stats = {
-                "free_energy": float(free_energy[0]),
-                "n_changed": int(n_changed[0]),
-                "n_hidden_changed": int(n_hidden_changed[0]),
-                "accept": float(accept[0]),
-                "accept_rate": float(accept_rate[0]),
-                "refreshed": refreshed,
-            }
-        if self.record_hidden:
-            stats["hidden"] = d.h.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
-
-        out = point.copy()
-        out[self._name] = v_out.reshape(self._shape)
-        return out, [stats]
+        return {
+            "free_energy": float(free_energy[0]),
+            "n_changed": int(n_changed[0]),
+            "n_hidden_changed": int(n_hidden_changed[0]),
+            "accept": float(accept[0]),
+            "accept_rate": float(accept_rate[0]),
+            "refreshed": refreshed,
+        }
 
     def _sweep(self, point, d: _Draw, params, corrected: bool) -> None:
         """Hidden update given v, then the (corrected) visible update given h; updates ``d``."""

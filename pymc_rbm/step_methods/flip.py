@@ -69,8 +69,12 @@ class FlipTheState(RBMStep):
 
     @staticmethod
     def competence(var, has_grad=None):
-        """``IDEAL`` for RBM variables, ``INCOMPATIBLE`` for everything else."""
-        return Competence.IDEAL if is_rbm_variable(var) else Competence.INCOMPATIBLE
+        """``PREFERRED`` for RBM variables, ``INCOMPATIBLE`` for everything else.
+
+        :class:`~pymc_rbm.step_methods.ReplicaExchange` (``IDEAL``) is chosen
+        instead where the RBM's parameters are constants or data.
+        """
+        return Competence.PREFERRED if is_rbm_variable(var) else Competence.INCOMPATIBLE
 
     def _compiled_options(self) -> dict:
         return {"alpha": self.alpha}

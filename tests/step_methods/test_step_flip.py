@@ -19,7 +19,7 @@ from pymc_rbm import RBM, RBMParams
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.kernels import flip_sweep, init_state
-from pymc_rbm.step_methods import BlockGibbs, FlipTheState
+from pymc_rbm.step_methods import BlockGibbs, FlipTheState, ReplicaExchange
 
 from ._stats import assert_visible_distribution, ess
 
@@ -64,7 +64,7 @@ def test_registered_and_chosen_automatically(rbm_model, likelihood_model):
     assert FlipTheState in STEP_METHODS and BlockGibbs in STEP_METHODS
     for model in (rbm_model, likelihood_model):
         _, selected = assign_step_methods(model)
-        assert selected == {FlipTheState: [model.rvs_to_values[model["v"]]]}
+        assert selected == {ReplicaExchange: [model.rvs_to_values[model["v"]]]}
 
 
 def test_competence():
@@ -72,7 +72,8 @@ def test_competence():
         v = RBM("v", np.ones((3, 2)), np.zeros(3), np.zeros(2))
         x = pm.Normal("x")
         b = pm.Bernoulli("b", 0.5)
-    assert FlipTheState.competence(v, False) == pm.step_methods.compound.Competence.IDEAL
+    assert ReplicaExchange.competence(v, False) == pm.step_methods.compound.Competence.IDEAL
+    assert FlipTheState.competence(v, False) == pm.step_methods.compound.Competence.PREFERRED
     assert BlockGibbs.competence(v, False) == pm.step_methods.compound.Competence.PREFERRED
     for other in (x, b):
         assert FlipTheState.competence(other, True) == pm.step_methods.compound.Competence.INCOMPATIBLE
@@ -269,9 +270,10 @@ def test_step_options_by_name_and_progressbar(rbm_model):
     with rbm_model:
         idata = pm.sample(
             draws=20, tune=5, chains=1, random_seed=1, compute_convergence_checks=False,
-            progressbar=True, flip_the_state={"sweeps": 2, "record_hidden": True},
+            progressbar=True, replica_exchange={"sweeps": 2, "record_hidden": True, "betas": [0.5, 1.0]},
         )
     assert idata.sample_stats["hidden"].shape == (1, 20, NH)
+    assert (idata.sample_stats["n_temperatures"] == 2).all()
 
 
 def test_recorded_hidden_of_a_batch_keeps_draws_apart():

@@ -1,0 +1,518 @@
+"""Replica exchange for RBM variables inside ``pm.sample``, with likelihood-informed moves of the cold replica.
+
+:class:`ReplicaExchange` keeps, for every chain, replicas of the visible and
+hidden units on a ladder of inverse temperatures ``0 <= β_0 < ... <
+β_{K-1} = 1``. The cold replica (``β = 1``) is the model's variable; the
+others are auxiliary state of the step, like the hidden units.
+
+**The invariant target.** With ``L(v)`` the model terms other than the
+RBM's own that involve ``v`` (likelihoods, factors, Potentials) and ``θ``
+every other variable of the model, the step leaves
+
+    Π(θ, x_0, ..., x_{K-1}) = p(θ) p_RBM(x_{K-1}) L(v_{K-1}; θ) · Π_{r < K-1} p_{β_r}(x_r),
+
+invariant, where ``x_r = (v_r, h_r)`` and ``p_β(x) ∝ exp(-β E(x))`` is the
+RBM alone at inverse temperature ``β``. Its marginal in ``(θ, v_{K-1})`` is
+the model's posterior. The hot replicas' targets involve neither ``θ`` nor
+``L`` (this is why the step refuses RBMs whose weights or biases are random
+variables: their hot targets would depend on ``θ`` through ``log Z``), so
+the conditional of ``θ`` given everything else is the model's own, and NUTS
+or any other step on ``θ`` stays exact next to this one. Each draw is
+``sweeps`` rounds of
+
+1. **A sweep of every replica.** Hot replicas: the RBM kernel (Gibbs,
+   flip-the-state or their α mixture) at their ``β``, invariant for
+   ``p_β``. Cold replica: the hidden update given ``v`` (``L`` does not
+   involve ``h``), then the visible update. When ``L`` exists the visible
+   update is a Metropolis-Hastings move for ``π(v | h) ∝ p_RBM(v | h) L(v)``:
+   by default the tilted proposal of :mod:`pymc_rbm.kernels.informed`
+   (each unit's logit shifted by the exact change of ``log L`` when that
+   unit alone flips; accepted with the ratio of
+   :func:`~pymc_rbm.kernels.informed.tilted_log_ratio`), or with
+   ``informed=False`` the RBM's own layer update accepted with
+   ``min(1, L(v') / L(v))`` (:mod:`pymc_rbm.step_methods.base`).
+2. **A swap round** (Syed, Bouchard-Côté, Deligiannidis & Doucet 2022,
+   non-reversible): even rounds propose to exchange the pairs ``(0, 1),
+   (2, 3), ...``, odd rounds ``(1, 2), (3, 4), ...``, each with the
+   Metropolis ratio of ``Π``. For hot pairs it is
+   ``exp((β_{r+1} - β_r)(E_{r+1} - E_r))``; the pair that includes the cold
+   replica gains the factor ``L(v_{K-2}) / L(v_{K-1})``. Each round is a
+   product of Metropolis moves on disjoint pairs, so it leaves ``Π``
+   invariant; the deterministic alternation makes the index process
+   non-reversible, so replicas cross the ladder in ``O(K)`` rounds rather
+   than ``O(K²)``.
+
+**Tuning.** During PyMC's tune phase the ladder is adapted at draws
+``tune/16, tune/8, tune/4, tune/2``: from each pair's mean swap rejection
+rate the cumulative communication barrier ``Λ`` is estimated
+(:func:`~pymc_rbm.kernels.tempering.communication_barrier`), the number
+of replicas set to ``⌈2Λ⌉ + 1`` (Syed et al. 2022 find about ``2Λ``
+suffices) and the rungs spaced so that each pair rejects equally often
+(:func:`~pymc_rbm.kernels.tempering.equalized_ladder`). When ``Λ`` is below
+``collapse_below`` the ladder collapses to the cold replica alone: the
+distributions from ``β = 0`` to ``1`` then overlap so much that the
+model needs no tempering, and the step costs what
+:class:`~pymc_rbm.step_methods.FlipTheState` costs (it runs that step's
+compiled draws). After tuning the ladder is frozen, so the draws are from a
+time-homogeneous chain that leaves ``Π`` invariant.
+
+**Hidden refresh.** As for every RBM step: when the incoming point's ``v``
+is not the one the step left, the cold replica's ``h`` is redrawn from
+``p(h | v)`` before it is used.
+
+A batch of chains (``shape=(B, n_visible)``) has one ladder per row. With
+``L``, the cold replica's moves and swaps are made row by row, each with
+``L`` evaluated at the batch where only that row changed (exact for any
+``L``, as in :mod:`pymc_rbm.step_methods.base`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from pymc.distributions.distribution import SymbolicRandomVariable
+from pymc.step_methods.compound import Competence
+from pytensor.graph.traversal import ancestors
+from pytensor.tensor.random.op import RandomVariable
+
+from pymc_rbm.distribution import rbm_params_of
+from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
+from pymc_rbm.kernels.flip import flip_layer
+from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
+from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.kernels.operators import build_operator, operator_alpha
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.tempering import (
+    TemperedState,
+    check_ladder,
+    communication_barrier,
+    equalized_ladder,
+    exchange_pairs,
+    uniform_ladder,
+)
+from pymc_rbm.params import RBMParams
+from pymc_rbm.step_methods.base import RBMStep, is_rbm_variable
+
+__all__ = ["ReplicaExchange", "has_constant_parameters"]
+
+#: Initial number of replicas when the ladder is adapted.
+INITIAL_TEMPERATURES = 8
+#: Fractions of the tune phase after which the ladder is adapted.
+ADAPT_AT = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
+
+
+def has_constant_parameters(var) -> bool:
+    """Whether ``var`` is an RBM variable whose weights and biases involve no random variable.
+
+    Constants and data (shared variables) count as constant; anything drawn
+    from a distribution (directly or through a deterministic) does not.
+    """
+    if not is_rbm_variable(var):
+        return False
+    random_ops = (RandomVariable, SymbolicRandomVariable)
+    return not any(
+        x.owner is not None and isinstance(x.owner.op, random_ops) for x in ancestors(list(rbm_params_of(var)))
+    )
+
+
+class ReplicaExchange(RBMStep):
+    """Replica exchange (parallel tempering) for one RBM variable, with informed moves of the cold replica.
+
+    What ``pm.sample`` assigns to RBM variables with constant parameters.
+    See the module docstring for the invariant target and the tuning.
+
+    Parameters
+    ----------
+    vars : RBM variable or list of them, optional
+    operator : {"flip", "gibbs"} or float in [0, 1], default "flip"
+        The sweep of every replica: flip-the-state (Brügge, Fischer & Igel
+        2013), block Gibbs, or their per-unit mixture weight α.
+    betas : array_like, optional
+        A fixed ladder, strictly increasing and ending at 1. Default: start
+        from ``INITIAL_TEMPERATURES`` evenly spaced rungs from 0 to 1 and
+        adapt it during tuning.
+    adapt : bool, default True
+        Adapt the ladder (number and spacing of rungs) during tuning.
+    max_temperatures : int, default 32
+        Most replicas the adaptation may use.
+    collapse_below : float, default 0.5
+        Barrier ``Λ`` under which tuning drops every hot replica.
+    informed : bool, default True
+        With other model terms on ``v``, propose the cold replica's visible
+        units from their conditional tilted by those terms (exact flip
+        differences, one vectorised evaluation of the terms per proposal);
+        ``False`` uses the RBM's own update, accepted by the likelihood ratio.
+    sweeps : int or "auto", default "auto"
+        Rounds (a sweep of every replica and a swap round) per draw;
+        ``"auto"``: as many as the ladder has rungs, so that a replica can
+        cross the ladder between two draws (one when it collapsed).
+    model, rng, initial_point, compile_kwargs, blocked, compiled
+        As for every RBM step method (:class:`~pymc_rbm.step_methods.base.RBMStep`).
+
+    Notes
+    -----
+    Sampler stats, besides those of :class:`~pymc_rbm.step_methods.FlipTheState`
+    (for the cold replica): ``n_temperatures``, ``swap_accept`` (mean swap
+    acceptance probability of the pairs attempted in the draw),
+    ``swap_accept_pairs`` and ``betas`` (per pair and per rung, padded with
+    NaN to ``max_temperatures``), ``round_trips`` (cumulative replica round
+    trips between ``β_0`` and 1, counted anew after tuning) and ``barrier``
+    (the last estimate of ``Λ``).
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> from pymc_rbm import RBM, RBMParams, ReplicaExchange
+    >>> p = RBMParams.random(6, 4, scale=3.0, rng=0)
+    >>> with pm.Model():
+    ...     v = RBM("v", p.W, p.vbias, p.hbias)
+    ...     idata = pm.sample(draws=100, tune=100, chains=1, step=ReplicaExchange([v], betas=[0.0, 0.5, 1.0]),
+    ...                       progressbar=False, compute_convergence_checks=False, random_seed=1)
+    >>> int(idata.sample_stats["n_temperatures"].max())
+    3
+    """
+
+    name = "replica_exchange"
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        operator="flip",
+        betas=None,
+        adapt: bool = True,
+        max_temperatures: int = 32,
+        collapse_below: float = 0.5,
+        informed: bool = True,
+        sweeps="auto",
+        **kwargs,
+    ):
+        self.auto_sweeps = isinstance(sweeps, str) and sweeps == "auto"
+        if isinstance(sweeps, str) and not self.auto_sweeps:
+            raise ValueError(f'sweeps must be "auto" or an integer >= 1, got {sweeps!r}')
+        self.alpha = operator_alpha(operator)
+        self.operator = operator
+        self.keeps_hidden = not (isinstance(operator, str) and operator == "gibbs")
+        self._sweep_kernel = build_operator(operator)
+        if isinstance(max_temperatures, bool) or not isinstance(max_temperatures, numbers.Integral):
+            raise ValueError(f"max_temperatures must be an integer >= 2, got {max_temperatures!r}")
+        if max_temperatures < 2:
+            raise ValueError(f"max_temperatures must be an integer >= 2, got {max_temperatures!r}")
+        self.max_temperatures = int(max_temperatures)
+        if not isinstance(adapt, (bool, np.bool_)) or not isinstance(informed, (bool, np.bool_)):
+            raise ValueError("adapt and informed must be True or False")
+        self.adapt = bool(adapt)
+        self.informed = bool(informed)
+        if not (isinstance(collapse_below, numbers.Real) and np.isfinite(collapse_below) and collapse_below >= 0):
+            raise ValueError(f"collapse_below must be a finite number >= 0, got {collapse_below!r}")
+        self.collapse_below = float(collapse_below)
+        if betas is None:
+            self._initial_betas = uniform_ladder(INITIAL_TEMPERATURES) if self.adapt else np.array([1.0])
+        else:
+            b = check_ladder(betas)
+            if b[-1] != 1.0:
+                raise ValueError(f"the ladder must end at beta = 1 (the model itself), got {b}")
+            if b.size > self.max_temperatures:
+                raise ValueError(f"{b.size} rungs exceed max_temperatures={self.max_temperatures}")
+            self._initial_betas = b
+        self._fixed_ladder = betas is not None
+        super().__init__(vars, sweeps=1 if self.auto_sweeps else sweeps, **kwargs)
+        if self._param_fn is not None:
+            raise ValueError(
+                f"ReplicaExchange needs the weights and biases of {self._name!r} to be constants or data: the "
+                "hot replicas' targets would otherwise depend on other random variables through log Z. "
+                "Use FlipTheState or BlockGibbs for an RBM with random parameters."
+            )
+        self._extend_stats()
+        self._reset_ladder()
+
+    # ------------------------------------------------------------ set-up
+    @staticmethod
+    def competence(var, has_grad=None):
+        """``IDEAL`` for RBM variables with constant parameters, ``INCOMPATIBLE`` otherwise."""
+        return Competence.IDEAL if has_constant_parameters(var) else Competence.INCOMPATIBLE
+
+    def _compiled_options(self) -> dict:
+        return {"gibbs": True} if not self.keeps_hidden else {"alpha": self.alpha}
+
+    def _update_hidden(self, h, a_h):
+        return flip_layer(self.rng, h, a_h, alpha=self.alpha) if self.keeps_hidden else self._draw_hidden(a_h)
+
+    def _update_visible(self, v, a_v):
+        return flip_layer(self.rng, v, a_v, alpha=self.alpha) if self.keeps_hidden else self._draw_hidden(a_v)
+
+    def _set_params(self, W, vbias, hbias, *, validate: bool) -> None:
+        super()._set_params(W, vbias, hbias, validate=validate)
+        self._rbm = RBMParams(self.params.W, self.params.vbias, self.params.hbias)
+
+    def _extend_stats(self) -> None:
+        m = self.max_temperatures
+        extra = {
+            "n_temperatures": (np.int64, []),
+            "swap_accept": (np.float64, []),
+            "swap_accept_pairs": (object, [m - 1]),  # the NDArray trace stores vectors as objects
+            "betas": (object, [m]),
+            "round_trips": (np.int64, []),
+            "barrier": (np.float64, []),
+        }
+        self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, **extra}
+        self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
+
+    def _reset_ladder(self) -> None:
+        self.betas = self._initial_betas.copy()
+        self.barrier = np.nan
+        self._replicas = None  # TemperedState of (K, B, ·), the cold replica last
+        self._draw = 0
+        self._tune_draws = 0
+        self._adapt_points: list[int] = []
+        self._reset_counters()
+
+    def _reset_counters(self) -> None:
+        """Forget swap acceptance and round trips (after a new ladder, and when tuning ends)."""
+        k = self.betas.size
+        self._swap_sum = np.zeros(max(k - 1, 0))
+        self._swap_n = np.zeros(max(k - 1, 0))
+        self.round_trips = 0
+        self._last_end = np.zeros((k, self._n_chains), dtype=np.int8)  # per label and row: 0 -, 1 bottom, 2 top
+        self._went_up = np.zeros((k, self._n_chains), dtype=bool)  # reached the top since the bottom
+        self._labels = np.repeat(np.arange(k)[:, None], self._n_chains, axis=1)
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        """Take the chain's generator, start a fresh ladder and plan its adaptation."""
+        super().setup_chain(rng, tune, draws)
+        self._reset_ladder()
+        self._tune_draws = int(tune)
+        if self.adapt and tune >= 32:
+            self._adapt_points = sorted({max(int(tune * f), 1) for f in ADAPT_AT})
+
+    # ------------------------------------------------------------ the draw
+    @property
+    def n_temperatures(self) -> int:
+        """Number of rungs of the current ladder (1: the cold replica alone)."""
+        return int(self.betas.size)
+
+    def step(self, point):
+        """One draw: ``sweeps`` rounds of replica sweeps and swaps (stochastic); adapts while tuning."""
+        self._draw += 1
+        if self.n_temperatures == 1 and not (self.corrected and self.informed):
+            out, stats = super().step(point)  # the local step's own fast path
+            swap = np.full(self.max_temperatures - 1, np.nan)
+        else:
+            out, stats, swap = self._tempered_step(point)
+        stats[0].update(self._ladder_stats(swap))
+        if self._draw in self._adapt_points and self._draw <= self._tune_draws:
+            self._adapt_ladder()
+        elif self._draw == self._tune_draws:
+            self._reset_counters()  # round trips and acceptance of the frozen ladder only
+        return out, stats
+
+    def _ladder_stats(self, swap) -> dict:
+        m = self.max_temperatures
+        betas = np.full(m, np.nan)
+        betas[: self.betas.size] = self.betas
+        attempted = swap[np.isfinite(swap)]
+        return {
+            "n_temperatures": self.n_temperatures,
+            "swap_accept": float(attempted.mean()) if attempted.size else np.nan,
+            "swap_accept_pairs": swap,
+            "betas": betas,
+            "round_trips": int(self.round_trips),
+            "barrier": float(self.barrier),
+        }
+
+    def _init_replicas(self, v: np.ndarray) -> None:
+        k, params = self.n_temperatures, self._rbm
+        vr = np.repeat(v[None], k, axis=0)
+        h = np.empty((k, *v.shape[:-1], self.n_hidden))
+        for r, beta in enumerate(self.betas):
+            h[r] = self._draw_hidden(beta * hidden_activation(vr[r], params))
+        self._replicas = TemperedState(vr, h, 0)
+        self._reset_counters()
+
+    def _tempered_step(self, point):
+        params = self._rbm
+        n, k = self._n_chains, self.n_temperatures
+        v_in = point[self._name].reshape(n, self._shape[-1])
+        refreshed = False
+        if self._replicas is None or self._replicas.v.shape[0] != k:
+            self._init_replicas(v_in.astype(np.float64))
+            refreshed = True
+        elif v_in.dtype != self._out_dtype or v_in.tobytes() != self._v_left:
+            cold_v = v_in.astype(np.float64)
+            self._replicas.v[-1] = cold_v
+            self._replicas.h[-1] = self._draw_hidden(hidden_activation(cold_v, params))
+            refreshed = True
+        v_start = self._replicas.v[-1].copy()
+        h_start = self._replicas.h[-1].copy()
+        corrected = self.corrected
+        if corrected:
+            v_int = v_in.astype(self._out_dtype).reshape(self._shape)
+            log_rest = self._rest_value(point, v_int, refreshed)
+        accept_sum, accepted = np.zeros(n), np.zeros(n)
+        swap_sum = np.zeros(max(k - 1, 1))
+        swap_n = np.zeros(max(k - 1, 1))
+        for _ in range(k if self.auto_sweeps else self.sweeps):
+            state = self._replicas
+            hot = k - 1 if corrected else k
+            if hot:
+                flat = RBMState(state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1))
+                new, _ = self._sweep_kernel(self.rng, flat, params, np.repeat(self.betas[:hot], n))
+                state.v[:hot] = new.v.reshape(hot, n, -1)
+                state.h[:hot] = new.h.reshape(hot, n, -1)
+            if corrected:
+                v_int, log_rest = self._cold_sweep(point, params, v_int, log_rest, accept_sum, accepted)
+            if k > 1:
+                v_int, log_rest = self._swap_round(point, params, v_int if corrected else None,
+                                                   log_rest if corrected else None, swap_sum, swap_n)
+        if corrected:
+            self._rest_cache = (self._rest_cache[0], log_rest)
+        cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
+        v_out = cold_v.astype(self._out_dtype)
+        self._v_left = v_out.tobytes()
+        n_changed = np.count_nonzero(cold_v != v_start, axis=-1)
+        n_hidden_changed = np.count_nonzero(cold_h != h_start, axis=-1)
+        if corrected:
+            rounds = k if self.auto_sweeps else self.sweeps
+            accept, accept_rate = accept_sum / rounds, accepted / rounds
+        else:
+            accept = accept_rate = self._ones
+        fe = free_energy(cold_v, params)
+        stats = self._chain_stats(fe, n_changed, n_hidden_changed, accept, accept_rate, refreshed)
+        if self.record_hidden:
+            stats["hidden"] = cold_h.astype(np.int8).reshape(-1)
+        swap = np.full(self.max_temperatures - 1, np.nan)
+        with np.errstate(invalid="ignore"):
+            swap[: k - 1] = np.where(swap_n[: k - 1] > 0, swap_sum[: k - 1] / np.maximum(swap_n[: k - 1], 1), np.nan)
+        out = point.copy()
+        out[self._name] = v_out.reshape(self._shape)
+        return out, [stats], swap
+
+    def _rest_value(self, point, v_int, moved: bool) -> float:
+        """``log L`` at the incoming state, cached while ``v`` and ``L``'s other inputs stay."""
+        others = [point[name] for name in self._rest_input_names if name != self._name]
+        cache = self._rest_cache
+        if not moved and cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
+            return cache[1]
+        value = self.other_terms.log_rest(point, v_int)
+        self._rest_cache = ([np.array(a, copy=True) for a in others], value)
+        return value
+
+    def _cold_sweep(self, point, params, v_int, log_rest, accept_sum, accepted):
+        """The cold replica's hidden update, then its (informed or corrected) visible move, row by row."""
+        state = self._replicas
+        v, h = state.v[-1], state.h[-1]
+        a_h = hidden_activation(v, params)
+        h = self._update_hidden(h, a_h) if self.keeps_hidden else self._draw_hidden(a_h)
+        state.h[-1] = h
+        a_v = visible_activation(h, params)
+        for row in range(self._n_chains):
+            if self.informed:
+                tilt, log_rest = self.other_terms.tilt(point, v_int, row, log_rest)
+                proposal = propose_tilted(self.rng, a_v[row][None], tilt[None])[0]
+            else:
+                proposal = self._update_visible(v[row][None], a_v[row][None])[0]
+            if np.array_equal(proposal, v[row]):
+                accept_sum[row] += 1.0
+                accepted[row] += 1.0
+                continue
+            new_int = v_int.copy()
+            new_int.reshape(self._n_chains, -1)[row] = proposal
+            if self.informed:
+                tilt_new, log_new = self.other_terms.tilt(point, new_int, row)
+                log_ratio = tilted_log_ratio(
+                    v[row][None], proposal[None], a_v[row][None], tilt[None], tilt_new[None],
+                    np.array([log_rest]), np.array([log_new]),
+                )[0]
+            else:
+                log_new = self.other_terms.log_rest(point, new_int)
+                log_ratio = np.inf if log_rest == -np.inf else log_new - log_rest
+            accept_sum[row] += acceptance_probability(log_ratio)
+            if metropolis_accept(self.rng, log_ratio):
+                accepted[row] += 1.0
+                v[row] = proposal
+                v_int, log_rest = new_int, log_new
+        return v_int, log_rest
+
+    def _swap_round(self, point, params, v_int, log_rest, swap_sum, swap_n):
+        """Swap neighbouring replicas (even or odd pairs by the round's parity); the cold pair carries ``L``."""
+        state = self._replicas
+        k, n = self.n_temperatures, self._n_chains
+        corrected = v_int is not None
+        e = energy(state.v, state.h, params)  # (k, n)
+        log_ratio = np.diff(self.betas)[:, None] * np.diff(e, axis=0)
+        pairs = np.arange(state.n_rounds % 2, k - 1, 2)
+        cold = corrected and pairs.size and pairs[-1] == k - 2
+        if cold:
+            pairs = pairs[:-1]
+        accepted = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
+        swap_sum[pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
+        swap_n[pairs] += n
+        lower, chain = np.nonzero(accepted)
+        self._labels[lower, chain], self._labels[lower + 1, chain] = self._labels[lower + 1, chain], self._labels[lower, chain]
+        if cold:  # row by row, L evaluated at the batch with only that row changed
+            for row in range(n):
+                new_int = v_int.copy()
+                new_int.reshape(n, -1)[row] = state.v[-2, row]
+                log_new = self.other_terms.log_rest(point, new_int)
+                ratio = log_ratio[k - 2, row] + log_new - log_rest
+                swap_sum[k - 2] += acceptance_probability(ratio)
+                swap_n[k - 2] += 1
+                if metropolis_accept(self.rng, ratio):
+                    for x in (state.v, state.h):
+                        x[[-2, -1], row] = x[[-1, -2], row]
+                    self._labels[[-2, -1], row] = self._labels[[-1, -2], row]
+                    v_int, log_rest = new_int, log_new
+        self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
+        self._count_round_trips()
+        self._swap_sum[: k - 1] += swap_sum[: k - 1]
+        self._swap_n[: k - 1] += swap_n[: k - 1]
+        return v_int, log_rest
+
+    def _count_round_trips(self) -> None:
+        """A replica that went from the bottom rung to the top and back to the bottom completes a round trip."""
+        cols = np.arange(self._labels.shape[1])
+        top, bottom = self._labels[-1], self._labels[0]
+        up = self._last_end[top, cols] == 1
+        self._went_up[top[up], cols[up]] = True
+        self._last_end[top, cols] = 2
+        done = (self._last_end[bottom, cols] == 2) & self._went_up[bottom, cols]
+        self.round_trips += int(done.sum())
+        self._went_up[bottom[done], cols[done]] = False
+        self._last_end[bottom, cols] = 1
+
+    # ------------------------------------------------------------ tuning
+    def _adapt_ladder(self) -> None:
+        """New ladder from the swap rejection rates since the last adaptation (tuning only)."""
+        k = self.n_temperatures
+        if k < 2 or not np.all(self._swap_n > 0):
+            return
+        rejection = 1.0 - self._swap_sum / self._swap_n
+        self.barrier = float(communication_barrier(self.betas, rejection)[-1])
+        if self._fixed_ladder:
+            new = equalized_ladder(self.betas, rejection, k)
+        elif self.barrier < self.collapse_below:
+            new = np.array([1.0])
+        else:
+            size = int(min(self.max_temperatures, max(2, np.ceil(2.0 * self.barrier) + 1)))
+            new = equalized_ladder(self.betas, rejection, size)
+        self._move_replicas(new)
+
+    def _move_replicas(self, new: np.ndarray) -> None:
+        """Put each new rung's replica at the old rung nearest in β (the cold one stays); redraw hot ``h``."""
+        old, state = self.betas, self._replicas
+        self.betas = new
+        self._reset_counters()
+        if state is None:
+            return
+        if new.size == 1:
+            self._replicas = None
+            self.visible_state = self.hidden_state = self.hidden_input = self.visible_input = None
+            return
+        source = np.abs(old[None, :] - new[:, None]).argmin(axis=1)
+        source[-1] = old.size - 1
+        v, h = state.v[source].copy(), state.h[source].copy()
+        params = self._rbm
+        for r in range(new.size - 1):
+            h[r] = self._draw_hidden(new[r] * hidden_activation(v[r], params))
+        self._replicas = TemperedState(v, h, 0)

@@ -1,0 +1,141 @@
+"""The model terms other than an RBM's own that involve its visible units: ``log L(v)``.
+
+Every RBM step method samples ``π(v, h) ∝ p_RBM(v, h) L(v)``, where ``L``
+collects the model's terms (likelihoods, other factors, Potentials) whose
+graphs contain the RBM variable's value. :class:`OtherTerms` finds them
+once and evaluates ``log L`` at one state, at a stack of states in one
+vectorised call (for the single-unit flips of an informed proposal), and
+the tilt of :func:`pymc_rbm.kernels.informed.flip_tilt`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.graph.replace import vectorize_graph
+from pytensor.graph.traversal import ancestors
+
+from pymc_rbm.kernels.informed import flip_tilt
+
+__all__ = ["OtherTerms"]
+
+
+class OtherTerms:
+    """``log L(v)``: the sum of the model terms other than the RBM's own that involve its value.
+
+    Parameters
+    ----------
+    model : pymc.Model
+    rv : TensorVariable
+        The RBM random variable.
+    value_var : TensorVariable
+        Its value variable.
+    compile_kwargs : dict
+        Passed to ``model.compile_fn``.
+
+    Attributes
+    ----------
+    names : list of str
+        The terms found (empty when none: then ``L ≡ 1`` and :attr:`active` is False).
+    input_names : list of str
+        Value variables ``log L`` depends on, the RBM's own among them.
+    """
+
+    def __init__(self, model, rv, value_var, compile_kwargs: dict):
+        others = [r for r in model.basic_RVs if r is not rv] + list(model.potentials)
+        terms = model.logp(vars=others, sum=False) if others else []
+        rest = [t for t in terms if value_var in set(ancestors([t]))]
+        self.names = [str(r) for r, t in zip(others, terms) if any(t is x for x in rest)]
+        self.fn = None
+        self._many = None
+        self.input_names: list[str] = []
+        if not rest:
+            return
+        total = rest[0].sum()
+        for t in rest[1:]:
+            total = total + t.sum()
+        found = set(ancestors([total]))
+        inputs = [v for v in model.value_vars if v in found]
+        self.input_names = [v.name for v in inputs]
+        self._v_pos = self.input_names.index(value_var.name)
+        self._shape_ndim = value_var.type.ndim
+        fn = model.compile_fn(total, inputs=inputs, point_fn=False, **compile_kwargs)
+        fn.trust_input = True
+        self.fn = fn
+        # the same sum at a stack of values of v (one call for many states); a loop where PyTensor cannot
+        stacked = pt.tensor(dtype=value_var.dtype, shape=(None, *value_var.type.shape), name=f"{value_var.name}_stack")
+        try:
+            batched = vectorize_graph(total, replace={value_var: stacked})
+            many_inputs = [stacked if v is value_var else v for v in inputs]
+            many = model.compile_fn(batched, inputs=many_inputs, point_fn=False, **compile_kwargs)
+            many.trust_input = True
+            self._many = many
+        except Exception:  # noqa: BLE001 - any op without a batched form: evaluate state by state
+            self._many = None
+
+    @property
+    def active(self) -> bool:
+        """Whether any other term involves ``v``."""
+        return self.fn is not None
+
+    def _args(self, point, v):
+        args = [point[n] for n in self.input_names]
+        args[self._v_pos] = v
+        return args
+
+    def log_rest(self, point, v: np.ndarray) -> float:
+        """``log L`` with the RBM variable at ``v`` (its full shape, its dtype) and the rest at ``point``."""
+        return float(self.fn(*self._args(point, v)))
+
+    def log_rest_many(self, point, states: np.ndarray) -> np.ndarray:
+        """``log L`` at each of a stack of values of the RBM variable.
+
+        Parameters
+        ----------
+        point : dict
+        states : ndarray of shape (n_states, *variable_shape)
+            In the variable's dtype.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_states,)
+        """
+        if self._many is not None:
+            return np.asarray(self._many(*self._args(point, states)), dtype=np.float64).reshape(-1)
+        return np.array([self.log_rest(point, s) for s in states], dtype=np.float64)
+
+    def flip_states(self, v: np.ndarray, row: int) -> np.ndarray:
+        """``v`` once per unit of row ``row``, with that unit flipped: shape ``(n_visible, *v.shape)``."""
+        n = v.shape[-1]
+        flat = v.reshape(-1, n)
+        out = np.repeat(flat[None], n, axis=0)
+        idx = np.arange(n)
+        out[idx, row, idx] = 1 - out[idx, row, idx]
+        return out.reshape((n, *v.shape))
+
+    def tilt(self, point, v: np.ndarray, row: int, log_rest: float | None = None) -> tuple[np.ndarray, float]:
+        """The exact tilt of row ``row`` at ``v`` and ``log L(v)``, in one vectorised call.
+
+        Parameters
+        ----------
+        point : dict
+        v : ndarray
+            The variable's value (full shape, its dtype).
+        row : int
+            Which row of the flattened ``(n_chains, n_visible)`` value.
+        log_rest : float, optional
+            ``log L(v)`` when known (saves one state in the call).
+
+        Returns
+        -------
+        tilt : ndarray of shape (n_visible,)
+        log_rest : float
+        """
+        states = self.flip_states(v, row)
+        if log_rest is None:
+            values = self.log_rest_many(point, np.concatenate([v[None], states]))
+            log_rest, flipped = float(values[0]), values[1:]
+        else:
+            flipped = self.log_rest_many(point, states)
+        x = v.reshape(-1, v.shape[-1])[row][None].astype(np.float64)
+        return flip_tilt(x, np.array([log_rest]), flipped[None])[0], log_rest

@@ -1,0 +1,243 @@
+"""ReplicaExchange is exact on the extended space of its replicas, and what pm.sample picks by default.
+
+The extended state of a ladder of ``K`` replicas of a tiny RBM is listed
+with the harness of :mod:`pymc_rbm.testing` (replica 0 the most significant
+digits: visible parts first, then hidden parts). One round is a sweep of
+every replica (hot: the RBM kernel at its β; cold: the hidden update and the
+informed visible move under ``L``) and a swap round of one parity. Each must
+leave ``Π = Π_{r<K-1} p_{β_r}(x_r) · p(x_{K-1}) L(v_{K-1}) / const``
+invariant; a swap ratio that forgets ``L`` must fail. The step itself, run
+from every extended state many times, must follow the matrices' rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+
+from pymc_rbm import RBM, FlipTheState, RBMParams, ReplicaExchange
+from pymc_rbm import testing as ht
+from pymc_rbm.datasets import bundled_rbm
+from pymc_rbm.energy import energy
+from pymc_rbm.estimators.exact import log_marginal_visible
+from pymc_rbm.kernels import RBMState
+from pymc_rbm.kernels.tempering import TemperedState
+
+NV, NH = 2, 1
+C = np.array([1.2, -0.8])
+D = 2.0
+BETAS = np.array([0.0, 0.4, 1.0])
+
+
+def log_rest(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v @ C + D * v[..., 0] * v[..., 1]
+
+
+@pytest.fixture(scope="module")
+def params():
+    return RBMParams.random(NV, NH, scale=2.5, rng=5)
+
+
+def split(pv, ph, k):
+    """Replica parts of listed extended states: lists of (n, NV) and (n, NH) arrays."""
+    return [pv[:, r * NV:(r + 1) * NV] for r in range(k)], [ph[:, r * NH:(r + 1) * NH] for r in range(k)]
+
+
+def extended_index(vs, hs):
+    return ht.joint_index(np.concatenate(vs, axis=1), np.concatenate(hs, axis=1))
+
+
+def extended_target(params, betas, with_rest):
+    pv, ph = ht.joint_states(len(betas) * NV, len(betas) * NH)
+    vs, hs = split(pv, ph, len(betas))
+    log_p = sum(-b * energy(v, h, params) for b, v, h in zip(betas, vs, hs))
+    if with_rest:
+        log_p = log_p + log_rest(vs[-1])
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
+def sweep_matrix(params, betas, with_rest, kernel="flip"):
+    """Every replica moved independently: the product of per-replica matrices over the extended states."""
+    k = len(betas)
+    pv, ph = ht.joint_states(k * NV, k * NH)
+    vs, hs = split(pv, ph, k)
+    mats = [ht.transition_matrix(params, kernel, b) for b in betas]
+    if with_rest:
+        t_h, _ = ht.layer_matrices(params, kernel)
+        mats[-1] = t_h @ ht.informed_visible_matrix(params, log_rest)
+    T = np.ones((pv.shape[0], pv.shape[0]))
+    for m, v, h in zip(mats, vs, hs):
+        idx = ht.joint_index(v, h)
+        T *= m[idx[:, None], idx[None, :]]
+    return T
+
+
+def swap_matrix(params, betas, parity, with_rest, forget_rest=False):
+    """One swap round of the given parity (one pair per parity for K <= 3), the cold pair carrying L."""
+    k = len(betas)
+    pv, ph = ht.joint_states(k * NV, k * NH)
+    vs, hs = split(pv, ph, k)
+    n = pv.shape[0]
+    T = np.zeros((n, n))
+    pairs = list(range(parity, k - 1, 2))
+    assert len(pairs) <= 1
+    if not pairs:
+        return np.eye(n)
+    (r,) = pairs
+    log_ratio = (betas[r + 1] - betas[r]) * (energy(vs[r + 1], hs[r + 1], params) - energy(vs[r], hs[r], params))
+    if with_rest and r + 1 == k - 1 and not forget_rest:
+        log_ratio += log_rest(vs[r]) - log_rest(vs[r + 1])
+    accept = np.exp(np.minimum(log_ratio, 0.0))
+    vs2, hs2 = list(vs), list(hs)
+    vs2[r], vs2[r + 1], hs2[r], hs2[r + 1] = vs[r + 1], vs[r], hs[r + 1], hs[r]
+    T[np.arange(n), extended_index(vs2, hs2)] += accept
+    T[np.arange(n), np.arange(n)] += 1.0 - accept
+    return T
+
+
+@pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
+def test_each_round_leaves_the_extended_target_invariant(params, with_rest):
+    pi = extended_target(params, BETAS, with_rest)
+    sweep = sweep_matrix(params, BETAS, with_rest)
+    swaps = [swap_matrix(params, BETAS, p, with_rest) for p in (0, 1)]
+    ht.assert_stationary(pi, sweep)
+    for s in swaps:
+        ht.assert_stationary(pi, s)
+    ht.assert_converges(pi, sweep @ swaps[0] @ sweep @ swaps[1])
+
+
+def test_a_cold_swap_that_forgets_L_is_caught(params):
+    pi = extended_target(params, BETAS, True)
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, swap_matrix(params, BETAS, 1, True, forget_rest=True))
+
+
+def ladder_model(params, n_rows, with_rest):
+    with pm.Model() as model:
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(n_rows, NV))
+        if with_rest:
+            pm.Potential("rest", (v @ C + D * v[:, 0] * v[:, 1]).sum())
+    return model
+
+
+def one_round(step, betas, parity):
+    """A kernel for the harness: one round of the step from each listed extended state."""
+    k = len(betas)
+
+    def kernel_fn(rng, state):
+        vs, hs = split(state.v.astype(np.float64), state.h.astype(np.float64), k)
+        step._replicas = TemperedState(np.stack(vs), np.stack(hs), parity)
+        step._reset_counters()
+        cold = vs[-1].astype(np.int64)
+        step._v_left = cold.tobytes()
+        step._rest_cache = None
+        step.step({"v": cold})
+        rep = step._replicas
+        return RBMState(np.concatenate(list(rep.v), axis=1), np.concatenate(list(rep.h), axis=1))
+
+    return kernel_fn
+
+
+N_DRAWS = 300
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_step_follows_the_round_matrix_without_L(params, parity):
+    n_rows = 2 ** (len(BETAS) * (NV + NH)) * N_DRAWS
+    with ladder_model(params, n_rows, False):
+        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1)
+    step.setup_chain(np.random.default_rng(20 + parity), 0, 1)
+    T = sweep_matrix(params, BETAS, False) @ swap_matrix(params, BETAS, parity, False)
+    check = ht.empirical_transition_check(one_round(step, BETAS, parity), T, 3 * NV, 3 * NH, n_draws=N_DRAWS)
+    assert check.n_impossible == 0
+
+
+def test_step_follows_the_round_matrix_with_L(params):
+    """Two rungs, parity 0: the cold replica's informed move, then the swap that carries L."""
+    betas = np.array([0.3, 1.0])
+    n_draws = 200
+    n_rows = 2 ** (2 * (NV + NH)) * n_draws
+    with ladder_model(params, n_rows, True):
+        step = ReplicaExchange(betas=betas, adapt=False, sweeps=1)
+    assert step.corrected
+    step.setup_chain(np.random.default_rng(7), 0, 1)
+    T = sweep_matrix(params, betas, True) @ swap_matrix(params, betas, 0, True)
+    ht.empirical_transition_check(one_round(step, betas, 0), T, 2 * NV, 2 * NH, n_draws=n_draws)
+
+
+# ------------------------------------------------------------- pm.sample
+def test_pm_sample_picks_replica_exchange_for_constant_parameters(params):
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        pm.Normal("y", v.sum(), 1.0, observed=1.0)
+        idata = pm.sample(draws=20, tune=40, chains=1, progressbar=False, compute_convergence_checks=False,
+                          random_seed=1)
+    assert "n_temperatures" in idata.sample_stats
+
+
+def test_random_parameters_get_flip_the_state_and_a_clear_refusal(params):
+    with pm.Model():
+        s = pm.HalfNormal("s")
+        v = RBM("v", s * params.W, params.vbias, params.hbias, log_partition="exact")
+        assert ReplicaExchange.competence(v) == pm.step_methods.compound.Competence.INCOMPATIBLE
+        assert FlipTheState.competence(v) == pm.step_methods.compound.Competence.PREFERRED
+        with pytest.raises(ValueError, match="constants or data"):
+            ReplicaExchange([v])
+
+
+def test_bad_options_are_refused(params):
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        for kwargs, match in [
+            ({"betas": [0.0, 0.5]}, "end at beta = 1"),
+            ({"betas": [0.5, 0.2, 1.0]}, "strictly increasing"),
+            ({"sweeps": "many"}, "auto"),
+            ({"max_temperatures": 1}, "max_temperatures"),
+            ({"operator": "metropolis"}, "operator"),
+            ({"collapse_below": -1.0}, "collapse_below"),
+            ({"informed": "yes"}, "True or False"),
+        ]:
+            with pytest.raises(ValueError, match=match):
+                ReplicaExchange([v], **kwargs)
+
+
+def sample_bundled(seed, **kwargs):
+    params = bundled_rbm()
+    with pm.Model():
+        RBM("v", params.W, params.vbias, params.hbias)
+        idata = pm.sample(progressbar=False, compute_convergence_checks=False, random_seed=seed, cores=1,
+                          **kwargs)
+    return params, idata
+
+
+def total_variation(params, draws):
+    log_p = log_marginal_visible(params)
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    idx = ht.state_index(draws.reshape(-1, params.n_visible))
+    q = np.bincount(idx, minlength=p.size) / idx.size
+    return 0.5 * np.abs(p - q).sum()
+
+
+def test_default_moves_between_the_modes_of_the_bundled_model():
+    """Defaults on the sharp bundled model: tuning builds a ladder, and the draws match the exact distribution."""
+    params, idata = sample_bundled(3, draws=500, tune=500, chains=2)
+    stats = idata.sample_stats
+    assert int(stats["n_temperatures"].min()) >= 4
+    assert float(stats["barrier"].isel(draw=-1).min()) > 2.0
+    betas = stats["betas"].values  # frozen after tuning: one ladder in every draw of a chain
+    assert all(np.allclose(np.stack(c.tolist()), np.stack(c.tolist())[0], equal_nan=True) for c in betas)
+    assert int(stats["round_trips"].isel(draw=-1).min()) >= 20
+    assert total_variation(params, idata.posterior["v"].values) < 0.12
+
+
+def test_the_ladder_collapses_where_tempering_is_not_needed():
+    weak = RBMParams.random(8, 4, scale=0.05, rng=2)
+    with pm.Model():
+        RBM("v", weak.W, weak.vbias, weak.hbias)
+        idata = pm.sample(draws=50, tune=200, chains=1, progressbar=False, compute_convergence_checks=False,
+                          random_seed=4)
+    assert idata.sample_stats["n_temperatures"].values[0, -1] == 1
