@@ -1,11 +1,13 @@
-"""Run-time helpers shared by the estimators and training: BLAS threads and the progress bar."""
+"""Run-time helpers shared by the estimators and training: BLAS threads, progress, and Ctrl-C."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import threading
+import time
 
-__all__ = ["SMALL_PRODUCT", "Progress", "blas_threads"]
+__all__ = ["LOG_EVERY_SECONDS", "SMALL_PRODUCT", "Progress", "StopOnInterrupt", "blas_threads", "single_blas_thread"]
 
 #: Below this many multiply-adds per matrix product, BLAS runs on one thread.
 SMALL_PRODUCT = 2**22
@@ -38,55 +40,158 @@ def single_blas_thread():
 
 
 # ----------------------------------------------------------------- progress
-class Progress:
-    """A progress bar on stderr (rich, which PyMC depends on), or nothing.
+#: Seconds between two progress lines when stderr is not a terminal (a log file, a CI job, a notebook).
+LOG_EVERY_SECONDS = 10.0
 
-    ``advance`` is cheap to call every step: the bar is only touched about
-    200 times in all.
+
+class Progress:
+    """Progress of a long loop on stderr: a bar (rich) on a terminal, log lines elsewhere.
+
+    On a terminal the bar is drawn by rich (a dependency of PyMC). When stderr
+    is not a terminal (output redirected to a file, a CI log, a notebook), a
+    bar would print nothing useful until the end, so a line such as
+    ``fit (pcd): 150/300 (50%) after 12 s, about 12 s left`` is written every
+    :data:`LOG_EVERY_SECONDS` seconds, and one when the loop ends.
+
+    ``advance`` is cheap to call every step (the bar is touched about 200
+    times in all) and safe to call from several threads.
+
+    Parameters
+    ----------
+    total : int
+        Number of steps.
+    description : str
+        What runs, e.g. ``"fit (pcd)"``.
+    enabled : bool
+        When False nothing is shown.
     """
 
     def __init__(self, total: int, description: str, enabled: bool):
         self.total, self.enabled, self.description = int(total), bool(enabled), description
         self._every = max(1, self.total // 200)
         self._pending = 0
+        self._done = 0
         self._bar = self._task = None
+        self._lines = False
+        self._postfix = ""
+        self._lock = threading.Lock()
+        self._t0 = self._last_line = time.perf_counter()
 
     def __enter__(self):
-        if self.enabled:
-            try:
-                from rich.console import Console
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        if not self.enabled:
+            return self
+        self._t0 = self._last_line = time.perf_counter()
+        if not _is_terminal(sys.stderr):
+            self._lines = True
+            return self
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-                self._bar = Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeRemainingColumn(),
-                    console=Console(file=sys.stderr),
-                    transient=False,
-                )
-                self._bar.__enter__()
-                self._task = self._bar.add_task(self.description, total=self.total)
-            except ImportError:  # pragma: no cover - rich comes with PyMC
-                self._bar = None
-                self._last = 0.0
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=Console(file=sys.stderr),
+                transient=False,
+            )
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.description, total=self.total)
+        except ImportError:  # pragma: no cover - rich comes with PyMC
+            self._bar = None
+            self._lines = True
         return self
 
-    def advance(self, n: int = 1) -> None:
+    def set_postfix(self, text: str) -> None:
+        """Text shown after the counts (e.g. the latest log-likelihood)."""
         if not self.enabled:
             return
-        self._pending += n
-        if self._pending < self._every:
-            return
+        self._postfix = str(text)
         if self._bar is not None:
-            self._bar.advance(self._task, self._pending)
-        else:  # pragma: no cover
-            print(f"\r{self.description}: +{self._pending}", end="", file=sys.stderr)
-        self._pending = 0
+            self._bar.update(self._task, description=f"{self.description} {self._postfix}")
+
+    def advance(self, n: int = 1) -> None:
+        """Count ``n`` more steps done."""
+        if not self.enabled:
+            return
+        with self._lock:
+            self._pending += n
+            if self._pending < self._every:
+                return
+            self._done += self._pending
+            if self._bar is not None:
+                self._bar.advance(self._task, self._pending)
+            self._pending = 0
+            if self._lines and time.perf_counter() - self._last_line >= LOG_EVERY_SECONDS:
+                self._write_line()
+
+    def _write_line(self, final: bool = False) -> None:
+        elapsed = time.perf_counter() - self._t0
+        done = min(self._done, self.total) if self.total else self._done
+        pct = f" ({100.0 * done / self.total:.0f}%)" if self.total else ""
+        if final:
+            timing = f" in {elapsed:.1f} s"
+        else:
+            left = elapsed * (self.total - done) / done if done and self.total else float("nan")
+            timing = f" after {elapsed:.0f} s" + (f", about {left:.0f} s left" if left == left else "")
+        post = f", {self._postfix}" if self._postfix else ""
+        print(f"{self.description}: {done}/{self.total}{pct}{timing}{post}", file=sys.stderr, flush=True)
+        self._last_line = time.perf_counter()
 
     def __exit__(self, *exc):
         if self._bar is not None:
             if self._pending:
                 self._bar.advance(self._task, self._pending)
             self._bar.__exit__(*exc)
+        elif self._lines:
+            self._done += self._pending
+            self._pending = 0
+            self._write_line(final=True)
+        return False
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False
+
+
+# ----------------------------------------------------------------- Ctrl-C
+class StopOnInterrupt:
+    """A context that turns Ctrl-C into a clean stop of the outermost long computation.
+
+    ``pm.sample``'s convention: a ``KeyboardInterrupt`` raised inside the
+    block ends the block, :attr:`interrupted` becomes True, and the code
+    after the block returns what it has so far (with a warning that says so).
+    Only the outermost such block in a thread catches the interrupt; inner
+    ones (an AIS evaluation inside :func:`pymc_rbm.training.fit`) let it
+    through, so one Ctrl-C stops the whole call, not just its current part.
+
+    Examples
+    --------
+    >>> with StopOnInterrupt() as guard:
+    ...     pass  # the long loop
+    >>> guard.interrupted
+    False
+    """
+
+    _state = threading.local()
+
+    def __init__(self):
+        self.interrupted = False
+        self._outermost = False
+
+    def __enter__(self):
+        depth = getattr(self._state, "depth", 0)
+        self._outermost = depth == 0
+        self._state.depth = depth + 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._state.depth -= 1
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt) and self._outermost:
+            self.interrupted = True
+            return True
         return False

@@ -31,7 +31,7 @@ from pymc.distributions.distribution import Discrete
 from pymc.distributions.shape_utils import rv_size_is_none
 from pymc.logprob.abstract import _logprob
 from pytensor.gradient import grad_not_implemented
-from pytensor.graph.basic import Apply, Constant
+from pytensor.graph.basic import Apply, Constant, Variable
 from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors
 from pytensor.tensor.random.op import RandomVariable
@@ -39,19 +39,21 @@ from pytensor.tensor.random.op import RandomVariable
 from pymc_rbm.energy import RBMTensors, free_energy
 from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators.exact import (
-    MAX_ENUMERATION_BITS,
+    REPEATED_ENUMERATION_BITS,
     check_enumerable,
     log_partition_exact,
     moments_exact,
     sample_visible_exact,
 )
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_float_array, check_positive_int
 
 __all__ = ["RBM", "RBMRV", "LogPartition", "log_partition_mode", "rbm_params_of"]
 
-#: Largest smaller layer that ``log_partition="auto"`` enumerates and that forward draws sample exactly.
-AUTO_ENUMERATION_BITS = 20
+#: Largest smaller layer that ``log_partition="auto"`` enumerates and that forward draws sample exactly:
+#: :data:`pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`, smaller than the estimators' one-off
+#: default because a model enumerates at every logp and gradient evaluation.
+AUTO_ENUMERATION_BITS = REPEATED_ENUMERATION_BITS
 
 LOG_PARTITION_MODES = ("exact", "given", "omitted")
 
@@ -79,7 +81,7 @@ class LogPartition(Op):
 
     __props__ = ("max_bits",)
 
-    def __init__(self, max_bits: int = MAX_ENUMERATION_BITS):
+    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
         self.max_bits = int(max_bits)
 
     def make_node(self, W, vbias, hbias):
@@ -105,7 +107,7 @@ class ExactMomentsOp(Op):
 
     __props__ = ("max_bits",)
 
-    def __init__(self, max_bits: int = MAX_ENUMERATION_BITS):
+    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
         self.max_bits = int(max_bits)
 
     def make_node(self, W, vbias, hbias):
@@ -242,8 +244,8 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
             )
         sizes = _layer_sizes(W)
         if log_partition == "exact":
-            if sizes is not None:
-                check_enumerable(min(sizes), max_bits)
+            if sizes is not None:  # refused here, before PyTensor tries to fold the enumeration of constants
+                check_enumerable(min(sizes), max_bits, n_other=max(sizes))
             return "exact", pt.constant(0.0)
         if sizes is None:
             raise ValueError(
@@ -297,7 +299,9 @@ class RBM(Discrete):
     Parameters
     ----------
     W : tensor_like of float, shape (n_visible, n_hidden)
-        Couplings. Constants, data, or random variables.
+        Couplings. Constants (anything ``np.asarray`` accepts, including
+        arrays of other libraries; NaN and infinite entries are refused),
+        data, or random variables.
     vbias : tensor_like of float, shape (n_visible,)
     hbias : tensor_like of float, shape (n_hidden,)
     log_partition : {"auto", "exact"}, float, tensor, LogPartitionEstimate or None
@@ -314,7 +318,13 @@ class RBM(Discrete):
           ``max_bits`` units, else ``None`` for constant parameters, else an
           error naming the choices.
     max_bits : int, default 20
-        Largest smaller layer enumerated (for ``log Z`` and exact draws).
+        Largest smaller layer enumerated (for ``log Z`` and exact draws):
+        :data:`~pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`, below
+        the estimators' one-off default of 24 because the model enumerates
+        at every logp and gradient evaluation. Enumerations that need more
+        memory than is available, or more time than
+        :data:`~pymc_rbm.estimators.exact.MAX_ENUMERATION_SECONDS` per
+        evaluation, are refused when the model is built.
     gibbs_sweeps : int, default 1000
         Forward draws of RBMs whose layers both exceed ``max_bits`` are made
         by this many block-Gibbs sweeps from a random start, with a warning
@@ -377,9 +387,9 @@ class RBM(Discrete):
         gibbs_sweeps: int = 1000,
         **kwargs,
     ):
-        W = pt.as_tensor_variable(W, dtype="float64")
-        vbias = pt.as_tensor_variable(vbias, dtype="float64")
-        hbias = pt.as_tensor_variable(hbias, dtype="float64")
+        max_bits = check_positive_int(max_bits, "max_bits")
+        gibbs_sweeps = check_positive_int(gibbs_sweeps, "gibbs_sweeps")
+        W, vbias, hbias = (_as_parameter(x, name) for x, name in ((W, "W"), (vbias, "vbias"), (hbias, "hbias")))
         if (W.ndim, vbias.ndim, hbias.ndim) != (2, 1, 1):
             raise ValueError(
                 f"W must be a matrix and vbias, hbias vectors; got ndim {W.ndim}, {vbias.ndim}, {hbias.ndim} "
@@ -402,6 +412,23 @@ class RBM(Discrete):
         if not rv_size_is_none(size):
             v = pt.full((*size, v.shape[-1]), v)
         return v
+
+
+def _as_parameter(value, name: str):
+    """A float64 tensor of a parameter; constants are checked now (finite, real, numeric).
+
+    PyTensor variables (random variables, ``pm.Data``, expressions) pass as
+    they are. Anything else is converted with ``np.asarray`` first, so
+    arrays of other libraries (objects with ``__array__``, e.g. torch or JAX
+    arrays on the CPU) work, and a NaN, an infinity, a complex or
+    non-numeric entry is refused with the parameter's name before the model
+    is built (its logp would be -inf everywhere).
+    """
+    if isinstance(value, Constant):
+        check_float_array(value.data, name)
+    if isinstance(value, Variable):
+        return pt.as_tensor_variable(value, dtype="float64")
+    return pt.as_tensor_variable(check_float_array(value, name), dtype="float64")
 
 
 def _core(*params):

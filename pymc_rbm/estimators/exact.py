@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
@@ -22,13 +23,18 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, logsumexp
 
+from pymc_rbm._runtime import Progress
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 
 __all__ = [
     "MAX_ENUMERATION_BITS",
+    "REPEATED_ENUMERATION_BITS",
+    "MAX_ENUMERATION_SECONDS",
     "EnumerationTooLarge",
+    "check_enumerable",
+    "enumeration_cost",
     "binary_states",
     "states_at",
     "log_partition_exact",
@@ -38,26 +44,150 @@ __all__ = [
     "ExactMoments",
 ]
 
-#: Default largest smaller-layer size enumerated (``2**24`` states, ~2 min for 784 visible units).
+#: Default largest smaller-layer size of a one-off enumeration (``2**24`` states: about a minute
+#: for 784 visible units on one core).
 MAX_ENUMERATION_BITS = 24
 
+#: Default largest smaller-layer size where ``log Z`` is enumerated over and over: inside a PyMC model
+#: (:class:`pymc_rbm.RBM`, at every logp and gradient evaluation and every forward draw) and for the
+#: log-likelihood records of :func:`pymc_rbm.training.fit`. One enumeration of ``2**24`` states takes about
+#: a minute for 784 visible units, too long to repeat at every step of a sampler; ``2**20`` takes a few
+#: seconds. That is the one reason the two defaults differ.
+REPEATED_ENUMERATION_BITS = 20
+
+#: Enumerations estimated to take longer than this (in seconds) are refused: at that size an
+#: approximate estimator is the tool. Raise it (``pymc_rbm.estimators.exact.MAX_ENUMERATION_SECONDS``)
+#: to enumerate anyway.
+MAX_ENUMERATION_SECONDS = 3600.0
+
+#: Enumerations estimated to take longer than this (in seconds) show their progress on stderr.
+PROGRESS_SECONDS = 10.0
+
+#: Unit-states per second per thread that the estimate of the time assumes: ``2**k`` states times the
+#: size of the other layer (measured 3-4e8 on this project's 2-core machines; a conservative figure).
+ENUMERATION_RATE = 3e8
+
 _APPROXIMATE_METHODS = "'ais', 'rts', 'sams', 'tap', 'bethe', 'mean_field' or 'mixture_mean_field'"
+_BYTES_PER_STATE = 16  # the log weights and the probabilities of the moments, float64 each
+_WORKSPACE_BYTES = 64 * 2**20  # per-thread blocks of activations
 
 
 class EnumerationTooLarge(ValueError):
-    """Raised when exact enumeration would need more states than allowed."""
+    """Raised when exact enumeration would need more states, memory or time than allowed."""
 
 
-def check_enumerable(n_bits: int, max_bits: int | None, what: str = "the smaller layer") -> None:
-    """Raise :class:`EnumerationTooLarge` when ``2**n_bits`` states exceed the limit."""
+class EnumerationCost(NamedTuple):
+    """What enumerating ``2**n_bits`` states is expected to cost (:func:`enumeration_cost`).
+
+    Attributes
+    ----------
+    n_states : int
+    bytes : int
+        Memory the enumeration allocates (log weights, probabilities, workspace).
+    available_bytes : int or None
+        Memory the system reports as available (None where it cannot be read).
+    seconds : float or None
+        Estimated time (None when the size of the other layer is unknown).
+    """
+
+    n_states: int
+    bytes: int
+    available_bytes: int | None
+    seconds: float | None
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``MemAvailable``), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def enumeration_cost(n_bits: int, n_other: int | None = None, n_threads: int | None = None) -> EnumerationCost:
+    """Memory and estimated time of enumerating ``2**n_bits`` states against ``n_other`` units.
+
+    Parameters
+    ----------
+    n_bits : int
+        Size of the enumerated layer.
+    n_other : int, optional
+        Size of the layer summed out analytically; without it no time is estimated.
+    n_threads : int, optional
+        Threads of the enumeration (default: the cores, at most 8).
+
+    Returns
+    -------
+    EnumerationCost
+    """
+    n_states = 2**n_bits
+    threads = n_threads or _default_threads()
+    seconds = None if n_other is None else n_states * n_other / (ENUMERATION_RATE * threads)
+    return EnumerationCost(n_states, n_states * _BYTES_PER_STATE + _WORKSPACE_BYTES, _available_memory(), seconds)
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**30:.3g} GiB"
+
+
+def check_enumerable(
+    n_bits: int, max_bits: int | None, what: str = "the smaller layer", *, n_other: int | None = None
+) -> EnumerationCost:
+    """Refuse an enumeration that is too large, before anything is allocated.
+
+    Parameters
+    ----------
+    n_bits : int
+        Size of the enumerated layer.
+    max_bits : int or None
+        Largest size allowed (None: :data:`MAX_ENUMERATION_BITS`).
+    what : str
+        How the message calls the enumerated layer.
+    n_other : int, optional
+        Size of the other layer, for the estimate of the time.
+
+    Returns
+    -------
+    EnumerationCost
+
+    Raises
+    ------
+    EnumerationTooLarge
+        When ``n_bits > max_bits``, when the enumeration needs more memory
+        than the system has available, or when it is estimated to take
+        longer than :data:`MAX_ENUMERATION_SECONDS`. The message says how
+        large it is and which estimators to use instead.
+    """
     max_bits = MAX_ENUMERATION_BITS if max_bits is None else max_bits
+    instead = (
+        f"use an approximate estimator instead, e.g. pymc_rbm.estimators.log_partition(params, "
+        f"method=...) with method {_APPROXIMATE_METHODS}"
+    )
     if n_bits > max_bits:
         raise EnumerationTooLarge(
             f"exact enumeration of {what} needs 2**{n_bits} = {2.0**n_bits:.3g} states, more than the "
-            f"limit of 2**{max_bits} (raise max_bits if you have the time and memory); use an "
-            f"approximate estimator instead, e.g. pymc_rbm.estimators.log_partition(params, "
-            f"method=...) with method {_APPROXIMATE_METHODS}"
+            f"limit of 2**{max_bits} (raise max_bits if you have the time and memory); {instead}"
         )
+    cost = enumeration_cost(n_bits, n_other)
+    if cost.available_bytes is not None and cost.bytes > cost.available_bytes:
+        raise EnumerationTooLarge(
+            f"exact enumeration of {what} (2**{n_bits} = {2.0**n_bits:.3g} states) needs about "
+            f"{_gib(cost.bytes)} of memory, but only {_gib(cost.available_bytes)} are available; {instead}"
+        )
+    if cost.seconds is not None and cost.seconds > MAX_ENUMERATION_SECONDS:
+        raise EnumerationTooLarge(
+            f"exact enumeration of {what} (2**{n_bits} = {2.0**n_bits:.3g} states, each summed over "
+            f"{n_other} units) is estimated to take {cost.seconds:.3g} s, more than "
+            f"MAX_ENUMERATION_SECONDS = {MAX_ENUMERATION_SECONDS:g} s; {instead}"
+        )
+    return cost
 
 
 def binary_states(n: int, start: int = 0, stop: int | None = None, dtype=np.float64) -> np.ndarray:
@@ -140,12 +270,14 @@ def _default_threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _enumerated_log_weights(params: RBMParams, n_threads: int) -> np.ndarray:
+def _enumerated_log_weights(params: RBMParams, n_threads: int, progress: bool = False) -> np.ndarray:
     """``log w(h) = hbias·h + Σ_i softplus(vbias_i + (W·h)_i)`` for every hidden state.
 
     The hidden units are split into high bits (an outer loop, spread over
     threads) and low bits (a block whose visible activations are computed
-    once); each outer step adds one activation vector to that block.
+    once); each outer step adds one activation vector to that block. With
+    ``progress`` the outer steps are shown on stderr. Ctrl-C stops every
+    thread at its next outer step.
     """
     W, vbias, hbias = params.W, params.vbias, params.hbias
     n_big, k = W.shape
@@ -157,6 +289,9 @@ def _enumerated_log_weights(params: RBMParams, n_threads: int) -> np.ndarray:
     c_low = low_states @ hbias[n_high:]
     sum_low = a_low.sum(axis=0)
     out = np.empty(2**k)
+    n_outer = 2**n_high
+    stop = threading.Event()
+    bar = Progress(n_outer, f"exact enumeration (2**{k} states x {n_big} units)", progress)
 
     def work(hi_range):
         buf = np.empty_like(a_low)
@@ -165,20 +300,29 @@ def _enumerated_log_weights(params: RBMParams, n_threads: int) -> np.ndarray:
         c = hi_states @ hbias[:n_high]
         sum_u = u.sum(axis=-1)
         for r, hi in enumerate(range(*hi_range)):
+            if stop.is_set():
+                return
             np.add(a_low, u[r][:, None], out=buf)
             block = out[hi << n_low : (hi + 1) << n_low]
             block[:] = _softplus_column_sums(buf, sum_low + sum_u[r])
             block += c_low + c[r]
+            bar.advance()
 
-    n_outer = 2**n_high
     n_jobs = min(n_threads, n_outer)
     bounds = np.linspace(0, n_outer, n_jobs + 1).astype(int)
     ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    if len(ranges) == 1:
-        work(ranges[0])
-    else:
-        with ThreadPoolExecutor(len(ranges)) as pool:
-            list(pool.map(work, ranges))
+    with bar:
+        if len(ranges) == 1:
+            work(ranges[0])
+        else:
+            pool = ThreadPoolExecutor(len(ranges))
+            try:
+                list(pool.map(work, ranges))
+            except BaseException:  # Ctrl-C: the threads stop at their next outer step
+                stop.set()
+                raise
+            finally:
+                pool.shutdown(wait=True)
     return out
 
 
@@ -190,6 +334,11 @@ class _Enumeration(NamedTuple):
 
 _CACHE: OrderedDict[bytes, _Enumeration] = OrderedDict()
 _CACHE_SIZE = 4
+_CACHE_BYTES = 2**28  # older entries are dropped beyond this many bytes of log weights (the newest stays)
+
+
+def _cache_bytes() -> int:
+    return sum(e.log_weights.nbytes for e in _CACHE.values())
 
 
 def _key(params: RBMParams) -> bytes:
@@ -204,18 +353,24 @@ def _enumerate(params: RBMParams, *, max_bits: int | None = None, n_threads: int
     """Enumerate the smaller layer of ``params`` (cached for the last few models)."""
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
-    check_enumerable(min(params.n_visible, params.n_hidden), max_bits)
     key = _key(params)
     hit = _CACHE.get(key)
-    if hit is not None:
+    if hit is not None and min(params.n_visible, params.n_hidden) <= (
+        MAX_ENUMERATION_BITS if max_bits is None else max_bits
+    ):
         _CACHE.move_to_end(key)
         return hit
+    n_threads = n_threads or _default_threads()
+    cost = check_enumerable(
+        min(params.n_visible, params.n_hidden), max_bits, n_other=max(params.n_visible, params.n_hidden)
+    )
     oriented = _orient(params.astype(np.float64))
-    logw = _enumerated_log_weights(oriented.params, n_threads or _default_threads())
+    long = cost.seconds is not None and cost.seconds * _default_threads() / n_threads > PROGRESS_SECONDS
+    logw = _enumerated_log_weights(oriented.params, n_threads, progress=long)
     logw.setflags(write=False)
     result = _Enumeration(oriented, logw, float(logsumexp(logw)))
     _CACHE[key] = result
-    while len(_CACHE) > _CACHE_SIZE:
+    while len(_CACHE) > _CACHE_SIZE or (len(_CACHE) > 1 and _cache_bytes() > _CACHE_BYTES):
         _CACHE.popitem(last=False)
     return result
 
@@ -242,7 +397,16 @@ def log_partition_exact(
     Raises
     ------
     EnumerationTooLarge
-        When the smaller layer has more than ``max_bits`` units.
+        When the smaller layer has more than ``max_bits`` units, or the
+        enumeration needs more memory than is available or more time than
+        :data:`MAX_ENUMERATION_SECONDS` (checked before anything is
+        allocated; :func:`check_enumerable`).
+
+    Notes
+    -----
+    Enumerations estimated to take more than ten seconds show their
+    progress on stderr (a bar on a terminal, log lines otherwise); Ctrl-C
+    stops them.
 
     Examples
     --------
@@ -336,7 +500,7 @@ def log_marginal_visible(params: RBMParams, *, max_bits: int = 24) -> np.ndarray
     ndarray of shape (2**n_visible,)
         Entry ``r`` belongs to ``binary_states(n_visible)[r]``.
     """
-    check_enumerable(params.n_visible, max_bits, "the visible layer")
+    check_enumerable(params.n_visible, max_bits, "the visible layer", n_other=params.n_hidden)
     log_z = _enumerate(params, max_bits=max_bits).log_z  # min(n_visible, n_hidden) <= n_visible <= max_bits
     out = np.empty(2**params.n_visible)
     chunk = 2**16
