@@ -226,11 +226,11 @@ def _setup(params, dtype, devices, n_chains):
     return dt, mesh, padded_size(n_chains, mesh)
 
 
-def _base_draws(key, base_vbias: np.ndarray, n: int, dt):
+@functools.partial(jax.jit, static_argnames=("n",))
+def _base_draws(key, base_vbias, n: int):
     """``n`` exact draws of the base-rate model (independent units, ``P(v_i = 1) = sigmoid(b_A,i)``)."""
-    b = jnp.asarray(base_vbias, dtype=dt)
-    zeros = jnp.zeros((n, b.shape[0]), dtype=dt)
-    return update_layer(key, zeros, jnp.broadcast_to(b, zeros.shape), 0.0)[0]
+    zeros = jnp.zeros((n, base_vbias.shape[0]), dtype=base_vbias.dtype)
+    return update_layer(key, zeros, jnp.broadcast_to(base_vbias, zeros.shape), 0.0)[0]
 
 
 # --------------------------------------------------------------- estimators
@@ -318,7 +318,7 @@ def ais(
     b_a = base_rate_vbias(params, data, base=base, smoothing=base_smoothing)
     log_z0 = float(np.logaddexp(0.0, b_a).sum() + params.n_hidden * np.log(2.0))
     key_base, key_run = jax.random.split(as_key(rng))
-    v0 = _base_draws(key_base, b_a, n_pad, dt)
+    v0 = _base_draws(key_base, jnp.asarray(b_a, dtype=dt), n_pad)
     log_w, v = anneal(key_run, v0, from_params(params, dtype=dt), b_a, betas, operator=alpha, mesh=mesh)
     log_w = np.asarray(log_w, dtype=np.float64)[:n_chains]
     log_z, se, interval, ess = _summary(log_w, log_z0, 1.0)

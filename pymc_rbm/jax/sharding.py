@@ -53,7 +53,7 @@ def chain_mesh(devices=None) -> Mesh:
         if not 1 <= devices <= len(available):
             raise ValueError(f"devices={devices}: there are {len(available)} device(s) ({available[0].platform})")
         chosen = available[: int(devices)]
-    elif isinstance(devices, Sequence) and devices:
+    elif isinstance(devices, Sequence) and not isinstance(devices, str) and devices:
         chosen = list(devices)
     else:
         raise ValueError(f"devices must be None, a positive int or a non-empty sequence of devices, got {devices!r}")
