@@ -64,6 +64,7 @@ its own coefficient (seed 004, eq. 2.4.4).
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -88,7 +89,14 @@ __all__ = [
     "pilot_run",
     "log_mean_exp",
     "thermodynamic_length",
+    "COLLAPSED_SHARE",
+    "check_occupancy",
+    "spread_stderr",
 ]
+
+#: A label (temperature) that got less than this fraction of its share of the draws counts as
+#: collapsed: the chains did not reach it, and no estimate built on it is supported by draws there.
+COLLAPSED_SHARE = 0.1
 
 #: Salakhutdinov & Murray's schedule: 0 → 0.5 in 500 steps, → 0.9 in 4000, → 1 in 10000.
 DEFAULT_SCHEDULE_SEGMENTS = ((0.5, 500), (0.9, 4000), (1.0, 10000))
@@ -656,3 +664,77 @@ def initial_log_z(init, log_z_pilot: np.ndarray, *, flat: str) -> np.ndarray:
 def _blas_threads(n_chains: int, path: "AnnealingPath"):
     """:func:`pymc_rbm._runtime.blas_threads` for ``n_chains`` chains on ``path``."""
     return blas_threads(n_chains, path.n_visible, path.n_hidden)
+
+
+# ------------------------------------------------------------ error reporting
+def check_occupancy(occupancy: np.ndarray, method: str, *, stacklevel: int = 3) -> bool:
+    """Warn and return False when a label got less than :data:`COLLAPSED_SHARE` of its share of draws.
+
+    Parameters
+    ----------
+    occupancy : ndarray of shape (n_labels,)
+        Fraction of the draws at each label (RTS: of the last round; SAMS:
+        after the first stage).
+    method : str
+        ``"RTS"`` or ``"SAMS"``, for the message.
+
+    Returns
+    -------
+    bool
+        True when every label got at least that share.
+    """
+    occupancy = np.asarray(occupancy, dtype=np.float64)
+    share = float(occupancy.min() * occupancy.size) if occupancy.size else 1.0
+    if share >= COLLAPSED_SHARE:
+        return True
+    warnings.warn(
+        f"{method}: the chains are collapsed (a temperature got {share:.2g} of its share of the draws); the "
+        "estimate is unreliable and its standard error is taken from the spread of the runs, which cannot "
+        "measure what the chains never visited: use init='ais', more or longer runs, or compare with AIS",
+        RuntimeWarning,
+        stacklevel=stacklevel,
+    )
+    return False
+
+
+def spread_stderr(nominal: float, batches, consistent: bool, *, floor: float = 0.0) -> tuple[float, str]:
+    """The standard error RTS and SAMS report: never more precise than their batches agree.
+
+    The rule. RTS's rounds and SAMS's runs are batches: independent
+    estimates of one value when all is well. Then the mean of ``n`` of them
+    has the ``nominal`` standard error of the method, but at least the
+    standard deviation of the batches over ``sqrt(n)``. When a check says
+    they are not (RTS: the rounds disagree beyond their errors, chi-square
+    at 0.001; SAMS: the runs still move between the middle and the end;
+    either: a collapsed ladder), they are not draws around one value and
+    averaging them gains nothing: the standard error is then at least the
+    standard deviation of the batches themselves (not divided by
+    ``sqrt(n)``), and at least ``floor`` (SAMS: the mean move over the second
+    half of the run).
+
+    Parameters
+    ----------
+    nominal : float
+        The method's own standard error.
+    batches : array_like of shape (n,)
+        The batches' estimates.
+    consistent : bool
+        Whether the method's checks passed.
+    floor : float, default 0
+        A further lower bound used when the checks failed.
+
+    Returns
+    -------
+    stderr : float
+    rule : {"nominal", "batch_means", "spread"}
+        Which term set it: the method's own error, the spread over
+        ``sqrt(n)``, or the spread itself (or ``floor``) after a failed check.
+    """
+    x = np.asarray(batches, dtype=np.float64)
+    sd = float(x.std(ddof=1)) if x.size >= 2 else 0.0
+    stderr, rule = float(nominal), "nominal"
+    if x.size >= 2 and sd / np.sqrt(x.size) > stderr:
+        stderr, rule = sd / np.sqrt(x.size), "batch_means"
+    if not consistent and max(sd, floor) > stderr:
+        stderr, rule = max(sd, float(floor)), "spread"
+    return stderr, rule

@@ -75,9 +75,16 @@ An error in one round's ``Ẑ`` is undone, to first order, by the next round's
 ``ĉ``, so the rounds' errors are nearly independent and their standard
 errors are combined as such. The rounds also serve as batches: the returned
 standard error is the larger of that combination and the spread of the
-rounds' estimates over ``sqrt(n_rounds - 1)``, and a warning is raised when
-the rounds disagree beyond their errors (chi-square test at 0.001), as they
-do when the chains have not reached every temperature often enough.
+rounds' estimates over ``sqrt(n_rounds - 1)``. When the rounds disagree
+beyond their errors (chi-square test at 0.001), as they do when the chains
+have not reached every temperature often enough, or when the last round is
+collapsed (a temperature got less than a tenth of its share of the draws), a
+warning is raised and the standard error is at least the standard deviation
+of the rounds themselves, not divided by ``sqrt(n_rounds - 1)``: rounds that
+drift or disagree are not independent draws around one value, and their mean
+is no more precise than one of them (the rule is ``spread_stderr`` of the
+module shared with SAMS). Ctrl-C ends the run after the rounds done so
+far, with a warning; their estimate is returned.
 
 On the MNIST model h500 that is what happens: the states mix slowly near
 ``β ≈ 1`` (the same region where AIS's chains lag). While the top rung's
@@ -104,6 +111,7 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import chi2
 
+from pymc_rbm._runtime import StopOnInterrupt
 from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators._tempering import (
     AnnealingPath,
@@ -111,10 +119,12 @@ from pymc_rbm.estimators._tempering import (
     _check_positive_int,
     _Progress,
     check_init,
+    check_occupancy,
     check_schedule,
     initial_log_z,
     path_and_operator,
     pilot_run,
+    spread_stderr,
     thermodynamic_length,
 )
 from pymc_rbm.kernels.activations import FULL_EVERY
@@ -418,7 +428,12 @@ def rts(
         ``log Ẑ_K + log ĉ_K - log ĉ_1`` of rounds 2 to ``n_rounds`` (all of
         them when ``n_rounds == 1``); ``stderr``: the per-round delta-method
         errors over chains combined as for independent rounds, or the spread
-        between rounds if larger (module docstring); ``interval``: ``±3 stderr``. ``diagnostics``:
+        between rounds over ``sqrt(n)`` if larger, or the spread itself when
+        the rounds disagree or the ladder collapsed (module docstring);
+        ``interval``: ``±3 stderr``. ``diagnostics``: ``stderr_nominal`` (the
+        combination alone), ``stderr_rule`` (``"nominal"``, ``"batch_means"``
+        or ``"spread"``: which set ``stderr``), ``interrupted`` and
+        ``n_rounds_done`` (Ctrl-C stops after the rounds that ended);
         ``betas``; ``log_z_ladder`` (the estimates of ``log Z_k`` at every β
         after the last round); ``log_z_init`` (the initial guesses);
         ``occupancy`` (fraction of the last round's draws at each β) and
@@ -461,14 +476,18 @@ def rts(
     path, alpha = path_and_operator(params, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator)
     log_z1 = path.log_z_base
 
-    with _Progress(n_pilot + n_rounds * n_sweeps, "RTS", progress) as bar, _blas_threads(n_chains, path):
+    history, history_se, occupancy_history = [], [], []
+    with (
+        StopOnInterrupt() as guard,
+        _Progress(n_pilot + n_rounds * n_sweeps, "RTS", progress) as bar,
+        _blas_threads(n_chains, path),
+    ):
         spacing = LADDER_SPACING if spacing is None else spacing
         ladder = build_ladder(path, rng, n_chains, betas, n_pilot=n_pilot, spacing=spacing, alpha=alpha, bar=bar)
         coefs, K = ladder.coefs, ladder.coefs.shape[0]
         log_zhat = log_z1 + initial_log_z(init, ladder.log_z_init, flat="flat")
         log_z_init = log_zhat.copy()
         v, k = ladder.states, ladder.labels
-        history, history_se, occupancy_history = [], [], []
         for r in range(n_rounds):
             hook = None if callback is None else (lambda t, k_swept, log_f, r=r: callback(r, t, k_swept, log_f))
             v, k, c_chain, visits = rts_round(path, rng, v, k, coefs, log_zhat, n_sweeps, alpha, bar, hook)
@@ -480,55 +499,67 @@ def rts(
             log_zhat = log_zhat + log_c - log_c[0]
             # delta method over chains for log ĉ_K - log ĉ_1 of this round
             rel = c_chain[:, -1] / c_hat[-1] - c_chain[:, 0] / c_hat[0]
-            history.append(float(log_zhat[-1]))
-            history_se.append(float(rel.std(ddof=1) / np.sqrt(n_chains)))
             occupancy_history.append(visits / visits.sum())
+            history_se.append(float(rel.std(ddof=1) / np.sqrt(n_chains)))
+            history.append(float(log_zhat[-1]))  # last: a round counts once it is stored whole (Ctrl-C)
 
-    occupancy = occupancy_history[-1]
-    if occupancy.min() * K < 0.1:
+    n_done = len(history)
+    diagnostics = {"interrupted": guard.interrupted, "n_rounds_done": n_done, "seconds": time.perf_counter() - t0}
+    if n_done == 0:
         warnings.warn(
-            f"RTS: the last round is still collapsed (a temperature got {occupancy.min() * K:.2g} of its share "
-            "of the draws); the estimate is unreliable: use init='ais', more rounds or longer rounds",
+            "RTS was interrupted (Ctrl-C) before its first round ended: there is no estimate (log_z is NaN)",
             RuntimeWarning,
             stacklevel=2,
         )
-    used = slice(1, None) if n_rounds > 1 else slice(None)
+        return LogPartitionEstimate(log_z=float("nan"), method="rts", stderr=float("nan"), diagnostics=diagnostics)
+    if guard.interrupted:
+        warnings.warn(
+            f"RTS was interrupted (Ctrl-C) after {n_done} of {n_rounds} rounds: the estimate uses the rounds that "
+            "ended (diagnostics['interrupted'] is True)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    occupancy = occupancy_history[n_done - 1]
+    consistent = check_occupancy(occupancy, "RTS")
+    used = slice(1, n_done) if n_done > 1 else slice(None, n_done)
     est = np.array(history[used])
     se = np.array(history_se[used])
     log_z = float(est.mean())
-    stderr = float(np.sqrt((se**2).sum()) / est.size)
+    nominal = float(np.sqrt((se**2).sum()) / est.size)
     if est.size >= 2:
-        # the rounds as batches: their spread is an error estimate that needs no assumption about the chains
-        between = float(est.std(ddof=1) / np.sqrt(est.size))
         chi2_stat = float((((est - log_z) / se) ** 2).sum())
         if chi2.sf(chi2_stat, est.size - 1) < 1e-3:
+            consistent = False
             warnings.warn(
                 f"RTS: the rounds' estimates {np.round(est, 3).tolist()} disagree beyond their standard errors "
-                "(Ẑ is still adapting or the chains mix too slowly); the standard error is taken from their spread: "
-                "use more or longer rounds",
+                "(Ẑ is still adapting or the chains mix too slowly); the standard error is their spread, not "
+                "the spread over sqrt(rounds): use more or longer rounds",
                 RuntimeWarning,
                 stacklevel=2,
             )
-        stderr = max(stderr, between)
+    # the rounds as batches: their spread needs no assumption about the chains (spread_stderr has the rule)
+    stderr, rule = spread_stderr(nominal, est, consistent)
     return LogPartitionEstimate(
         log_z=log_z,
         method="rts",
         stderr=stderr,
         interval=(log_z - 3.0 * stderr, log_z + 3.0 * stderr),
         diagnostics={
+            **diagnostics,
+            "stderr_nominal": nominal,
+            "stderr_rule": rule,
             "betas": ladder.s,
             "log_z_ladder": log_zhat,
             "log_z_init": log_z_init,
             "occupancy": occupancy,
             "c_hat": c_hat,
             "history": np.array(history),
-            "history_stderr": np.array(history_se),
-            "occupancy_history": np.array(occupancy_history),
+            "history_stderr": np.array(history_se[:n_done]),
+            "occupancy_history": np.array(occupancy_history[:n_done]),
             "log_z_base": log_z1,
             "n_chains": n_chains,
             "n_rounds": n_rounds,
             "n_sweeps": n_sweeps,
             "operator": alpha,
-            "seconds": time.perf_counter() - t0,
         },
     )

@@ -119,12 +119,17 @@ def test_flat_start_collapses_then_recovers():
 
 
 def test_rounds_that_disagree_widen_the_error_and_warn():
-    """Rounds too short to recover from the flat start: the spread between rounds becomes the error."""
+    """Rounds too short to recover from the flat start: the spread between rounds itself becomes the error.
+
+    Rounds that disagree are no independent draws around one value: their mean is not sqrt(3) times more
+    precise than one of them, so the error is their standard deviation, not that over sqrt(3).
+    """
     p = _model(20, 8, 2.0)
     with pytest.warns(RuntimeWarning, match="disagree"):
         est = rts(p, init="flat", n_chains=20, n_rounds=4, n_sweeps=40, n_pilot=100, rng=1)
     rounds = est.diagnostics["history"][1:]
-    assert est.stderr == pytest.approx(rounds.std(ddof=1) / np.sqrt(3))
+    assert est.stderr == pytest.approx(rounds.std(ddof=1))
+    assert est.diagnostics["stderr_rule"] == "spread"
     assert est.stderr > 2 * np.sqrt((est.diagnostics["history_stderr"][1:] ** 2).sum()) / 3
 
 
