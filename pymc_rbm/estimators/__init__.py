@@ -37,7 +37,7 @@ from pymc_rbm.estimators.sams import sams
 from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling
 from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_real
 
 __all__ = [
     "LogPartitionEstimate",
@@ -179,7 +179,8 @@ def log_likelihood(params: RBMParams, data, log_z=None) -> np.ndarray:
     data : array_like of shape (..., n_visible)
         Binary data (0/1 or booleans); it is not modified.
     log_z : float or LogPartitionEstimate, optional
-        ``log Z``; computed exactly when omitted.
+        ``log Z``; computed exactly when omitted. NaN and infinite values
+        are refused (every log-likelihood would be NaN or infinite).
 
     Returns
     -------
@@ -187,7 +188,13 @@ def log_likelihood(params: RBMParams, data, log_z=None) -> np.ndarray:
         ``-F(v) - log Z`` for each row; take ``.mean()`` for the average
         log-likelihood.
     """
+    if not isinstance(params, RBMParams):
+        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     v = check_binary(data, params.n_visible, name="data")
     if log_z is None:
         log_z = log_partition_exact(params).log_z
-    return -free_energy(v, params) - float(log_z)
+    elif isinstance(log_z, LogPartitionEstimate):
+        log_z = check_real(log_z.log_z, f"log_z (the {log_z.method!r} estimate)")
+    else:
+        log_z = check_real(log_z, "log_z")
+    return -free_energy(v, params) - log_z
