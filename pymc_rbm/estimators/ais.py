@@ -17,13 +17,15 @@ names are re-exported here.
 
 from __future__ import annotations
 
+import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 
-from pymc_rbm._runtime import single_blas_thread
+from pymc_rbm._runtime import StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators._tempering import (  # the path's public names stay importable from here
     AnnealingPath,
@@ -50,6 +52,28 @@ from pymc_rbm.validation import check_binary
 __all__ = ["ais", "reverse_ais", "adaptive_schedule"]
 # re-exported from _tempering (documented there): AnnealingPath, PilotRun, pilot_run, base_rate_vbias,
 # check_schedule, default_schedule, log_mean_exp
+
+
+_TWO_CHAINS = " (the standard error comes from the spread of the chains' weights)"
+
+
+def _interrupted(method: str, t0: float, n_chains: int) -> LogPartitionEstimate:
+    """The result of an AIS run stopped by Ctrl-C: no estimate, with a warning that says why."""
+    seconds = time.perf_counter() - t0
+    warnings.warn(
+        f"{method} was interrupted (Ctrl-C) after {seconds:.1f} s, before its chains reached the end of the "
+        "path: their weights estimate the partition function of an intermediate model, not this one's, so "
+        "there is no estimate (log_z is NaN; diagnostics['interrupted'] is True). Run fewer steps "
+        "(n_steps=..., schedule=...) for a quicker estimate",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return LogPartitionEstimate(
+        log_z=float("nan"),
+        method=method,
+        stderr=float("nan"),
+        diagnostics={"interrupted": True, "seconds": seconds, "n_chains": n_chains},
+    )
 
 
 #: β values at which :func:`ais` reports the variance of the partial log weights.
@@ -101,7 +125,9 @@ class Annealed(NamedTuple):
     trace: np.ndarray
 
 
-def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: _Progress, record=()) -> Annealed:
+def _anneal(
+    path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: _Progress, record=(), stop=None
+) -> Annealed:
     """Run AIS along ``betas`` from states ``v0`` drawn from ``p_{betas[0]}`` (one target model).
 
     The log weights are ``Σ_k log f_k(x_k) - log f_{k-1}(x_k)``, accumulated
@@ -131,6 +157,8 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     (1 + t)`` with ``t = σ · expm1(δ)`` gives the hidden draw's probabilities
     without another ``exp``. Chains where that overflows (``|δ|`` beyond the
     dtype's ``exp`` range) are recomputed from softplus sums in float64.
+
+    ``stop`` (a ``threading.Event``) ends the run at the next step when set.
     """
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
@@ -148,6 +176,8 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: 
     slot = {int(k): i for i, k in enumerate(record)}
     trace = np.zeros((len(slot), n))
     for k in range(1, K + 1):
+        if stop is not None and stop.is_set():
+            break
         beta, step = float(betas[k]), float(betas[k] - betas[k - 1])
         log_w += step * dv
         t = a * dt.type(step)
@@ -202,12 +232,17 @@ def _anneal_in_threads(
     groups = np.array_split(np.arange(n), n_jobs)
     rngs = rng.spawn(n_jobs)
     quiet = _Progress(0, "", False)
+    stop = threading.Event()
 
     def one(i):
-        return _anneal(path, rngs[i], v0[groups[i]], betas, alpha, bar if i == 0 else quiet, record)
+        return _anneal(path, rngs[i], v0[groups[i]], betas, alpha, bar if i == 0 else quiet, record, stop)
 
     with single_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
-        runs = list(pool.map(one, range(n_jobs)))
+        try:
+            runs = list(pool.map(one, range(n_jobs)))
+        except BaseException:  # Ctrl-C: the threads stop at their next step instead of running to the end
+            stop.set()
+            raise
     return Annealed(
         np.concatenate([r.log_w for r in runs]),
         np.concatenate([r.v for r in runs]),
@@ -307,7 +342,8 @@ def ais(
     params : RBMParams
         The target RBM ``B``.
     n_chains : int, default 100
-        Independent annealing runs, advanced together as one batch.
+        Independent annealing runs, advanced together as one batch; at least
+        2 (the standard error comes from the spread of their weights).
     schedule : None, "adaptive", int or array_like, default None
         The β values (:func:`check_schedule`): ``None`` is Salakhutdinov &
         Murray's schedule (:func:`default_schedule`) of ``n_steps`` steps;
@@ -364,6 +400,11 @@ def ais(
 
     Notes
     -----
+    Ctrl-C stops the run with a warning and returns an estimate whose
+    ``log_z`` is NaN (``diagnostics["interrupted"]``): chains stopped part of
+    the way have weights for an intermediate model, not the target. Inside
+    :func:`pymc_rbm.training.fit` the interrupt stops the training instead.
+
     ``E[w] = Z_B / Z_A`` exactly, so ``E[exp(log Ẑ)] = Z``, and by Jensen
     ``E[log Ẑ] <= log Z``: AIS is a stochastic *lower* bound of ``log Z``
     (it tends to overestimate the log-likelihood). A too-fast schedule shows
@@ -409,7 +450,7 @@ def ais(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    n_chains = _check_positive_int(n_chains, "n_chains")
+    n_chains = _check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
     n_jobs = _check_positive_int(n_jobs, "n_jobs")
     adaptive = isinstance(schedule, str) and schedule == "adaptive"
     if isinstance(schedule, str) and not adaptive:
@@ -422,12 +463,14 @@ def ais(
     path, alpha = path_and_operator(params, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator)
     log_z0 = path.log_z_base
     total = n_steps + n_pilot if adaptive else betas.size - 1
-    with _Progress(total, "AIS", progress) as bar, _blas_threads(n_chains, path):
+    with StopOnInterrupt() as guard, _Progress(total, "AIS", progress) as bar, _blas_threads(n_chains, path):
         if adaptive:
             betas, _ = adaptive_schedule(path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, alpha=alpha, bar=bar)
         v0 = path.sample_base(rng, n_chains)
         steps = np.unique(np.searchsorted(betas, VARIANCE_CHECKPOINTS).clip(1, betas.size - 1))
         run = _anneal_in_threads(path, rng, v0, betas, alpha, bar, record=steps, n_jobs=n_jobs)
+    if guard.interrupted:
+        return _interrupted("ais", t0, n_chains)
     log_z, se, interval, ess = _weights_summary(run.log_w, log_z0)
     return LogPartitionEstimate(
         log_z=log_z,
@@ -521,9 +564,14 @@ def reverse_ais(
         raise ValueError("data has no rows")
     n_jobs = _check_positive_int(n_jobs, "n_jobs")
     if n_chains is None:
+        if x.shape[0] < 2:
+            raise ValueError(
+                f"n_chains=None starts one chain per row of data, which has {x.shape[0]}; at least 2 are "
+                f"needed{_TWO_CHAINS}"
+            )
         rows = np.arange(x.shape[0])
     else:
-        n_chains = _check_positive_int(n_chains, "n_chains")
+        n_chains = _check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
         rows = rng.choice(x.shape[0], size=n_chains, replace=n_chains > x.shape[0])
     betas = check_schedule(schedule)
     path, alpha = path_and_operator(
@@ -536,8 +584,14 @@ def reverse_ais(
     )
     log_z0 = path.log_z_base
     start = x[rows]
-    with _Progress(betas.size - 1, "reverse AIS", progress) as bar, _blas_threads(start.shape[0], path):
+    with (
+        StopOnInterrupt() as guard,
+        _Progress(betas.size - 1, "reverse AIS", progress) as bar,
+        _blas_threads(start.shape[0], path),
+    ):
         log_w = _anneal_in_threads(path, rng, start, betas[::-1].copy(), alpha, bar, n_jobs=n_jobs).log_w
+    if guard.interrupted:
+        return _interrupted("reverse_ais", t0, rows.size)
     log_z, se, interval, ess = _weights_summary(log_w, log_z0, sign=-1.0)
     from pymc_rbm.energy import free_energy
 
