@@ -121,6 +121,7 @@ from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
 from pymc_rbm.step_methods.terms import OtherTerms
+from pymc_rbm.validation import check_positive_int
 
 __all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
 
@@ -283,9 +284,7 @@ class RBMStep(BlockedStep):
                 f"{type(self).__name__} samples one RBM variable per step, got {len(value_vars)} "
                 f"({[v.name for v in value_vars]}); pass blocked=False for one step per variable"
             )
-        if int(sweeps) != sweeps or sweeps < 1:
-            raise ValueError(f"sweeps must be an integer >= 1, got {sweeps!r}")
-        self.sweeps = int(sweeps)
+        self.sweeps = check_positive_int(sweeps, "sweeps")  # refuses True and 2.0, which int() took for 1 and 2
         self.record_hidden = bool(record_hidden)
         if compiled and not _compiled.available():  # pragma: no cover - numba comes with PyTensor
             raise ValueError("compiled=True needs Numba")
