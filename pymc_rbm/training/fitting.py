@@ -6,19 +6,31 @@ One loop serves every method: per update, the data term of a (mini-)batch
 ``velocity = momentum · velocity + learning_rate · (gradient - weight_decay · W)``
 and ``θ += velocity``. The log-likelihood of the training data (or of
 ``eval_data``) is recorded every ``eval_every`` updates: exactly when the
-smaller layer can be enumerated, otherwise with an estimate of ``log Z``.
+smaller layer can be enumerated, otherwise with an estimate of ``log Z``
+(AIS by default, sized so that the records cost about as much time as the
+training itself).
+
+A run never ends all-or-nothing: Ctrl-C stops it cleanly and returns what
+was done (``stopped_early``, as ``pm.sample`` does), and a learning rate too
+large for the model (parameters that become non-finite or explode, a
+log-likelihood that collapses) stops it with a warning that names the
+learning rate, keeping ``best_params``.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from pymc_rbm._runtime import Progress, StopOnInterrupt, blas_threads
 from pymc_rbm.estimators import LOG_PARTITION_METHODS, LogPartitionEstimate, log_likelihood, log_partition
-from pymc_rbm._runtime import Progress, blas_threads
+from pymc_rbm.estimators.exact import REPEATED_ENUMERATION_BITS
 from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
 from pymc_rbm.params import RBMParams
@@ -31,15 +43,37 @@ from pymc_rbm.training.negative import (
     parallel_tempering,
     persistent_contrastive_divergence,
 )
-from pymc_rbm.validation import check_binary, check_positive_int
+from pymc_rbm.validation import check_binary, check_positive_int, check_real
 
-__all__ = ["fit", "FitResult", "History", "TrainingStep", "METHODS", "EXACT_EVAL_MAX_BITS"]
+__all__ = [
+    "fit",
+    "FitResult",
+    "History",
+    "TrainingStep",
+    "METHODS",
+    "EXACT_EVAL_MAX_BITS",
+    "EVAL_BUDGET",
+    "DIVERGENCE_SCALE",
+]
 
 #: Every training method :func:`fit` knows.
 METHODS = SAMPLING_METHODS + DETERMINISTIC_METHODS
 
-#: ``eval_method="auto"`` enumerates exactly up to this smaller-layer size, else runs AIS.
-EXACT_EVAL_MAX_BITS = 20
+#: ``eval_method="auto"`` enumerates exactly up to this smaller-layer size, else runs AIS: the limit
+#: of every enumeration that is repeated (:data:`pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`).
+EXACT_EVAL_MAX_BITS = REPEATED_ENUMERATION_BITS
+
+#: ``eval_method="auto"`` with AIS: the records may take this many times the estimated training time.
+EVAL_BUDGET = 1.0
+
+#: AIS steps per record of ``eval_method="auto"``: at least (records are thinned to stay in budget)
+#: and at most (Salakhutdinov & Murray's schedule; more buys little for a training curve).
+EVAL_AIS_STEPS = (500, 14500)
+
+#: Training stops as diverged when a parameter's magnitude exceeds this, or 100 times the largest
+#: magnitude of the starting parameters if that is larger: no RBM worth sampling has such weights,
+#: and a learning rate far too large gets there in a few updates.
+DIVERGENCE_SCALE = 1e4
 
 @dataclass
 class History:
@@ -56,12 +90,17 @@ class History:
     estimator : str
         How ``log Z`` was obtained: ``"exact"``, an estimator's name, or
         ``"callable"``.
+    estimator_options : dict
+        The options it ran with (for ``eval_method="auto"`` with AIS, the
+        number of steps sized to the budget).
     diagnostics : dict of str to ndarray of shape (n_records,)
         Means since the previous record of per-update quantities: the
         fraction of accepted swaps (``swap_accept``, PT), of accepted
         wormhole moves (``wormhole_accept``) and of accepted moves that
         changed region (``wormhole_jumps``), the gradient norm
-        (``gradient_norm``). NaN at update 0.
+        (``gradient_norm``), and for TAP the fraction of updates whose
+        moments were outside the physical domain (``unphysical``). NaN at
+        update 0.
     """
 
     updates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -69,6 +108,7 @@ class History:
     stderr: np.ndarray = field(default_factory=lambda: np.zeros(0))
     estimator: str = ""
     diagnostics: dict = field(default_factory=dict)
+    estimator_options: dict = field(default_factory=dict)
 
     @property
     def best(self) -> float:
@@ -121,14 +161,18 @@ class FitResult:
         The parameters at the largest recorded log-likelihood (``params``
         when nothing was recorded).
     n_updates : int
-        Updates done (fewer than asked when the callback stopped training).
+        Updates done (fewer than asked when training stopped early).
     stopped_early : bool
-        Whether the callback stopped training.
+        Whether training stopped before ``n_updates``: see ``stop_reason``.
     chains : object
         The persistent chains (PCD: an ``RBMState``; PT: a ``TemperedState``;
         else None); pass them back as ``fit(..., chains=...)`` to resume.
     method : str
     operator : object
+    stop_reason : str
+        ``""`` (ran to the end), ``"callback"``, ``"interrupted"`` (Ctrl-C)
+        or ``"diverged"`` (the learning rate was too large; ``params`` are
+        then the last parameters before the divergence).
     """
 
     params: RBMParams
@@ -139,6 +183,7 @@ class FitResult:
     chains: Any = None
     method: str = ""
     operator: Any = None
+    stop_reason: str = ""
 
     def __repr__(self) -> str:
         return (
@@ -148,17 +193,6 @@ class FitResult:
 
 
 # ------------------------------------------------------------------ validation
-def _real(value, name: str, lo: float, hi: float = math.inf, *, hi_open: bool = False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if isinstance(value, bool) or not (lo <= x <= hi) or (hi_open and x == hi) or math.isnan(x):
-        interval = f"[{lo}, {hi})" if hi_open else f"[{lo}, {hi}]"
-        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
-    return x
-
-
 def _initial_params(n_visible: int, n_hidden, params, init_scale: float, rng) -> RBMParams:
     if params is None:
         if n_hidden is None:
@@ -223,11 +257,18 @@ def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormho
 
 
 class _Evaluator:
-    """Mean log-likelihood of the evaluation data, with log Z exact or estimated."""
+    """Mean log-likelihood of the evaluation data, with log Z exact or estimated.
+
+    With ``eval_method="auto"`` on a model too large to enumerate, the AIS
+    behind each record is sized once, after the first updates, by
+    :meth:`size_to_budget`: all records together should take about
+    :data:`EVAL_BUDGET` times the training time.
+    """
 
     def __init__(self, method, options, data, n_visible, n_hidden, rng):
         self.data, self.rng, self.options = data, rng, dict(options or {})
-        if method == "auto":
+        auto = isinstance(method, str) and method == "auto"
+        if auto:
             method = "exact" if min(n_visible, n_hidden) <= EXACT_EVAL_MAX_BITS else "ais"
         if not callable(method) and not (isinstance(method, str) and method in LOG_PARTITION_METHODS):
             raise ValueError(
@@ -238,6 +279,46 @@ class _Evaluator:
             self.options["data"] = data  # the base-rate model fitted to the data (Salakhutdinov & Murray)
         self.method = method
         self.name = "callable" if callable(method) else method
+        #: whether the AIS of each record still has to be sized to the training time
+        self.needs_sizing = auto and method == "ais" and not {"n_steps", "schedule"} & set(self.options)
+        self.note = ""
+
+    def size_to_budget(self, params: RBMParams, seconds_per_update: float, n_updates: int, eval_every: int) -> int:
+        """Choose the AIS steps per record from the training time; return the (maybe thinned) ``eval_every``.
+
+        A probe of 20 AIS steps measures the cost of a step; the records
+        planned (the start, every ``eval_every`` updates, the end) then share
+        ``EVAL_BUDGET`` times the estimated training time, with
+        :data:`EVAL_AIS_STEPS` steps each at the least and at the most. When
+        even the least is over budget, records are thinned (``eval_every``
+        multiplied), down to the start and the end.
+        """
+        n_chains = self.options.get("n_chains", 100)
+        t0 = time.perf_counter()
+        probe = 20
+        ais_options = {k: v for k, v in self.options.items() if k != "progress"}
+        log_partition(params, "ais", rng=self.rng, **{**ais_options, "schedule": probe})
+        per_step = (time.perf_counter() - t0) / probe
+        budget = EVAL_BUDGET * seconds_per_update * n_updates
+        lo, hi = EVAL_AIS_STEPS
+
+        def n_records(every):
+            return 1 + -(-n_updates // every)
+
+        steps = int(budget / (n_records(eval_every) * per_step))
+        while steps < lo and n_records(eval_every) > 2:
+            eval_every = min(2 * eval_every, n_updates)
+            steps = int(budget / (n_records(eval_every) * per_step))
+        steps = int(min(max(steps, lo), hi))
+        self.options["n_steps"] = steps
+        self.needs_sizing = False
+        self.note = (
+            f"log-likelihood records: AIS with {n_chains} chains x {steps} steps every {eval_every} updates, "
+            f"about {n_records(eval_every) * steps * per_step:.3g} s in all for about "
+            f"{seconds_per_update * n_updates:.3g} s of training (eval_method, eval_options and eval_every "
+            "choose otherwise)"
+        )
+        return eval_every
 
     def __call__(self, params: RBMParams) -> tuple[float, float]:
         if callable(self.method):
@@ -245,7 +326,10 @@ class _Evaluator:
         else:
             est = log_partition(params, self.method, rng=self.rng, **self.options)
         stderr = float(est.stderr) if isinstance(est, LogPartitionEstimate) else 0.0
-        return float(log_likelihood(params, self.data, log_z=float(est)).mean()), stderr
+        log_z = float(est)
+        if not math.isfinite(log_z):  # a diverged model: the record is NaN and stops training
+            return float("nan"), stderr
+        return float(log_likelihood(params, self.data, log_z=log_z).mean()), stderr
 
 
 class _Recorder:
@@ -253,12 +337,10 @@ class _Recorder:
 
     def __init__(self, evaluator: _Evaluator | None):
         self.evaluator = evaluator
-        self.updates: list[int] = []
-        self.ll: list[float] = []
-        self.se: list[float] = []
+        self.records: list[tuple[int, float, float]] = []  # (update, log-likelihood, stderr): appended whole
         self.pending: dict[str, list] = {}
         self.diagnostics: dict[str, list] = {}
-        self.best_ll, self.best_params = -np.inf, None
+        self.best_ll, self.best_params, self.best_update = -np.inf, None, None
 
     def collect(self, info: dict) -> None:
         for key, value in info.items():
@@ -268,28 +350,82 @@ class _Recorder:
         """Evaluate and store; NaN (and nothing stored) without an evaluator or when already recorded."""
         if self.evaluator is None:
             return np.nan
-        if self.updates and self.updates[-1] == update:
-            return self.ll[-1]
+        if self.records and self.records[-1][0] == update:
+            return self.records[-1][1]
         ll, se = self.evaluator(params)
-        self.updates.append(update)
-        self.ll.append(ll)
-        self.se.append(se)
-        for key in set(self.pending) | set(self.diagnostics):
-            values = self.pending.get(key, [])
-            self.diagnostics.setdefault(key, [np.nan] * (len(self.updates) - 1))
-            self.diagnostics[key].append(float(np.mean(values)) if values else np.nan)
-        self.pending.clear()
+        n = len(self.records)
+        used = self.pending if update > 0 else {}  # the start has no updates (its record may come late)
+        for key in set(used) | set(self.diagnostics):
+            values = used.get(key, [])
+            self.diagnostics.setdefault(key, [np.nan] * n)
+            self.diagnostics[key] = self.diagnostics[key][:n] + [float(np.mean(values)) if values else np.nan]
+        if update > 0:
+            self.pending.clear()
+        self.records.append((update, ll, se))
         if ll > self.best_ll:
-            self.best_ll, self.best_params = ll, params
+            self.best_ll, self.best_params, self.best_update = ll, params, update
         return ll
 
     def history(self) -> History:
+        n = len(self.records)
+        updates, ll, se = (np.asarray(col) for col in zip(*self.records)) if n else ([], [], [])
         return History(
-            updates=np.asarray(self.updates, dtype=np.int64),
-            log_likelihood=np.asarray(self.ll, dtype=np.float64),
-            stderr=np.asarray(self.se, dtype=np.float64),
+            updates=np.asarray(updates, dtype=np.int64),
+            log_likelihood=np.asarray(ll, dtype=np.float64),
+            stderr=np.asarray(se, dtype=np.float64),
             estimator="" if self.evaluator is None else self.evaluator.name,
-            diagnostics={key: np.asarray(val, dtype=np.float64) for key, val in self.diagnostics.items()},
+            diagnostics={key: np.asarray(val[:n], dtype=np.float64) for key, val in self.diagnostics.items()},
+            estimator_options={}
+            if self.evaluator is None
+            else {k: v for k, v in self.evaluator.options.items() if k != "data"},
+        )
+
+
+class _Divergence:
+    """Whether training diverged: non-finite or exploding parameters, or a collapsing log-likelihood."""
+
+    def __init__(self, params: RBMParams, learning_rate: float):
+        start = max(float(np.abs(a).max()) for a in (params.W, params.vbias, params.hbias))
+        self.scale = max(DIVERGENCE_SCALE, 100.0 * start)
+        self.learning_rate = learning_rate
+        self.drop = params.n_visible * math.log(2.0)
+        self.reason, self.at = "", 0
+
+    def parameters(self, arrays, update: int) -> bool:
+        """True (and the reason kept) when the parameters after ``update`` are no longer usable."""
+        self.at = update
+        if not all(np.all(np.isfinite(a)) for a in arrays):
+            self.reason = "the parameters became non-finite"
+        else:
+            largest = max(float(np.abs(a).max()) for a in arrays)
+            if largest > self.scale:
+                self.reason = f"a parameter reached {largest:.3g} (beyond {self.scale:.3g})"
+        return bool(self.reason)
+
+    def log_likelihood(self, ll: float, best: float, update: int) -> bool:
+        """True when a record collapsed: non-finite, or ``n_visible · log 2`` nats below the best one."""
+        self.at = update
+        if not math.isfinite(ll):
+            self.reason = f"the recorded log-likelihood became {ll}"
+        elif math.isfinite(best) and ll < best - self.drop:
+            self.reason = (
+                f"the recorded log-likelihood fell to {ll:.6g} from its best {best:.6g} (a drop of more than "
+                f"n_visible · log 2 = {self.drop:.4g} nats)"
+            )
+        return bool(self.reason)
+
+    def warn(self, best_update) -> None:
+        kept = (
+            f"best_params are those of update {best_update}, the best recorded log-likelihood"
+            if best_update is not None
+            else "nothing was recorded: best_params are the last parameters before it"
+        )
+        warnings.warn(
+            f"fit stopped at update {self.at}: {self.reason}. The learning rate {self.learning_rate:g} is too "
+            f"large for this model and method: try {self.learning_rate / 10:g} or less. params are the last "
+            f"finite parameters; {kept} (stop_reason='diverged')",
+            RuntimeWarning,
+            stacklevel=3,
         )
 
 
@@ -380,8 +516,15 @@ def fit(
     eval_method : str or callable, default "auto"
         How ``log Z`` is obtained: ``"auto"`` is exact enumeration when the
         smaller layer has at most :data:`EXACT_EVAL_MAX_BITS` units, else
-        ``"ais"``; any method of :func:`pymc_rbm.estimators.log_partition`
-        (e.g. a cheaper ``"tap"``), or a callable ``params -> log Z``.
+        ``"ais"`` with a number of steps chosen after the first (at most
+        ten) updates, from their time, so that all records together take
+        about :data:`EVAL_BUDGET` times the training time (between 500 and
+        14500 steps per record; with fewer than 500 affordable the records
+        are thinned, down to the start and the end). The choice is printed
+        once (with ``progress``) and kept in ``history.estimator_options``;
+        give ``eval_options={"n_steps": ...}`` to fix it yourself. Any method
+        of :func:`pymc_rbm.estimators.log_partition` (e.g. ``"tap"``), or a
+        callable ``params -> log Z``.
     eval_options : dict, optional
         Passed to the estimator (e.g. ``{"n_chains": 100, "schedule": 1000}`` for AIS).
     eval_data : array_like of shape (n_eval, n_visible), optional
@@ -398,7 +541,9 @@ def fit(
         ``callback(step: TrainingStep)`` after every update; training stops
         when it returns True.
     progress : bool, default True
-        Show a progress bar (rich) on stderr.
+        Show progress on stderr: a bar (rich) on a terminal, a log line
+        every ten seconds otherwise (a file, a CI log), with the latest
+        recorded log-likelihood.
 
     Returns
     -------
@@ -413,8 +558,18 @@ def fit(
     TypeError
         For ``params`` that are not an ``RBMParams``, a ``wormholes`` object
         without ``propose``, or a callback that is not callable.
-    FloatingPointError
-        When the parameters become non-finite (the learning rate is too large).
+
+    Warns
+    -----
+    RuntimeWarning
+        When training stopped early: Ctrl-C (``stop_reason="interrupted"``,
+        the result so far is returned, as ``pm.sample`` does), or a
+        divergence (``"diverged"``: parameters non-finite or beyond
+        :data:`DIVERGENCE_SCALE`, or a recorded log-likelihood non-finite or
+        more than ``n_visible · log 2`` below the best; the message names the
+        learning rate and ``best_params`` keeps the best recorded
+        parameters); and once per run when a deterministic method's moments
+        lie outside the physical domain (TAP on strongly coupled models).
 
     Examples
     --------
@@ -431,12 +586,10 @@ def fit(
     if v.ndim != 2 or v.shape[0] == 0:
         raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
     n_samples, n_visible = v.shape
-    learning_rate = _real(learning_rate, "learning_rate", 0.0)
-    if learning_rate == 0.0:
-        raise ValueError("learning_rate must be > 0")
-    momentum = _real(momentum, "momentum", 0.0, 1.0, hi_open=True)
-    weight_decay = _real(weight_decay, "weight_decay", 0.0)
-    init_scale = _real(init_scale, "init_scale", 0.0)
+    learning_rate = check_real(learning_rate, "learning_rate", 0.0, lo_open=True)
+    momentum = check_real(momentum, "momentum", 0.0, 1.0, hi_open=True)
+    weight_decay = check_real(weight_decay, "weight_decay", 0.0)
+    init_scale = check_real(init_scale, "init_scale", 0.0)
     batch_size = check_positive_int(batch_size, "batch_size", allow_none=True)
     if batch_size is not None and batch_size >= n_samples:
         batch_size = None
@@ -467,49 +620,105 @@ def fit(
 
     W, vbias, hbias = (np.array(a, dtype=np.float64) for a in (params.W, params.vbias, params.hbias))
     velocity = [np.zeros_like(a) for a in (W, vbias, hbias)]
-    update, epoch, stopped = 0, 0, False
+    update, epoch, stop_reason = 0, 0, ""
+    divergence = _Divergence(params, learning_rate)
+    warned_unphysical = False
+    # eval_method="auto" with AIS: the record of the start waits until the first updates have been timed
+    start_params, sizing = params, evaluator is not None and evaluator.needs_sizing
+    probe = min(eval_every, n_updates, 10) if sizing else 0
+    seconds: list[float] = []
     n_rows = (n_chains or batch_size or n_samples) * (n_temperatures if method == "pt" else 1)
-    with blas_threads(n_rows, n_visible, params.n_hidden), Progress(n_updates, f"fit ({phase.name})", progress) as bar:
-        recorder.record(0, params)
-        while update < n_updates and not stopped:
+    with (
+        StopOnInterrupt() as guard,
+        blas_threads(n_rows, n_visible, params.n_hidden),
+        Progress(n_updates, f"fit ({phase.name})", progress) as bar,
+    ):
+        if not sizing:
+            _show(bar, recorder.record(0, params))
+        while update < n_updates and not stop_reason:
             epoch += 1
             for idx in _batches(train_rng, n_samples, batch_size):
+                t_update = time.perf_counter()
                 batch = v[idx]
                 negative, chains, info = phase.step(train_rng, chains, params, batch)
                 grad = gradient_from_statistics(data_statistics(batch, params), negative)
                 steps = (grad.W - weight_decay * W if weight_decay else grad.W, grad.vbias, grad.hbias)
-                for vel, g, p in zip(velocity, steps, (W, vbias, hbias)):
-                    if momentum:
-                        vel *= momentum
-                        vel += learning_rate * g
-                        p += vel
-                    else:
-                        p += learning_rate * g
-                if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
-                    raise FloatingPointError(
-                        f"the parameters became non-finite at update {update + 1}; lower the learning rate"
-                    )
+                with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported below
+                    for vel, g, p in zip(velocity, steps, (W, vbias, hbias)):
+                        if momentum:
+                            vel *= momentum
+                            vel += learning_rate * g
+                            p += vel
+                        else:
+                            p += learning_rate * g
+                if divergence.parameters((W, vbias, hbias), update + 1):
+                    stop_reason = "diverged"
+                    break
                 params = RBMParams(W, vbias, hbias)
                 update += 1
+                seconds.append(time.perf_counter() - t_update)
                 bar.advance()
                 info = dict(info, gradient_norm=grad.norm())
+                if info.get("unphysical") and not warned_unphysical:
+                    warned_unphysical = True
+                    _warn_unphysical(phase.name, update)
                 recorder.collect(info)
+                if sizing and update >= probe:
+                    eval_every = evaluator.size_to_budget(params, float(np.median(seconds)), n_updates, eval_every)
+                    if progress:
+                        print(f"fit: {evaluator.note}", file=sys.stderr, flush=True)
+                    _show(bar, recorder.record(0, start_params))
+                    sizing = False
                 ll = np.nan
-                if eval_every and (update % eval_every == 0 or update == n_updates):
+                if eval_every and not sizing and (update % eval_every == 0 or update == n_updates):
                     ll = recorder.record(update, params)
+                    _show(bar, ll)
+                    if divergence.log_likelihood(ll, recorder.best_ll, update):
+                        stop_reason = "diverged"
+                        break
                 if callback is not None and callback(TrainingStep(update, epoch, params, grad, ll, info)):
-                    stopped = True
-                if stopped or update >= n_updates:
+                    stop_reason = "callback"
+                if stop_reason or update >= n_updates:
                     break
-        recorder.record(update, params)  # a no-op when this update was just recorded
+        if stop_reason != "diverged":
+            recorder.record(update, params)  # a no-op when this update was just recorded
 
+    if guard.interrupted:
+        stop_reason = "interrupted"
+        warnings.warn(
+            f"fit was interrupted (Ctrl-C) after {update} of {n_updates} updates: the result so far is returned "
+            "(stopped_early=True, stop_reason='interrupted'); continue with "
+            "fit(data, params=result.params, chains=result.chains, ...)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    elif stop_reason == "diverged":
+        divergence.warn(recorder.best_update)
     return FitResult(
         params=params,
         history=recorder.history(),
-        best_params=recorder.best_params if evaluator is not None else params,
+        best_params=recorder.best_params if recorder.best_params is not None else params,
         n_updates=update,
-        stopped_early=stopped,
+        stopped_early=bool(stop_reason),
         chains=chains,
         method=phase.name,
         operator=operator if method in SAMPLING_METHODS else None,
+        stop_reason=stop_reason,
+    )
+
+
+def _show(bar: Progress, ll: float) -> None:
+    """The latest recorded log-likelihood, next to the progress."""
+    if np.isfinite(ll):
+        bar.set_postfix(f"log-likelihood {ll:.6g}")
+
+
+def _warn_unphysical(method: str, update: int) -> None:
+    warnings.warn(
+        f"fit (method={method!r}): the model moments at update {update} come from a fixed point outside the "
+        "physical domain (pair moments outside [0, 1]): the gradient is that of an expansion used outside its "
+        "range. Training goes on; history.diagnostics['unphysical'] counts such updates. Use 'pcd' or 'pt' "
+        "for strongly coupled models",
+        RuntimeWarning,
+        stacklevel=3,
     )

@@ -26,11 +26,13 @@ long-range move after the sweeps, accepted by the Metropolis rule on
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from pymc_rbm.energy import free_energy
+from pymc_rbm.estimators.tap import UnphysicalFixedPoint
 from pymc_rbm.kernels import tempering as _tempering
 from pymc_rbm.kernels.gibbs import init_state, sample_hiddens
 from pymc_rbm.kernels.operators import build_operator
@@ -259,12 +261,23 @@ def deterministic(method: str, **options: Any) -> NegativePhase:
     Returns
     -------
     NegativePhase
+        Where the moment function reports on the physical domain (TAP:
+        ``diagnostics["physical"]``), ``info`` holds ``unphysical`` (1.0 when
+        the moments of this update lie outside it, else 0.0) and the
+        function's :class:`~pymc_rbm.estimators.tap.UnphysicalFixedPoint`
+        warning is left to the caller (:func:`~pymc_rbm.training.fit` warns
+        once per run, not once per update).
     """
 
     def init(rng, data, params, batch_size=None):
         return None
 
     def step(rng, chains, params, batch):
-        return model_statistics(params, method, **options), None, {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnphysicalFixedPoint)
+            stats = model_statistics(params, method, **options)
+        physical = getattr(stats, "diagnostics", {}).get("physical")
+        info = {} if physical is None else {"unphysical": 0.0 if physical else 1.0}
+        return stats, None, info
 
     return NegativePhase(method, init, step)

@@ -1,5 +1,7 @@
 """``fit``: every method learns, options work, bad input is refused, nothing is mutated, seeds reproduce."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -189,10 +191,15 @@ def test_bad_input_is_refused_with_a_clear_error(kwargs, error, match):
         fit(args.pop("data"), args.pop("n_hidden"), **args)
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_diverging_training_raises():
-    with pytest.raises(FloatingPointError, match="learning rate"):
-        fit(DATA, 4, method="exact", learning_rate=1e308, n_updates=3, eval_every=None, **FAST)
+@pytest.mark.parametrize("learning_rate", [1e6, 1e308])
+def test_diverging_training_stops_and_warns_naming_the_learning_rate(learning_rate):
+    with pytest.warns(RuntimeWarning, match=re.escape(f"learning rate {learning_rate:g} is too large")):
+        res = fit(DATA, 4, method="exact", learning_rate=learning_rate, n_updates=30, eval_every=1, **FAST)
+    assert res.stopped_early and res.stop_reason == "diverged" and res.n_updates < 30
+    ll = res.history.log_likelihood
+    assert ll.size >= 1 and np.all(np.isfinite(ll))
+    assert log_likelihood(res.best_params, DATA).mean() == pytest.approx(res.history.best, abs=1e-12)
+    assert np.all(np.isfinite(res.params.W)) and np.abs(res.params.W).max() < 1e4
 
 
 def test_progress_bar_can_be_shown(capsys):
