@@ -20,8 +20,8 @@ package imports JAX, NumPy and the NumPy parts of pymc_rbm, never PyMC.
   (float32 by default on accelerators; float64 needs JAX's 64-bit mode,
   which this package never switches on by itself), the uniforms.
 
-Examples
---------
+For example, a hundred chains of flip-the-state:
+
 >>> import jax, numpy as np
 >>> from pymc_rbm import RBMParams
 >>> from pymc_rbm.jax import from_params, sweep
