@@ -5,7 +5,10 @@ The PyMC layer (:class:`RBM`, the step methods :class:`BlockGibbs`,
 so that the pure NumPy parts (``pymc_rbm.kernels``, ``pymc_rbm.estimators.exact``, ``pymc_rbm.testing``)
 load without PyMC. Using any of those names loads the PyMC layer and
 registers the step methods with ``pm.sample``, which then samples RBM
-variables with :class:`FlipTheState` by itself.
+variables with :class:`FlipTheState` by itself. The subpackages and modules
+are attributes too, loaded on first use: ``import pymc_rbm as pr`` then
+``pr.estimators.log_partition(...)``, ``pr.training.fit(...)``,
+``pr.datasets.load_mnist(...)``.
 """
 
 from pymc_rbm.params import RBMParams, SpinRBMParams
@@ -30,8 +33,22 @@ _LAZY = {
 }
 
 
-#: Subpackages loaded on first use, e.g. ``pymc_rbm.training.fit(...)`` after ``import pymc_rbm``.
-_LAZY_SUBPACKAGES = ("training",)
+#: Subpackages and modules loaded on first use, e.g. ``pymc_rbm.training.fit(...)`` or
+#: ``pymc_rbm.estimators.log_partition(...)`` after ``import pymc_rbm`` (``jax`` needs JAX installed).
+_LAZY_SUBPACKAGES = (
+    "datasets",
+    "diagnostics",
+    "distribution",
+    "energy",
+    "estimators",
+    "jax",
+    "kernels",
+    "params",
+    "step_methods",
+    "testing",
+    "training",
+    "validation",
+)
 
 
 def __getattr__(name):
@@ -44,3 +61,8 @@ def __getattr__(name):
 
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'pymc_rbm' has no attribute {name!r}")
+
+
+def __dir__():
+    # not "jax": introspection (inspect.getmembers) must not fail where JAX is not installed
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_SUBPACKAGES) - {"jax"})
