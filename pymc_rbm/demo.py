@@ -68,16 +68,25 @@ def sampler_comparison(
     from pymc_rbm import RBM, BlockGibbs, FlipTheState
     from pymc_rbm.diagnostics import autocorrelation, compare_samplers
 
+    def timed_sample(label, steps, **kwargs):
+        """pm.sample after a short warm-up run, so that the time printed is sampling, not compilation."""
+        common = dict(cores=1, random_seed=seed, progressbar=False, compute_convergence_checks=False)
+        start = time.perf_counter()
+        pm.sample(draws=10, tune=0, chains=1, step=steps(), **common)
+        warm = time.perf_counter() - start
+        start = time.perf_counter()
+        trace = pm.sample(draws=draws, tune=tune, chains=chains, step=steps(), **common, **kwargs)
+        print(
+            f"  {label}: {chains} chains x {draws} draws in {time.perf_counter() - start:.1f} s of sampling "
+            f"(after a 10-draw warm-up run of {warm:.1f} s that compiled the model and the sampler)"
+        )
+        return trace
+
     traces = {}
     for label, step_class in (("Gibbs", BlockGibbs), ("flip-the-state", FlipTheState)):
         with pm.Model():
             v = RBM("v", params.W, params.vbias, params.hbias)
-            start = time.perf_counter()
-            traces[label] = pm.sample(
-                draws=draws, tune=tune, chains=chains, cores=1, step=step_class([v]), random_seed=seed,
-                progressbar=False, compute_convergence_checks=False,
-            )
-        print(f"  {label}: {chains} chains x {draws} draws in {time.perf_counter() - start:.1f} s")
+            traces[label] = timed_sample(label, lambda: step_class([v]))
     table = compare_samplers(traces, problem="bundled RBM")
     print(table)
     if patterns is not None:
@@ -88,13 +97,9 @@ def sampler_comparison(
             label = "flip + point wormholes"
             with pm.Model():
                 v = RBM("v", params.W, params.vbias, params.hbias)
-                start = time.perf_counter()
-                moves[label] = pm.sample(
-                    draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed, progressbar=False,
-                    step=[FlipTheState([v]), WormholeMetropolis([v], data=data, kind="point")],
-                    compute_convergence_checks=False,
+                moves[label] = timed_sample(
+                    label, lambda: [FlipTheState([v]), WormholeMetropolis([v], data=data, kind="point")]
                 )
-            print(f"  {label}: {chains} chains x {draws} draws in {time.perf_counter() - start:.1f} s")
         _pattern_mixing(params, moves, np.asarray(patterns))
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
