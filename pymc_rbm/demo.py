@@ -5,7 +5,7 @@ loads the RBM bundled with the package (fitted to 4x4 bars and stripes),
 computes log Z exactly, the log-likelihood of the data, draws exact samples
 through ``pm.sample_prior_predictive`` and saves them as an image, then
 samples the model with block Gibbs and flip-the-state through ``pm.sample``
-and compares their autocorrelation times (seed 000, Table 2).
+and compares their autocorrelation times (Brügge, Fischer & Igel 2013, Table 2).
 """
 
 from __future__ import annotations
@@ -43,17 +43,17 @@ def sampler_comparison(
 ):
     """Sample ``params`` with BlockGibbs and FlipTheState through pm.sample and compare them.
 
-    Prints seed 000's Table 2 (τ of the free energy, gain of flip-the-state)
+    Prints Brügge, Fischer & Igel's (2013) Table 2 (τ of the free energy, gain of flip-the-state)
     and saves the autocorrelation of F(v) of both samplers to
     ``output / "autocorrelation.png"``. With ``patterns`` (the states that
     carry the model's mass, shape (n_patterns, n_visible)) it also prints how
     often each sampler moves from one pattern to another (class changes as
-    seed 000 §4.4 counts them: states that are no pattern do not end a run)
+    Brügge, Fischer & Igel (2013) §4.4 counts them: states that are no pattern do not end a run)
     and the total-variation distance between the patterns' frequencies in
     the draws and their exact probabilities. For a model whose mass sits on
     a few sharp modes that is the mixing that matters: F(v) then mostly
     varies within a mode. With ``data`` as well, flip-the-state next to
-    point wormholes built from the data (seed 002) joins that comparison.
+    point wormholes built from the data (Hinton, Welling & Mnih 2003) joins that comparison.
 
     Returns
     -------
@@ -128,7 +128,10 @@ def _pattern_mixing(params, traces, patterns) -> None:
         return np.where(match.any(axis=-1), match.argmax(axis=-1), -1)
 
     exact = np.exp(log_likelihood(params, patterns))
-    print(f"moves between the {len(patterns)} patterns (seed 000 §4.4) and pattern frequencies vs exact:")
+    print(
+        f"moves between the {len(patterns)} patterns (Brügge, Fischer & Igel 2013, §4.4) "
+        "and pattern frequencies vs exact:"
+    )
     for label, trace in traces.items():
         v = trace.posterior["v"].values  # (chain, draw, n_visible)
         changes = class_changes(v, classify=classify).n_changes
@@ -185,7 +188,7 @@ def main(argv=None) -> int:
     _save_grid(draws[:64], image)
     print(f"saved 64 draws to {image}")
 
-    print("\nflip-the-state against block Gibbs through pm.sample (seed 000, Table 2):")
+    print("\nflip-the-state against block Gibbs through pm.sample (Brügge, Fischer & Igel 2013, Table 2):")
     sampler_comparison(
         params, draws=args.sample_draws, chains=args.chains, seed=args.seed, output=args.output,
         patterns=patterns, data=data,

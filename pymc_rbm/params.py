@@ -5,7 +5,8 @@ An RBM over visible units ``v`` in {0, 1}^n_visible and hidden units ``h`` in
 :class:`RBMParams` holds ``W``, ``vbias`` and ``hbias`` as read-only float
 arrays, so a value once validated can be shared freely and never changes.
 
-Seeds 001 and 003 write their models for ±1 spins. :meth:`RBMParams.to_spin`
+Huang & Toyoizumi (2015) and Lawrence, Bishop & Jordan (1998) write their
+models for ±1 spins. :meth:`RBMParams.to_spin`
 and :meth:`SpinRBMParams.to_binary` map between the two forms exactly;
 ``log Z`` of the binary form equals ``log Z`` of the spin form plus
 :attr:`SpinRBMParams.log_offset`.
@@ -158,7 +159,7 @@ class RBMParams:
             Layer sizes.
         scale : float, default 1.0
             Weights are drawn uniformly from ``[-scale, scale]`` (the
-            setting of seed 000 Fig. 3) or, with ``distribution="normal"``,
+            setting of Brügge, Fischer & Igel 2013, Fig. 3) or, with ``distribution="normal"``,
             from a normal distribution with standard deviation ``scale``.
         bias_scale : float, optional
             The same for the biases; defaults to ``scale``.

@@ -295,7 +295,7 @@ def layer_matrices(params, kernel="flip", beta: float = 1.0) -> tuple[np.ndarray
 def transition_matrix(params, kernel="flip", beta: float = 1.0) -> np.ndarray:
     """Transition matrix of one sweep ``T = T_h T_v`` (hidden layer first, then visible).
 
-    Seed 000, Definition 1: "the flip-the-state transition operator is given
+    Brügge, Fischer & Igel (2013), Definition 1: "the flip-the-state transition operator is given
     by T = T_h T_v", and for Gibbs "G = G_h G_v"; Fig. 3 compares the SLEMs of
     these joint matrices. The product needs no matrix multiplication: a
     sweep from ``(v, h)`` to ``(v', h')`` passes through ``(v, h')`` only, so
@@ -485,7 +485,7 @@ def assert_converges(p, T, atol: float = 1e-12) -> None:
 def slem(T) -> float:
     """Second largest eigenvalue modulus of a transition matrix.
 
-    Seed 000 §4.1: "The convergence speed of an ergodic, homogeneous Markov
+    Brügge, Fischer & Igel (2013) §4.1: "The convergence speed of an ergodic, homogeneous Markov
     chain with finite state space is governed by the second largest
     eigenvector modulus (SLEM) [...] the SLEM computation considers absolute
     values". One eigenvalue closest to 1 (Perron's) is set aside and the

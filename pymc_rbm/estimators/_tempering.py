@@ -59,7 +59,7 @@ serves the reverse annealing of :func:`~pymc_rbm.estimators.ais.reverse_ais`.
 The path generalises to several RBMs on the same visible units (SAMS
 bridges them): the intermediate distributions are RBMs whose hidden layer is
 the concatenation of the models' hidden layers, each model's part scaled by
-its own coefficient (seed 004, eq. 2.4.4).
+its own coefficient (Zhang 2016, eq. 2.4.4).
 """
 
 from __future__ import annotations

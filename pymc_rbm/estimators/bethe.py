@@ -1,7 +1,7 @@
-"""The Bethe approximation of an RBM by message passing (seed 001: Huang & Toyoizumi 2015).
+"""The Bethe approximation of an RBM by message passing (Huang & Toyoizumi 2015).
 
 The hidden units are summed out: ``P(σ) ∝ Π_a 2cosh(w_a·σ + h_a) Π_i e^{φ_i σ_i}``
-(seed 001 eq. 1), a factor graph with one factor per hidden unit connected
+(Huang & Toyoizumi 2015, eq. 1), a factor graph with one factor per hidden unit connected
 to every visible spin. The paper works with ±1 spins; the binary model is
 mapped with :meth:`RBMParams.to_spin` (``w_ai = J[i, a]``, ``φ = vfield``,
 ``h = hfield``) and ``log Z_binary = -F + log_offset``.
@@ -92,7 +92,7 @@ class BetheSolution(NamedTuple):
 
 
 class BetheMoments(NamedTuple):
-    """The spin moments of seed 001 eq. (6).
+    """The spin moments of Huang & Toyoizumi (2015) eq. (6).
 
     Attributes
     ----------
@@ -159,7 +159,7 @@ def _cavity_fields(mod: _Model, m, factor):
 
 
 def bethe_free_energy(spin: SpinRBMParams, m, *, factor: str = "gaussian") -> np.ndarray:
-    """``-F`` of seed 001 eq. (4) at cavity magnetizations ``m``: ``log Z`` of the spin model.
+    """``-F`` of Huang & Toyoizumi (2015) eq. (4) at cavity magnetizations ``m``: ``log Z`` of the spin model.
 
     ``F = -Σ_i ln Z_i + (N - 1) Σ_a ln Z_a`` with
     ``Z_i = e^{φ_i} Π_b μ_{b→i}(+1) + e^{-φ_i} Π_b μ_{b→i}(-1)``,
@@ -203,7 +203,7 @@ def bethe_message_passing(
     max_iter: int = 500,
     adaptive: bool = True,
 ) -> BetheSolution:
-    """Iterate seed 001 eqs. (3a)-(3b) from a batch of starts.
+    """Iterate Huang & Toyoizumi (2015) eqs. (3a)-(3b) from a batch of starts.
 
     Parameters
     ----------
@@ -274,7 +274,7 @@ def bethe_message_passing(
 def bethe_stability(
     spin: SpinRBMParams, m, *, factor: str = "gaussian", max_iter: int = 200, tol: float = 1e-6
 ) -> tuple[float, np.ndarray]:
-    """Stability parameter λ of seed 001 eq. (5) at cavity magnetizations ``m``.
+    """Stability parameter λ of Huang & Toyoizumi (2015) eq. (5) at cavity magnetizations ``m``.
 
     Iterates ``V_{i→a} = (1 - m_{i→a}²)²/4 Σ_{b≠a} P_{b→i} [tanh Γ_{b→i} -
     tanh(Γ_{b→i} - 2 w_bi)]²`` with ``P_{b→i} = Σ_{j≠i} (∂g/∂m)_{jb}² V_{j→b}``
@@ -337,7 +337,7 @@ def _gauss_average(f, mean, std):
 
 
 def bethe_moments(spin: SpinRBMParams, m, *, factor: str = "gaussian") -> BetheMoments:
-    """The moments of seed 001 eq. (6) at cavity magnetizations ``m`` (normally a fixed point).
+    """The moments of Huang & Toyoizumi (2015) eq. (6) at cavity magnetizations ``m`` (normally a fixed point).
 
     ``m_i = tanh(φ_i + Σ_b u_{b→i})`` (6a). With Gaussian factors
     ``m̂_a = ∫Dx tanh(Ξ̃_a x + G̃_a)`` (6b) and
@@ -434,7 +434,7 @@ def log_partition_bethe(
     stability: bool = True,
     rng=None,
 ) -> LogPartitionEstimate:
-    """Bethe estimate of ``log Z`` by message passing (seed 001 eqs. 3-5).
+    """Bethe estimate of ``log Z`` by message passing (Huang & Toyoizumi 2015, eqs. 3-5).
 
     Parameters
     ----------
@@ -526,7 +526,7 @@ def moments_bethe(
     adaptive: bool = True,
     rng=None,
 ) -> ExactMoments:
-    """``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩`` from the Bethe fixed point (seed 001 eq. 6).
+    """``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩`` from the Bethe fixed point (Huang & Toyoizumi 2015, eq. 6).
 
     The spin moments ``m``, ``m̂``, ``C`` of :func:`bethe_moments` are mapped
     to the binary ones: ``⟨v⟩ = (1 + m)/2``, ``⟨h⟩ = (1 + m̂)/2`` and

@@ -1,8 +1,9 @@
-"""Naive and mixture mean field: variational lower bounds on ``log Z`` (seed 003).
+"""Naive and mixture mean field: variational lower bounds on ``log Z`` (Lawrence, Bishop & Jordan 1998).
 
-Any distribution ``Q`` gives ``log Z ≥ Σ_S Q(S)(-E(S)) + H(Q)`` (seed 003
-eq. 10, 13). With a factorized ``Q`` this is naive mean field; seed 003
-(Lawrence, Bishop & Jordan, after Jaakkola & Jordan 1997) takes a mixture
+Any distribution ``Q`` gives ``log Z ≥ Σ_S Q(S)(-E(S)) + H(Q)`` (Lawrence,
+Bishop & Jordan 1998, eq. 10, 13). With a factorized ``Q`` this is naive
+mean field; Lawrence, Bishop & Jordan (1998, after Jaakkola & Jordan 1997)
+take a mixture
 ``Q = Σ_l α_l Q_l`` of ``L`` factorized components, whose bound gains the
 mutual information ``I(l; S)`` between component and state (eq. 23). That is
 intractable; with factorized *smoothing distributions* ``R(S | l)`` and
@@ -22,13 +23,13 @@ Models:
 
 - :class:`BoltzmannMachine`: a general Boltzmann machine over ±1 spins,
   ``E(s) = -½ sᵀJs - b·s`` (symmetric ``J``, zero diagonal), the setting of
-  seed 003, with exact enumeration for ``n ≤ 20``;
+  Lawrence, Bishop & Jordan (1998), with exact enumeration for ``n ≤ 20``;
 - :class:`~pymc_rbm.params.RBMParams`: naive mean field by alternating
   exact layer updates (the order-1 iteration of :mod:`~pymc_rbm.estimators.tap`);
   mixture mean field on the spin form (:meth:`RBMParams.to_spin`), an RBM
   being a Boltzmann machine with bipartite couplings; ``log_offset`` is added back.
 
-Moments are the derivatives of the bound (seed 003 eq. 20, 28-29):
+Moments are the derivatives of the bound (Lawrence, Bishop & Jordan 1998, eq. 20, 28-29):
 ``⟨s_i s_j⟩ ≈ Σ_l α_l m_li m_lj``.
 """
 
@@ -135,7 +136,7 @@ class BoltzmannMachine:
     def random(cls, n_units: int, *, scale: float = 1.0, bias_scale: float | None = None, rng=None):
         """A fully connected machine, couplings ``J_ij`` (i < j) and biases uniform on ``(-scale, scale)`` (stochastic).
 
-        ``scale = 1`` is the ensemble of seed 003 Fig. 1.
+        ``scale = 1`` is the ensemble of Lawrence, Bishop & Jordan (1998, Fig. 1).
         """
         rng = np.random.default_rng(rng)
         bias_scale = scale if bias_scale is None else bias_scale
@@ -235,7 +236,10 @@ class MixtureMeanField(NamedTuple):
         return np.einsum("bl,bli->bi", self.alpha, self.m)
 
     def correlations(self) -> np.ndarray:
-        """``⟨s_i s_j⟩ ≈ Σ_l α_l m_li m_lj`` (seed 003 eq. 29), shape (batch, n, n), ones on the diagonal."""
+        """``⟨s_i s_j⟩ ≈ Σ_l α_l m_li m_lj`` (Lawrence, Bishop & Jordan 1998, eq. 29).
+
+        Shape (batch, n, n), ones on the diagonal.
+        """
         C = np.einsum("bl,bli,blj->bij", self.alpha, self.m, self.m)
         idx = np.arange(C.shape[-1])
         C[:, idx, idx] = 1.0
@@ -243,7 +247,10 @@ class MixtureMeanField(NamedTuple):
 
 
 def annealing_schedule(t_start: float = 60.0, n_steps: int = 8) -> np.ndarray:
-    """``n_steps`` temperatures from ``t_start`` down to 1, geometrically spaced (seed 003: 60 → 1 in 8 steps)."""
+    """``n_steps`` temperatures from ``t_start`` down to 1, geometrically spaced.
+
+    Lawrence, Bishop & Jordan (1998) anneal from 60 to 1 in 8 steps.
+    """
     if n_steps < 1 or t_start < 1.0:
         raise ValueError(f"need n_steps >= 1 and t_start >= 1, got {n_steps}, {t_start}")
     if n_steps == 1:
@@ -426,7 +433,7 @@ def mixture_mean_field_arrays(
         ``L``. With 1 there is no smoothing, α or λ: naive mean field,
         sequential updates from ``m = 0``.
     n_starts : int, default 1
-        Random initializations of the mixture (annealed, as in seed 003),
+        Random initializations of the mixture (annealed, as in Lawrence, Bishop & Jordan 1998),
         run as one batch; each machine keeps its largest bound.
     naive_start : bool, default True
         Also start the mixture (at T = 1 only) from the annealed naive
@@ -537,7 +544,9 @@ def _run_bm(bm: BoltzmannMachine, n_components, **options) -> MixtureMeanField:
 def mean_field_bm(
     bm: BoltzmannMachine, *, temperatures=None, tol: float = 1e-9, max_iter: int = 200
 ) -> MixtureMeanField:
-    """Naive mean field for a Boltzmann machine: ``m_i = tanh(Σ_j J_ij m_j + b_i)`` (seed 003 eq. 19).
+    """Naive mean field for a Boltzmann machine: ``m_i = tanh(Σ_j J_ij m_j + b_i)``.
+
+    Lawrence, Bishop & Jordan (1998), eq. 19.
 
     Sequential (Gauss-Seidel) updates from ``m = 0``, annealed; each update
     maximizes the bound in one unit, so the bound never decreases.
@@ -562,7 +571,7 @@ def mixture_mean_field_bm(
     init_scale: float = 1.0,
     rng=None,
 ) -> MixtureMeanField:
-    """Mixture mean field of seed 003 for a Boltzmann machine.
+    """Mixture mean field of Lawrence, Bishop & Jordan (1998) for a Boltzmann machine.
 
     Parameters
     ----------
@@ -581,7 +590,7 @@ def mixture_mean_field_bm(
 
     Examples
     --------
-    >>> bm = BoltzmannMachine.random(10, rng=0)  # the ensemble of seed 003 Fig. 1
+    >>> bm = BoltzmannMachine.random(10, rng=0)  # the ensemble of Lawrence, Bishop & Jordan (1998, Fig. 1)
     >>> naive = mean_field_bm(bm).bound[0]
     >>> mix = mixture_mean_field_bm(bm, 3, tol=1e-6).bound[0]
     >>> bool(naive <= mix <= bm.log_partition_exact())
@@ -647,7 +656,7 @@ def log_partition_mean_field(
     """Naive mean-field lower bound on ``log Z`` of an RBM.
 
     ``log Z ≥ S(m_v) + S(m_h) + vbias·m_v + hbias·m_h + m_vᵀ W m_h`` for any
-    magnetizations (the factorized variational bound, seed 003 eq. 16). The
+    magnetizations (the factorized variational bound, Lawrence, Bishop & Jordan 1998, eq. 16). The
     layers are updated alternately, ``m_h = sigmoid(hbias + m_v·W)``,
     ``m_v = sigmoid(vbias + W·m_h)``: each is the exact maximizer over its
     layer, so the bound increases monotonically (damping is allowed but not
@@ -764,7 +773,7 @@ def log_partition_mixture_mean_field(
     init_scale: float = 1.0,
     rng=None,
 ) -> LogPartitionEstimate:
-    """Mixture mean-field lower bound on ``log Z`` of an RBM (seed 003).
+    """Mixture mean-field lower bound on ``log Z`` of an RBM (Lawrence, Bishop & Jordan 1998).
 
     Runs :func:`mixture_mean_field_arrays` on the RBM's spin form (a
     Boltzmann machine with bipartite couplings) and adds ``log_offset``; the
@@ -832,7 +841,9 @@ def moments_mixture_mean_field(
     init_scale: float = 1.0,
     rng=None,
 ) -> ExactMoments:
-    """``⟨v⟩``, ``⟨h⟩``, ``⟨v hᵀ⟩`` as mixtures of the components' factorized moments (seed 003 eq. 28-29).
+    """``⟨v⟩``, ``⟨h⟩``, ``⟨v hᵀ⟩`` as mixtures of the components' factorized moments.
+
+    Lawrence, Bishop & Jordan (1998), eq. 28-29.
 
     ``⟨v_i h_a⟩ ≈ Σ_l α_l ⟨v_i⟩_l ⟨h_a⟩_l``. Options as in :func:`log_partition_mixture_mean_field`.
     """

@@ -29,7 +29,7 @@ visited equally often and ``ĉ_k = 1/K``.
 
 Why the seed's RTS "collapsed to β = 1"
 ---------------------------------------
-Seed 004 (§2.4.2) starts from ``Ẑ_k = 1``, reports that ``q(β | x)``
+Zhang (2016, §2.4.2) starts from ``Ẑ_k = 1``, reports that ``q(β | x)``
 concentrates on ``β = 1`` after a few draws and that the results do not
 converge, and falls back to drawing β uniformly. Running the real method from
 the same start (``init="flat"``: every ``log Ẑ_k = log Z_1``) on the MNIST

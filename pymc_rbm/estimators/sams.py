@@ -1,7 +1,7 @@
 """Self-adjusted mixture sampling (SAMS) of ``log Z``, for one RBM or several at once.
 
 Tan (2017, "Optimally adjusted mixture sampling and locally weighted histogram
-analysis", JCGS 26(1); seed 004 §2.3.4 and §2.4.4) samples a label ``L`` and a
+analysis", JCGS 26(1); Zhang (2016) §2.3.4 and §2.4.4) samples a label ``L`` and a
 state ``x`` from the mixture
 
     p(j, x; ζ) ∝ π_j exp(-ζ_j) f_j(x),        j = 0, ..., m - 1,
@@ -13,7 +13,7 @@ visited in the proportions ``π`` (uniform here): then ``ζ_j = log Z_j - log Z_
 Here the labels are points of the annealing path of
 :class:`~pymc_rbm.estimators.ais.AnnealingPath`: label 0 is the base-rate
 model (``log Z_0`` known), the ladder runs to the target at β = 1, and with
-several RBMs (on the same visible units, as in seed 004's table) it goes on
+several RBMs (on the same visible units, as in Zhang's (2016) table) it goes on
 from model 1 to model 2 and so on, through intermediate RBMs whose hidden
 layer joins both models' hidden units. The ladder is placed at equal
 thermodynamic length by a pilot AIS run
@@ -27,10 +27,10 @@ One iteration ``t`` of a run:
 2. *Local jump*: propose ``j = L ± 1`` (the only neighbour at either end) with
    probabilities ``Γ(L, j)`` and accept with the Metropolis-Hastings ratio
    ``min{1, Γ(j, L) π_j e^{-ζ_j} f_j(X_t) / (Γ(L, j) π_L e^{-ζ_L} f_L(X_t))}``
-   (seed 004 eq. 2.4.9; the decision is the kernels' shared
+   (Zhang 2016, eq. 2.4.9; the decision is the kernels' shared
    :func:`~pymc_rbm.kernels.metropolis_accept`).
 3. *Update*: ``ζ^{(t-1/2)} = ζ^{(t-1)} + γ_t o_t / π`` and
-   ``ζ^{(t)} = ζ^{(t-1/2)} - ζ_0^{(t-1/2)}`` (seed 004 eq. 2.4.10-11), where the
+   ``ζ^{(t)} = ζ^{(t-1/2)} - ζ_0^{(t-1/2)}`` (Zhang 2016, eq. 2.4.10-11), where the
    observation ``o_t`` is the indicator ``δ(L_t)`` (``rao_blackwell="none"``),
    or a Rao-Blackwellized version of it: ``"global"`` (default), Tan's
    ``w(X_t; ζ) = (p(j | X_t; ζ))_j``, the whole conditional of the label; or
@@ -44,7 +44,7 @@ t^{-β})`` with ``β = gain_exponent`` (default 0.6) in the first stage, which
 ends at the first ``t_0`` where the labels visited so far are within
 ``flat_tolerance`` (relative) of ``π``; then the optimal
 ``γ_t = min(π_min, 1 / (t - t_0 + t_0^β))``, continuous at ``t_0``.
-``gain="samc"`` is the gain of seed 004 (Liang et al. 2007's SAMC),
+``gain="samc"`` is the gain of Zhang (2016) (Liang et al. 2007's SAMC),
 ``ζ ← ζ + γ_t (o_t - π)`` with ``γ_t = t0 / max(t0, t)``.
 
 Standard error
@@ -243,7 +243,7 @@ def sams(
     params : RBMParams or sequence of RBMParams
         One target, or several on the same visible units: the labels then run
         base → model 1 → model 2 → ..., and every model's ``log Z`` is
-        estimated in one run (seed 004's table).
+        estimated in one run (Zhang's (2016) table).
     betas : None, int or array_like, default None
         Interpolation values of each segment of the path
         (:func:`~pymc_rbm.estimators.rts.check_ladder`); ``None`` places them
@@ -313,7 +313,7 @@ def sams(
     right within its errors (±0.5-0.7) but h500 at 469.5 ± 2.0, nine nats
     above AIS: a local random walk over that many labels, through bridges
     between models with 100 and 500 hidden units, needs far more iterations
-    (seed 004 ran 400000). With acceptance about 0.45 one crossing of 34
+    (Zhang 2016 ran 400000). With acceptance about 0.45 one crossing of 34
     labels takes of the order of ``34² / 0.45 ≈ 2600`` iterations, so the run
     made about 15, too few for the stochastic-approximation update of the far
     labels. Estimate such models one at a time.

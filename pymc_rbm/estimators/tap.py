@@ -1,6 +1,6 @@
 """The TAP (Thouless-Anderson-Palmer) approximation of ``log Z`` of a binary RBM.
 
-Gabrié, Tramel & Krzakala (2015), as summarised in seed 004 §2.3.3 and
+Gabrié, Tramel & Krzakala (2015), as summarised in Zhang (2016) §2.3.3 and
 §2.4.3: the Gibbs free energy ``Γ(m_v, m_h)`` of the RBM, expanded to second
 (or third) order in the couplings around the factorized state (a Plefka
 expansion), is made stationary by a damped fixed point iteration, and
@@ -383,7 +383,7 @@ def tap_fixed_point(
     converged are frozen; the others go on until ``max_iter``.
 
     Two updates of a layer are offered. ``"fixed_point"`` is the iteration of
-    Gabrié et al. (seed 004 eq. 2.4.7-2.4.8): the right-hand side is
+    Gabrié et al. (Zhang 2016, eq. 2.4.7-2.4.8): the right-hand side is
     evaluated at the layer's old magnetizations, ``m_h ← sigmoid(b + m_v·W -
     (m_h_old - ½)((m_v - m_v²)·W²))``; its self-coupling term makes it
     oscillate on strongly coupled models (the MNIST RBMs), which damping

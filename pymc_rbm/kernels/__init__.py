@@ -8,14 +8,14 @@ or one per chain) passed on every call, options bound once with
 estimators (AIS runs it at ``β < 1``).
 
 - :mod:`~pymc_rbm.kernels.gibbs`: block Gibbs, ``G = G_h G_v``.
-- :mod:`~pymc_rbm.kernels.flip`: flip-the-state (seed 000), ``T = T_h T_v``,
+- :mod:`~pymc_rbm.kernels.flip`: flip-the-state (Brügge, Fischer & Igel 2013), ``T = T_h T_v``,
   and its mixture ``T^α_i = α T_i + (1 - α) G_i`` with Gibbs.
 - :mod:`~pymc_rbm.kernels.metropolis`: the shared accept/reject decision.
 - :mod:`~pymc_rbm.kernels.operators`: the operators by name (``"gibbs"``,
   ``"flip"`` or a mixture weight α), for everything that lets users choose.
 - :mod:`~pymc_rbm.kernels.tempering`: parallel tempering, replicas at a ladder
   of β moved by any kernel and swapped between neighbouring temperatures.
-- :mod:`~pymc_rbm.kernels.wormhole`: wormhole moves (seed 002): point,
+- :mod:`~pymc_rbm.kernels.wormhole`: wormhole moves (Hinton, Welling & Mnih 2003): point,
   optimization-based and region proposals, accepted by :func:`wormhole_step`.
 - :mod:`~pymc_rbm.kernels.activations`: carried activations, updated by the
   units that changed instead of recomputed (the step methods' fast path).

@@ -1,4 +1,4 @@
-"""The flip-the-state transition operator (seed 000) and its α mixture with Gibbs.
+"""The flip-the-state transition operator (Brügge, Fischer & Igel 2013) and its α mixture with Gibbs.
 
 Brügge, Fischer & Igel (2013), Definition 1: for a visible unit with
 ``v*_i`` its more probable state given ``h`` (or ``-1`` on a tie), the
@@ -102,7 +102,7 @@ def flip_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
     Returns
     -------
     ndarray of shape (..., n_units)
-        ``q_T`` is Definition 1 of seed 000: 1 when the current state is the
+        ``q_T`` is Definition 1 of Brügge, Fischer & Igel (2013): 1 when the current state is the
         less probable one, ``p(other) / p(current) = exp(-|a|)`` when it is
         the more probable one, and 1/2 when ``a == 0`` exactly (the tie
         rule). ``q_G = p(other) = sigmoid(±a)`` is Gibbs' probability of
@@ -215,7 +215,7 @@ def flip_sweep(
     The hidden layer is updated given ``v``, then the visible layer given the
     new ``h``, each unit flipping with its :func:`flip_probability`. The
     chain leaves ``p_β(v, h)`` invariant and, thanks to the tie rule, is
-    irreducible and aperiodic (seed 000, Theorems 1 and 2), for any
+    irreducible and aperiodic (Brügge, Fischer & Igel 2013, Theorems 1 and 2), for any
     ``alpha`` in [0, 1].
 
     Parameters
@@ -264,7 +264,7 @@ def build_kernel(*, alpha: float = 1.0):
     Parameters
     ----------
     alpha : float in [0, 1], default 1.0
-        Mixture weight with Gibbs (§5.2 of seed 000).
+        Mixture weight with Gibbs (Brügge, Fischer & Igel 2013, §5.2).
 
     Returns
     -------

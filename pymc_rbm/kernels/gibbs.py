@@ -1,6 +1,6 @@
 """Block Gibbs sampling of a binary RBM.
 
-One sweep is the periodic scheme of seed 000 (Brügge, Fischer & Igel 2013,
+One sweep is the periodic scheme of Brügge, Fischer & Igel (2013,
 §2): "we visit all hidden and all visible variables alternately in a
 block-wise fashion and update them according to their conditional
 probability given the state of the other layer [...] Thus, the Gibbs

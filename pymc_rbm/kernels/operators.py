@@ -21,8 +21,8 @@ def operator_alpha(operator) -> float:
     Parameters
     ----------
     operator : {"gibbs", "flip"} or float in [0, 1]
-        Block Gibbs (``α = 0``), flip-the-state (``α = 1``, seed 000) or the
-        per-unit mixture ``α T + (1 - α) G`` (seed 000 §5.2).
+        Block Gibbs (``α = 0``), flip-the-state (``α = 1``, Brügge, Fischer & Igel 2013) or the
+        per-unit mixture ``α T + (1 - α) G`` (Brügge, Fischer & Igel 2013, §5.2).
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """Parallel tempering: replicas of an RBM at a ladder of inverse temperatures, and their swaps.
 
-Seed 000 §4.2 trains with "PT with t temperatures and k sampling steps" (t-PT k):
+Brügge, Fischer & Igel (2013, §4.2) train with "PT with t temperatures and k sampling steps" (t-PT k):
 "The performance of PT depends on the number t of tempered chains and on the
 number of sampling steps k carried out in each tempered chain before swapping
 samples between chains [...] The inverse temperatures were distributed
@@ -141,7 +141,7 @@ def check_ladder(betas) -> np.ndarray:
 
 
 def uniform_ladder(n_temperatures: int) -> np.ndarray:
-    """``n_temperatures`` inverse temperatures spaced uniformly from 0 to 1 (seed 000 §4.2).
+    """``n_temperatures`` inverse temperatures spaced uniformly from 0 to 1 (Brügge, Fischer & Igel 2013, §4.2).
 
     Parameters
     ----------

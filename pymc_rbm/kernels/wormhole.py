@@ -1,4 +1,4 @@
-"""Wormhole moves (seed 002): long-range Metropolis proposals suggested by the data.
+"""Wormhole moves (Hinton, Welling & Mnih 2003): long-range Metropolis proposals suggested by the data.
 
 Hinton, Welling and Mnih (2003, "Wormholes improve contrastive divergence")
 use the training data to propose jumps between modes that brief MCMC cannot
@@ -189,7 +189,7 @@ def _pairs(rng: np.random.Generator, n_data: int, n: int) -> tuple[np.ndarray, n
 
 # ------------------------------------------------------------ point wormholes
 class PointWormholes:
-    """Point-to-point wormholes of seed 002 §2: jumps by the offset between two data points.
+    """Point-to-point wormholes of Hinton, Welling & Mnih (2003, §2): jumps by the offset between two data points.
 
     Every point is connected to ``n_data (n_data - 1)`` others, one per
     ordered pair ``(a, b)`` of distinct data points: ``x' = x + (d_a - d_b)``
@@ -278,7 +278,7 @@ class PointWormholes:
 
 # ----------------------------------------------------- optimization wormholes
 class OptimizationWormholes:
-    """Optimization-based wormholes of seed 002 §3 (continuous states).
+    """Optimization-based wormholes of Hinton, Welling & Mnih (2003, §3), for continuous states.
 
     From ``x0``: draw the offset ``d = d_a - d_b`` of two distinct data points;
     jump forward to ``x = x0 + d``; run ``n_descent`` steps of steepest descent
@@ -297,7 +297,7 @@ class OptimizationWormholes:
     ``x`` alone, as exactness needs. The
     diagonal Hessian is computed by central differences of the gradient (2
     gradient evaluations per unit, all in one batched call), or by
-    ``hessian_diag`` when given; seed 002 used the method of Becker and LeCun
+    ``hessian_diag`` when given; Hinton, Welling & Mnih (2003) used the method of Becker and LeCun
     for the same diagonal.
 
     Parameters
@@ -309,7 +309,7 @@ class OptimizationWormholes:
         ``log π`` of shape ``(n,)`` (unnormalized is fine) and its gradient,
         shape ``(n, n_units)``. Non-finite values stop the descent there.
     n_descent : int, default 20
-        Steepest-descent steps (seed 002: 20).
+        Steepest-descent steps (Hinton, Welling & Mnih 2003: 20).
     step_size : float, default 0.1
         Initial step length of the line search.
     min_curvature : float, default 1e-2
@@ -612,7 +612,7 @@ def fit_bernoulli_mixture(data, n_components: int, *, rng=None, n_iter: int = 20
 
 # ------------------------------------------------------------ region wormholes
 class RegionWormholes:
-    """Region wormholes ("darting", seed 002 §4) with the overlap rule of eq. (9).
+    """Region wormholes ("darting", Hinton, Welling & Mnih 2003, §4) with the overlap rule of eq. (9).
 
     Continuous regions are the ellipsoids ``(x - μ_k)ᵀ Σ_k⁻¹ (x - μ_k) <= α²``
     with volume ``V_k = π^{d/2} α^d Π σ_ki / Γ(1 + d/2)`` (eq. 7); a jump

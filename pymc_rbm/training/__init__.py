@@ -3,7 +3,7 @@
 :func:`~pymc_rbm.training.fitting.fit` trains by gradient ascent on the log-likelihood. The model term of
 the gradient comes from Markov chains driven by the kernels of
 :mod:`pymc_rbm.kernels` (block Gibbs, flip-the-state, the α mixture; the same
-kernels ``pm.sample`` uses), optionally with wormhole moves (seed 002), or
+kernels ``pm.sample`` uses), optionally with wormhole moves (Hinton, Welling & Mnih 2003), or
 from a deterministic moment computation of :mod:`pymc_rbm.estimators` (exact
 enumeration, naive mean field, TAP, Bethe, mixture mean field). The result's
 ``params`` is an :class:`~pymc_rbm.params.RBMParams` ready for
@@ -12,7 +12,8 @@ enumeration, naive mean field, TAP, Bethe, mixture mean field). The result's
 - :mod:`~pymc_rbm.training.gradients`: data and model terms, exact and approximate gradients.
 - :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic).
 - :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit`, the training loop, history and callback.
-- :mod:`~pymc_rbm.training.boltzmann`: learning a fully connected Boltzmann machine (seed 003 §5.1).
+- :mod:`~pymc_rbm.training.boltzmann`: learning a fully connected Boltzmann
+  machine (Lawrence, Bishop & Jordan 1998, §5.1).
 
 Everything here is NumPy; nothing imports PyMC.
 """

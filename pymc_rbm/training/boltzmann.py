@@ -1,6 +1,6 @@
-"""Learning a fully connected Boltzmann machine over ±1 spins (seed 003 §3, §5.1).
+"""Learning a fully connected Boltzmann machine over ±1 spins (Lawrence, Bishop & Jordan 1998, §3, §5.1).
 
-Seed 003 (Lawrence, Bishop & Jordan) learns a general Boltzmann machine
+Lawrence, Bishop & Jordan (1998) learn a general Boltzmann machine
 ``E(s) = -½ sᵀJs - b·s`` (:class:`~pymc_rbm.estimators.mean_field.BoltzmannMachine`)
 by "simple gradient ascent learning, with gradients evaluated using (20) or
 (28)": the gradient of the mean log-likelihood is
@@ -121,7 +121,7 @@ def fit_boltzmann_machine(
     rng=None,
     moment_options: dict | None = None,
 ) -> BMFit:
-    """Full-batch gradient ascent on the log-likelihood of a Boltzmann machine (seed 003 §5).
+    """Full-batch gradient ascent on the log-likelihood of a Boltzmann machine (Lawrence, Bishop & Jordan 1998, §5).
 
     Parameters
     ----------
@@ -129,12 +129,12 @@ def fit_boltzmann_machine(
         Spins in {-1, +1}; not modified.
     machine : BoltzmannMachine, optional
         Starting machine; default couplings and biases from
-        ``N(0, init_scale²)`` (seed 003 §5.1: "a zero-mean Gaussian
+        ``N(0, init_scale²)`` (Lawrence, Bishop & Jordan 1998, §5.1: "a zero-mean Gaussian
         distribution having a standard deviation of 0.1").
     method : {"exact", "mean_field", "mixture_mean_field"}, default "exact"
-        Where the model correlations come from (seed 003 eq. 20 or 28).
+        Where the model correlations come from (Lawrence, Bishop & Jordan 1998, eq. 20 or 28).
     learning_rate : float, default 0.25
-        Seed 003 §5.1's value.
+        The value of Lawrence, Bishop & Jordan (1998, §5.1).
     n_updates : int, default 80
     init_scale : float, default 0.1
     rng : numpy.random.Generator or seed, optional

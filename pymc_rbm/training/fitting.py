@@ -198,7 +198,7 @@ def _initial_params(n_visible: int, n_hidden, params, init_scale: float, rng) ->
         if n_hidden is None:
             raise ValueError("give n_hidden (the number of hidden units) or starting params")
         n_hidden = check_positive_int(n_hidden, "n_hidden")
-        # seed 000 §4.2: "weights and biases drawn [...] from a Gaussian distribution with 0 mean and
+        # Brügge, Fischer & Igel (2013, §4.2): "weights and biases drawn [...] from a Gaussian distribution with 0 mean and
         # standard deviation 0.01"
         return RBMParams(
             rng.normal(0.0, init_scale, (n_visible, n_hidden)),
@@ -477,14 +477,14 @@ def fit(
         Number of hidden units; needed unless ``params`` are given.
     params : RBMParams, optional
         Starting parameters (copied, never modified). Default: ``W`` and the
-        biases drawn from ``N(0, init_scale²)`` (seed 000 §4.2).
+        biases drawn from ``N(0, init_scale²)`` (Brügge, Fischer & Igel 2013, §4.2).
     method : str, default "cd"
-        ``"cd"`` (CD-k), ``"pcd"`` (PCD-k), ``"pt"`` (t-PT k, seed 000 §4.2),
+        ``"cd"`` (CD-k), ``"pcd"`` (PCD-k), ``"pt"`` (t-PT k, Brügge, Fischer & Igel 2013, §4.2),
         or a deterministic model term: ``"exact"`` (enumeration: the true
-        gradient), ``"mean_field"``, ``"tap"``, ``"bethe"`` (seed 001 eq. 6),
-        ``"mixture_mean_field"`` (seed 003 eq. 28).
+        gradient), ``"mean_field"``, ``"tap"``, ``"bethe"`` (Huang & Toyoizumi 2015, eq. 6),
+        ``"mixture_mean_field"`` (Lawrence, Bishop & Jordan 1998, eq. 28).
     operator : {"gibbs", "flip"} or float, default "gibbs"
-        Sweep of the sampling methods: block Gibbs, flip-the-state (seed 000),
+        Sweep of the sampling methods: block Gibbs, flip-the-state (Brügge, Fischer & Igel 2013),
         or the mixture ``α T + (1 - α) G`` for ``α`` in [0, 1].
     k : int, default 1
         Sweeps per update (per replica and swap round for PT).
@@ -495,7 +495,7 @@ def fit(
         ``n_temperatures``.
     n_chains : int, optional
         PCD and PT: number of persistent chains (ladders); default the batch
-        size, as in seed 000.
+        size, as in Brügge, Fischer & Igel (2013).
     batch_size : int, optional
         Rows per mini-batch (shuffled every epoch); default all rows (batch learning).
     learning_rate : float, default 0.01
@@ -534,7 +534,7 @@ def fit(
     wormholes : proposal, optional
         A proposal of :mod:`pymc_rbm.kernels.wormhole` (``PointWormholes``,
         ``RegionWormholes``): one wormhole move per chain at β = 1 after the
-        sweeps of each update (seed 002); sampling methods only.
+        sweeps of each update (Hinton, Welling & Mnih 2003); sampling methods only.
     chains : optional
         Persistent chains from an earlier :class:`FitResult` to continue from.
     callback : callable, optional

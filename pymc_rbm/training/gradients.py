@@ -2,7 +2,7 @@
 
 For data ``v^(1..N)`` the gradient of the mean log-likelihood is the data
 expectation minus the model expectation of the energy's derivatives
-(seed 000 §2, seed 002 eq. 3):
+(Brügge, Fischer & Igel 2013, §2; Hinton, Welling & Mnih 2003, eq. 3):
 
 ``∂/∂W = ⟨v p(h|v)ᵀ⟩_data - ⟨v hᵀ⟩_model``,
 ``∂/∂vbias = ⟨v⟩_data - ⟨v⟩_model``, ``∂/∂hbias = ⟨p(h|v)⟩_data - ⟨h⟩_model``.
@@ -113,8 +113,8 @@ def model_statistics(params: RBMParams, method: str = "exact", **options) -> Exa
         ``"exact"`` enumerates the smaller layer (at most 2**24 states);
         ``"mean_field"`` is the naive mean-field fixed point, ``"tap"`` the
         TAP expansion (order 2 by default, ``order=3`` allowed), ``"bethe"``
-        the Bethe approximation (seed 001 eq. 6) and ``"mixture_mean_field"``
-        the mixture of factorized distributions (seed 003 eq. 28).
+        the Bethe approximation (Huang & Toyoizumi 2015, eq. 6) and ``"mixture_mean_field"``
+        the mixture of factorized distributions (Lawrence, Bishop & Jordan 1998, eq. 28).
     **options
         Passed to the method's moment function, e.g. ``n_components`` for the
         mixture, ``order`` for TAP, ``max_bits`` for exact.

@@ -11,7 +11,7 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
 - CD-k: chains start at the batch and run ``k`` sweeps (Hinton 2002).
 - PCD-k: the chains persist between updates (Tieleman 2008).
 - t-PT k: persistent ladders of ``t`` replicas, ``k`` sweeps each, then a
-  swap round (seed 000 §4.2; :mod:`pymc_rbm.kernels.tempering`); the
+  swap round (Brügge, Fischer & Igel 2013, §4.2; :mod:`pymc_rbm.kernels.tempering`); the
   replicas at β = 1 are the samples.
 - Deterministic: the moments of :func:`pymc_rbm.estimators.moments`.
 
@@ -19,7 +19,7 @@ The sweeps are the kernels of :mod:`pymc_rbm.kernels` (block Gibbs,
 flip-the-state, the α mixture), the ones ``pm.sample`` uses. Whenever the
 parameters changed since the last sweep, a persistent chain's hidden state is
 redrawn from ``p(h | v)`` before flip-the-state uses it (a stale ``h`` breaks
-invariance). With ``wormholes`` (seed 002), each chain at β = 1 is offered one
+invariance). With ``wormholes`` (Hinton, Welling & Mnih 2003), each chain at β = 1 is offered one
 long-range move after the sweeps, accepted by the Metropolis rule on
 ``p(v) ∝ exp(-F(v))``; where it is accepted, ``h`` is redrawn from ``p(h | v)``.
 """
@@ -83,7 +83,9 @@ def _start_rows(rng: np.random.Generator, data: np.ndarray, n_chains: int) -> np
 
 
 def wormhole_move(rng: np.random.Generator, state: RBMState, params, proposal) -> tuple[RBMState, dict]:
-    """One wormhole move (seed 002) of every chain's visible state, then ``h`` redrawn where it moved (stochastic).
+    """One wormhole move of every chain's visible state, then ``h`` redrawn where it moved (stochastic).
+
+    The moves of Hinton, Welling & Mnih (2003).
 
     Parameters
     ----------
@@ -136,7 +138,7 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
         A sweep kernel (:func:`pymc_rbm.kernels.build_operator`).
     k : int, default 1
     wormholes : proposal, optional
-        One wormhole move per chain after the sweeps (seed 002).
+        One wormhole move per chain after the sweeps (Hinton, Welling & Mnih 2003).
 
     Returns
     -------
@@ -173,7 +175,7 @@ def persistent_contrastive_divergence(
     kernel : callable
     k : int, default 1
     n_chains : int, optional
-        Number of persistent chains; default the batch size (seed 000: "the
+        Number of persistent chains; default the batch size (Brügge, Fischer & Igel 2013: "the
         number of samples used for the gradient approximation was set to be
         equal to the number of training examples in a (mini) batch"). They
         start at training rows.
