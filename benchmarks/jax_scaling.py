@@ -33,6 +33,7 @@ Two tables, from one run (so their ratios are comparable):
 Run from the repository root::
 
     python benchmarks/jax_scaling.py                       # the short default
+    python benchmarks/jax_scaling.py --threads 1 --ais ''  # the sweep table on one thread each
     python benchmarks/jax_scaling.py --ais 100:14500,10000:14500 --seconds 2 --repeats 3   # the full run
 
 On a machine with a GPU, install JAX's CUDA build and run the same command:
@@ -49,18 +50,28 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
+import sys
 
-import jax
-import jax.numpy as jnp
+if "--threads" in sys.argv:  # XLA reads its thread flags when JAX starts: set them before importing it
+    _n = sys.argv[sys.argv.index("--threads") + 1]
+    if _n == "1":
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        ).strip()
 
-from pymc_rbm import RBMParams
-from pymc_rbm.estimators.ais import ais as numpy_ais
-from pymc_rbm.jax import ais as jax_ais
-from pymc_rbm.jax import from_params, sweep
-from pymc_rbm.kernels import RBMState, flip_sweep, init_state
-from pymc_rbm.kernels import compiled
-from pymc_rbm.kernels.operators import build_operator, operator_alpha
+import numpy as np  # noqa: E402
+import scipy.linalg  # noqa: E402,F401  (numba's np.dot uses SciPy's BLAS: load it before limiting threads)
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from pymc_rbm import RBMParams  # noqa: E402
+from pymc_rbm.estimators.ais import ais as numpy_ais  # noqa: E402
+from pymc_rbm.jax import ais as jax_ais  # noqa: E402
+from pymc_rbm.jax import from_params, sweep  # noqa: E402
+from pymc_rbm.kernels import RBMState, compiled, flip_sweep, init_state  # noqa: E402
+from pymc_rbm.kernels.operators import build_operator, operator_alpha  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -215,6 +226,10 @@ def main():
         "Salakhutdinov & Murray's schedule)"
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="n_jobs of the NumPy AIS")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="1: BLAS and XLA on one thread each in the sweep table "
+        "(steadier on a shared machine); default: every core"
+    )
     args = parser.parse_args()
     operator = float(args.operator) if args.operator not in ("gibbs", "flip") else args.operator
 
@@ -222,8 +237,10 @@ def main():
     chains = [int(c) for c in args.chains.split(",") if c]
     device = jax.devices()[0]
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}; {platform.node()}; {os.cpu_count()} cores; "
-          f"jax {jax.__version__} on {device.platform} ({device.device_kind}), {jax.device_count()} device(s)")
-    rows = sweep_table(params, operator, chains, args.seconds, args.repeats, not args.no_x64)
+          f"jax {jax.__version__} on {device.platform} ({device.device_kind}), {jax.device_count()} device(s); "
+          f"threads: {args.threads or 'all'}; load average {os.getloadavg()[0]:.1f}")
+    with threadpool_limits(args.threads):
+        rows = sweep_table(params, operator, chains, args.seconds, args.repeats, not args.no_x64)
 
     print()
     print(f"µs per chain-sweep, {label}, operator {operator!r} (fastest of {args.repeats}; lower is better)")
