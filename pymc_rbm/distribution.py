@@ -396,6 +396,7 @@ class RBM(Discrete):
                 "(batched parameters are not supported: use shape=(K, n_visible) for K draws of one RBM)"
             )
         _check_static_shapes(W, vbias, hbias)
+        _check_shape(kwargs.get("shape"), W)
         mode, log_z = _resolve_log_partition(log_partition, W, vbias, hbias, max_bits)
         return super().dist(
             [W, vbias, hbias, log_z],
@@ -462,6 +463,20 @@ def _check_static_shapes(W, vbias, hbias) -> None:
         raise ValueError(f"vbias has {vbias.type.shape[0]} entries, but W has {nv} rows (n_visible)")
     if hbias.type.shape[0] is not None and nh is not None and hbias.type.shape[0] != nh:
         raise ValueError(f"hbias has {hbias.type.shape[0]} entries, but W has {nh} columns (n_hidden)")
+
+
+def _check_shape(shape, W) -> None:
+    """Refuse a ``shape`` whose last entry is not ``n_visible`` (PyMC would silently draw ``n_visible`` units)."""
+    if shape is None or isinstance(shape, Variable):
+        return
+    shape = tuple(shape) if np.ndim(shape) else (shape,)
+    n_visible = W.type.shape[0]
+    last = shape[-1] if shape else None
+    if n_visible is not None and isinstance(last, (int, np.integer)) and int(last) != n_visible:
+        raise ValueError(
+            f"shape {shape} must end with n_visible = {n_visible} (the units of one draw); for K independent "
+            f"draws of the RBM use shape=(K, {n_visible})"
+        )
 
 
 def _check_observed(observed, W) -> None:

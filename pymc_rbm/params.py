@@ -222,11 +222,24 @@ class RBMParams:
         Pickled objects are refused.
         """
         source = path if hasattr(path, "read") else os.fspath(path)
-        with np.load(source, allow_pickle=False) as f:
+        try:
+            archive = np.load(source, allow_pickle=False)
+        except ValueError as err:  # not an .npz of plain arrays: pickled data (refused) or another format
+            raise ValueError(
+                f"{path} is not a parameter file written by RBMParams.save (an .npz of the arrays W, vbias, "
+                f"hbias); numpy says: {err}"
+            ) from None
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path} holds a single array, not the arrays W, vbias, hbias of RBMParams.save")
+        with archive as f:
             missing = {"W", "vbias", "hbias"} - set(f.files)
             if missing:
                 raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
-            return cls(f["W"], f["vbias"], f["hbias"], dtype=dtype)
+            try:
+                arrays = [f[key] for key in ("W", "vbias", "hbias")]
+            except ValueError as err:  # object arrays need pickle, which is refused
+                raise ValueError(f"{path} holds pickled (object) arrays, which are refused: {err}") from None
+        return cls(*arrays, dtype=dtype)
 
     # ------------------------------------------------------------ spin form
     def to_spin(self) -> SpinRBMParams:

@@ -172,11 +172,14 @@ def check_float_array(value, name: str, ndim: int | None = None, *, dtype=np.flo
     if raw.dtype.kind not in "biufO":
         raise ValueError(f"{name} must be numeric, got {type(value).__name__} of dtype {raw.dtype}")
     if raw.dtype.kind == "O":
+        if any(x is None or isinstance(x, (str, bytes)) for x in raw.flat):
+            raise ValueError(f"{name} must be numeric, got {type(value).__name__} holding None or text")
         try:
             raw = raw.astype(np.float64)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{name} must be numeric, got {type(value).__name__} of dtype {raw.dtype}: {err}") from None
-    arr = np.array(raw, dtype=dtype, copy=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # values beyond the dtype become inf: reported below
+        arr = np.array(raw, dtype=dtype, copy=True)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if finite and not np.all(np.isfinite(arr)):

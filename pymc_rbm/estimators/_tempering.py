@@ -77,7 +77,7 @@ from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.gibbs import _bernoulli
 from pymc_rbm.kernels.operators import operator_alpha as _operator_alpha
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_float_dtype
 from pymc_rbm.validation import check_positive_int as _check_positive_int
 
 __all__ = [
@@ -616,6 +616,7 @@ def path_and_operator(models, data=None, *, base=None, smoothing=0.005, dtype=np
     alpha : float
     """
     alpha = _operator_alpha(operator)
+    dtype = check_float_dtype(dtype)
     if isinstance(models, RBMParams):
         first = models
     elif isinstance(models, (list, tuple)) and models and all(isinstance(m, RBMParams) for m in models):

@@ -47,7 +47,7 @@ from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators.exact import ExactMoments
 from pymc_rbm.estimators.tap import AdaptiveDamping
 from pymc_rbm.params import RBMParams, SpinRBMParams
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_real
 
 __all__ = [
     "BetheSolution",
@@ -233,6 +233,7 @@ def bethe_message_passing(
         raise ValueError(f"damping must lie in [0, 1), got {damping!r}")
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter!r}")
+    check_real(tol, "tol", 0.0)
     mod = _model(spin)
     m = np.array(m0, dtype=np.float64, copy=True)
     if m.ndim == 2:

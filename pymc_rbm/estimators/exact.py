@@ -27,6 +27,7 @@ from pymc_rbm._runtime import Progress
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_positive_int
 
 __all__ = [
     "MAX_ENUMERATION_BITS",
@@ -532,6 +533,7 @@ def sample_visible_exact(params: RBMParams, size=None, *, rng=None, max_bits: in
     rng = np.random.default_rng(rng)
     e = _enumerate(params, max_bits=max_bits)
     size = () if size is None else (size,) if np.ndim(size) == 0 else tuple(size)
+    size = tuple(check_positive_int(n, "size", minimum=0) for n in size)
     n = int(np.prod(size))
     cdf = np.cumsum(np.exp(e.log_weights - e.log_z))
     idx = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)

@@ -43,7 +43,7 @@ from scipy.special import entr, expit, log_expit
 from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators.exact import ExactMoments
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_real
 
 __all__ = [
     "TAPMoments",
@@ -427,6 +427,7 @@ def tap_fixed_point(
         raise ValueError(f"damping must lie in [0, 1), got {damping!r}")
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter!r}")
+    check_real(tol, "tol", 0.0)  # tol = 0 runs max_iter iterations; a negative one is a mistake
     m_v = np.array(m_v, dtype=np.float64, ndmin=2, copy=True)
     if m_v.ndim != 2 or m_v.shape[1] != params.n_visible:
         raise ValueError(f"m_v must have shape (n_starts, {params.n_visible}), got {m_v.shape}")
