@@ -458,17 +458,22 @@ def ais(
     if n_steps is not None and not (schedule is None or adaptive):
         raise ValueError("n_steps applies to schedule=None or 'adaptive' only; give the schedule itself instead")
     n_steps = 14500 if n_steps is None else _check_positive_int(n_steps, "n_steps")
-    if not adaptive:
-        betas = default_schedule(n_steps) if schedule is None else check_schedule(schedule)
-    path, alpha = path_and_operator(params, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator)
-    log_z0 = path.log_z_base
-    total = n_steps + n_pilot if adaptive else betas.size - 1
-    with StopOnInterrupt() as guard, _Progress(total, "AIS", progress) as bar, _blas_threads(n_chains, path):
-        if adaptive:
-            betas, _ = adaptive_schedule(path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, alpha=alpha, bar=bar)
-        v0 = path.sample_base(rng, n_chains)
-        steps = np.unique(np.searchsorted(betas, VARIANCE_CHECKPOINTS).clip(1, betas.size - 1))
-        run = _anneal_in_threads(path, rng, v0, betas, alpha, bar, record=steps, n_jobs=n_jobs)
+    with StopOnInterrupt() as guard:  # from here on Ctrl-C ends the run with a warning, not a traceback
+        if not adaptive:
+            betas = default_schedule(n_steps) if schedule is None else check_schedule(schedule)
+        path, alpha = path_and_operator(
+            params, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator
+        )
+        log_z0 = path.log_z_base
+        total = n_steps + n_pilot if adaptive else betas.size - 1
+        with _Progress(total, "AIS", progress) as bar, _blas_threads(n_chains, path):
+            if adaptive:
+                betas, _ = adaptive_schedule(
+                    path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, alpha=alpha, bar=bar
+                )
+            v0 = path.sample_base(rng, n_chains)
+            steps = np.unique(np.searchsorted(betas, VARIANCE_CHECKPOINTS).clip(1, betas.size - 1))
+            run = _anneal_in_threads(path, rng, v0, betas, alpha, bar, record=steps, n_jobs=n_jobs)
     if guard.interrupted:
         return _interrupted("ais", t0, n_chains)
     log_z, se, interval, ess = _weights_summary(run.log_w, log_z0)
