@@ -286,35 +286,47 @@ class _Evaluator:
     def size_to_budget(self, params: RBMParams, seconds_per_update: float, n_updates: int, eval_every: int) -> int:
         """Choose the AIS steps per record from the training time; return the (maybe thinned) ``eval_every``.
 
-        A probe of 20 AIS steps measures the cost of a step; the records
-        planned (the start, every ``eval_every`` updates, the end) then share
+        After a warm-up run, two probes of 20 and 100 AIS steps measure the
+        cost of a step and the fixed cost of a run; the records planned (the start, every ``eval_every`` updates, the end) then share
         ``EVAL_BUDGET`` times the estimated training time, with
         :data:`EVAL_AIS_STEPS` steps each at the least and at the most. When
         even the least is over budget, records are thinned (``eval_every``
         multiplied), down to the start and the end.
         """
         n_chains = self.options.get("n_chains", 100)
-        t0 = time.perf_counter()
-        probe = 20
         ais_options = {k: v for k, v in self.options.items() if k != "progress"}
-        log_partition(params, "ais", rng=self.rng, **{**ais_options, "schedule": probe})
-        per_step = (time.perf_counter() - t0) / probe
+
+        def timed(n_steps):
+            t0 = time.perf_counter()
+            log_partition(params, "ais", rng=self.rng, **{**ais_options, "schedule": n_steps})
+            return time.perf_counter() - t0
+
+        # a warm-up run (first calls compile and fill caches), then two timed probes: their difference is the
+        # cost of a step, the rest the fixed cost of a run; at least half the long probe's time per step, so
+        # that timing noise on a busy machine cannot make steps look free
+        timed(10)
+        short, long = timed(20), timed(100)
+        per_step = max((long - short) / 80.0, 0.5 * long / 100.0)
+        fixed = max(short - 20 * per_step, 0.0)
         budget = EVAL_BUDGET * seconds_per_update * n_updates
         lo, hi = EVAL_AIS_STEPS
 
         def n_records(every):
             return 1 + -(-n_updates // every)
 
-        steps = int(budget / (n_records(eval_every) * per_step))
+        def affordable(every):
+            return int((budget / n_records(every) - fixed) / per_step)
+
+        steps = affordable(eval_every)
         while steps < lo and n_records(eval_every) > 2:
             eval_every = min(2 * eval_every, n_updates)
-            steps = int(budget / (n_records(eval_every) * per_step))
+            steps = affordable(eval_every)
         steps = int(min(max(steps, lo), hi))
         self.options["n_steps"] = steps
         self.needs_sizing = False
         self.note = (
             f"log-likelihood records: AIS with {n_chains} chains x {steps} steps every {eval_every} updates, "
-            f"about {n_records(eval_every) * steps * per_step:.3g} s in all for about "
+            f"about {n_records(eval_every) * (fixed + steps * per_step):.3g} s in all for about "
             f"{seconds_per_update * n_updates:.3g} s of training (eval_method, eval_options and eval_every "
             "choose otherwise)"
         )
