@@ -23,13 +23,14 @@ fixed seed.
 from __future__ import annotations
 
 import gzip
-import operator
 import os
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
+
+from pymc_rbm.validation import check_positive_int, check_real
 
 __all__ = [
     "bars_and_stripes",
@@ -48,41 +49,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------- validation
-def _check_int(value, name: str, minimum: int) -> int:
-    """``value`` as an int, or a ValueError if it is no integer ``>= minimum``."""
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        number = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}") from None
-    if number < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {number}")
-    return number
-
-
-def _check_probability(value, name: str) -> float:
-    """``value`` as a float in [0, 1], or a ValueError."""
-    try:
-        p = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}") from None
-    if not 0.0 <= p <= 1.0:  # also rejects NaN
-        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
-    return p
-
-
-def _check_positive(value, name: str) -> float:
-    """``value`` as a finite float > 0, or a ValueError."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not (np.isfinite(x) and x > 0.0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return x
-
-
 def _check_weights(weights, n: int) -> np.ndarray:
     """Normalized mixture weights of length ``n``; None means equal weights."""
     if weights is None:
@@ -154,7 +120,7 @@ def bars_and_stripes(n: int = 4, *, variant: str = "distinct") -> np.ndarray:
     [[0, 0, 0, 0], [0, 1, 0, 1], [1, 0, 1, 0], [1, 1, 1, 1],
      [0, 0, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [1, 1, 1, 1]]
     """
-    n = _check_int(n, "n", 2)
+    n = check_positive_int(n, "n", 2)
     if variant not in ("distinct", "mackay"):
         raise ValueError(f"variant must be 'distinct' or 'mackay', got {variant!r}")
     lines = _all_lines(n)  # (2**n, n)
@@ -262,8 +228,8 @@ def artificial_modes(
     >>> v.shape, labels.shape
     ((5, 16), (5,))
     """
-    n_samples = _check_int(n_samples, "n_samples", 0)
-    p_flip = _check_probability(p_flip, "p_flip")
+    n_samples = check_positive_int(n_samples, "n_samples", 0)
+    p_flip = check_real(p_flip, "p_flip", 0.0, 1.0)
     prototypes = artificial_mode_prototypes()
     w = _check_weights(weights, len(prototypes))
     rng = np.random.default_rng(rng)
@@ -325,8 +291,8 @@ class _Ridges(NamedTuple):
 
 
 def _ridges(length, width, offset, angle) -> _Ridges:
-    length = _check_positive(length, "length")
-    width = _check_positive(width, "width")
+    length = check_real(length, "length", 0.0, lo_open=True)
+    width = check_real(width, "width", 0.0, lo_open=True)
     try:
         offset, angle = float(offset), float(angle)
     except (TypeError, ValueError):
@@ -427,11 +393,11 @@ def two_ridges(
     >>> x.shape, int(labels.sum())
     ((1024, 8), 512)
     """
-    n_samples = _check_int(n_samples, "n_samples", 0)
-    n_dim = _check_int(n_dim, "n_dim", 2)
+    n_samples = check_positive_int(n_samples, "n_samples", 0)
+    n_dim = check_positive_int(n_dim, "n_dim", 2)
     _check_profile(profile)
     geometry = _ridges(length, width, offset, angle)
-    noise_std = _check_positive(noise_std, "noise_std")
+    noise_std = check_real(noise_std, "noise_std", 0.0, lo_open=True)
     rng = np.random.default_rng(rng)
 
     if balanced:
@@ -493,10 +459,10 @@ def two_ridges_logpdf(
     >>> np.allclose(two_ridges_logpdf(x, 2), np.log(0.5 / (2.0 * 0.1)))
     True
     """
-    n_dim = _check_int(n_dim, "n_dim", 2)
+    n_dim = check_positive_int(n_dim, "n_dim", 2)
     _check_profile(profile)
     geometry = _ridges(length, width, offset, angle)
-    noise_std = _check_positive(noise_std, "noise_std")
+    noise_std = check_real(noise_std, "noise_std", 0.0, lo_open=True)
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 0 or x.shape[-1] != n_dim:
         raise ValueError(f"x must have shape (..., {n_dim}) for n_dim = {n_dim}, got shape {x.shape}")
@@ -739,7 +705,7 @@ def load_mnist(
         raise ValueError(f"split must be one of {', '.join(map(repr, _SPLITS))}, got {split!r}")
     if binarize not in (None, "threshold", "stochastic"):
         raise ValueError(f"binarize must be None, 'threshold' or 'stochastic', got {binarize!r}")
-    threshold = _check_probability(threshold, "threshold")
+    threshold = check_real(threshold, "threshold", 0.0, 1.0)
     path = Path(os.path.expanduser(os.fspath(path)))
     if not path.exists():
         raise FileNotFoundError(f"no such file or directory: {path}; expected {_EXPECTED}")

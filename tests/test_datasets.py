@@ -76,7 +76,7 @@ def test_bars_and_stripes_order():
 
 @pytest.mark.parametrize("bad", [1, 0, -3, 2.5, "4", True])
 def test_bars_and_stripes_bad_n(bad):
-    with pytest.raises(ValueError, match="n must be an integer >= 2"):
+    with pytest.raises(ValueError, match="n must be an integer of at least 2"):
         bars_and_stripes(bad)
 
 
