@@ -49,6 +49,9 @@ __all__ = [
     "ClassChanges",
     "NO_CHANGE",
     "class_changes",
+    "RHAT_LIMIT",
+    "OVERLAP_LIMIT",
+    "mixing_problems",
 ]
 
 #: ESS methods of :func:`arviz_stats.ess` accepted here (those that need no ``prob``), plus ``"ar"``.
@@ -886,3 +889,143 @@ def class_changes(
         first.reshape(batch),
         np.count_nonzero(ambiguous, axis=-1).astype(np.int64).reshape(batch),
     )
+
+
+#: R-hat of the free energy above which :func:`mixing_problems` says the chains disagree.
+RHAT_LIMIT = 1.05
+#: Total variation between two chains' state frequencies above which they are said to visit different states.
+OVERLAP_LIMIT = 0.9
+
+
+def _state_frequencies(states: np.ndarray) -> dict:
+    keys, counts = np.unique(states, axis=0, return_counts=True)
+    return {k.tobytes(): c / states.shape[0] for k, c in zip(keys, counts)}
+
+
+def _chains_apart(rows: np.ndarray) -> float:
+    """Largest total variation between two chains' state frequencies (0 when states rarely repeat)."""
+    n_chains, n_draws = rows.shape[:2]
+    worst = 0.0
+    for r in range(rows.shape[2]):
+        freqs = [_state_frequencies(rows[c, :, r]) for c in range(n_chains)]
+        if any(len(f) > n_draws // 2 for f in freqs):  # states rarely repeat: frequencies say nothing
+            continue
+        for a in range(n_chains):
+            for b in range(a + 1, n_chains):
+                keys = set(freqs[a]) | set(freqs[b])
+                tv = 0.5 * sum(abs(freqs[a].get(k, 0.0) - freqs[b].get(k, 0.0)) for k in keys)
+                worst = max(worst, tv)
+    return worst
+
+
+def mixing_problems(
+    draws,
+    free_energy=None,
+    *,
+    name: str = "v",
+    swap_accept_pairs=None,
+    round_trips=None,
+    n_temperatures=None,
+) -> list[str]:
+    """What is wrong with the chains of an RBM variable, in words (empty when nothing is seen).
+
+    An exactly invariant sampler that does not move between the modes of
+    the target gives wrong answers without an error; these checks catch the
+    usual signs:
+
+    - a chain (or a row of a batched variable) whose state never changed;
+    - chains that disagree: the rank-normalised R-hat of the free energy
+      ``F(v)`` across chains above :data:`RHAT_LIMIT` (ArviZ's ``rhat``), or,
+      where every chain revisits its states, two chains whose visited states
+      barely overlap (total variation between their state frequencies above
+      :data:`OVERLAP_LIMIT`: modes of equal free energy that R-hat cannot
+      tell apart);
+    - replica exchange whose ladder does not carry states: a neighbouring
+      pair that never swapped, or no replica that crossed the whole ladder.
+
+    Parameters
+    ----------
+    draws : array_like of shape (n_chains, n_draws, ..., n_visible)
+        The posterior draws of the variable.
+    free_energy : array_like of shape (n_chains, n_draws, ...), optional
+        ``F(v)`` of each draw (per row of a batched variable).
+    name : str, default "v"
+        Used in the messages.
+    swap_accept_pairs : array_like of shape (n_chains, n_draws, n_pairs), optional
+        Swap acceptance probability of each pair per draw (NaN where not
+        attempted or beyond the ladder), as ``ReplicaExchange`` records it;
+        a pair whose mean is below ``1 / n_draws`` counts as never swapping.
+    round_trips : array_like of shape (n_chains, n_draws), optional
+        Cumulative round trips of the replicas.
+    n_temperatures : array_like of shape (n_chains, n_draws), optional
+
+    Returns
+    -------
+    list of str
+    """
+    out = []
+    x = np.asarray(draws)
+    if x.ndim < 3 or x.shape[1] < 2:
+        return out
+    n_chains, n_draws = x.shape[:2]
+    rows = x.reshape(n_chains, n_draws, -1, x.shape[-1])
+    stuck = np.all(rows == rows[:, :1], axis=(1, 3))  # (n_chains, n_rows)
+    if stuck.any():
+        chains = np.flatnonzero(stuck.any(axis=1)).tolist()
+        out.append(
+            f"The RBM variable '{name}' did not move in chain(s) {chains}: {int(stuck.sum())} chain-row(s) kept one "
+            f"state for all {n_draws} draws. Those draws are not samples of its distribution: the sampler is "
+            "stuck in a mode. Sample it with ReplicaExchange (pm.sample's default for RBMs with constant "
+            "parameters), more sweeps per draw, or wormhole moves."
+        )
+    if free_energy is not None and n_chains >= 2:
+        fe = np.asarray(free_energy, dtype=np.float64).reshape(n_chains, n_draws, -1)
+        worst = 1.0
+        for r in range(fe.shape[2]):
+            series = fe[:, :, r]
+            if np.all(np.ptp(series, axis=1) == 0.0):
+                worst = max(worst, math.inf if np.ptp(series) > 0.0 else 1.0)
+                continue
+            if np.any(np.ptp(series, axis=1) == 0.0):  # ArviZ divides by a zero within-chain variance
+                worst = math.inf
+                continue
+            worst = max(worst, float(_array_stats().rhat(series, chain_axis=0, draw_axis=1)))
+        if worst > RHAT_LIMIT:
+            out.append(
+                f"The chains of the RBM variable '{name}' disagree: the R-hat of its free energy is {worst:.3g} "
+                f"(> {RHAT_LIMIT}). They sit in different modes and do not move between them; their draws do "
+                "not represent its distribution. Use ReplicaExchange (the default for RBMs with constant "
+                "parameters) or more draws and sweeps, and compare the chains before trusting them."
+            )
+    if n_chains >= 2 and not out:
+        apart = _chains_apart(rows)
+        if apart > OVERLAP_LIMIT:
+            out.append(
+                f"The chains of the RBM variable '{name}' visit different states: the total variation between "
+                f"two chains' state frequencies is {apart:.2f} (> {OVERLAP_LIMIT}). Each stays in its own "
+                "mode; their draws do not represent its distribution. Use ReplicaExchange (the default for "
+                "RBMs with constant parameters) or wormhole moves."
+            )
+    if swap_accept_pairs is not None and n_temperatures is not None:
+        k = np.asarray(n_temperatures)
+        pairs = np.asarray(swap_accept_pairs, dtype=np.float64)
+        for c in range(pairs.shape[0]):
+            if k[c].max() < 2:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                mean = np.nanmean(pairs[c], axis=0)[: int(k[c, -1]) - 1]
+            never = np.flatnonzero(mean < 1.0 / n_draws)  # fewer than one swap expected in the whole run
+            if never.size:
+                out.append(
+                    f"Replica exchange for '{name}', chain {c}: the pair(s) of rungs {never.tolist()} never "
+                    "swapped. States cannot cross the ladder there; allow more rungs (max_temperatures) or "
+                    "a longer tune phase."
+                )
+            elif round_trips is not None and np.asarray(round_trips)[c, -1] == 0:
+                out.append(
+                    f"Replica exchange for '{name}', chain {c}: no replica crossed the ladder and back in "
+                    f"{n_draws} draws; the tempered replicas did not reach the model. Use more sweeps per draw "
+                    "or more draws."
+                )
+    return out

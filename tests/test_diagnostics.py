@@ -389,3 +389,61 @@ def test_class_changes_errors():
         class_changes(np.zeros((2, 5)), classify=None)
     with pytest.raises(ValueError, match="draw"):
         class_changes(xr.DataArray(np.zeros((5, 16)), dims=("step", "unit")))
+
+
+# ------------------------------------------------------- mixing problems
+def _mixed(rng, n_chains=4, n_draws=400, n=6):
+    return (rng.random((n_chains, n_draws, n)) < 0.3).astype(np.int64)
+
+
+def test_mixing_problems_see_nothing_in_well_mixed_chains():
+    from pymc_rbm.diagnostics import mixing_problems
+
+    rng = np.random.default_rng(0)
+    draws = _mixed(rng)
+    assert mixing_problems(draws, draws.sum(axis=-1) + rng.normal(0, 0.1, draws.shape[:2])) == []
+
+
+def test_mixing_problems_name_a_stuck_chain():
+    from pymc_rbm.diagnostics import mixing_problems
+
+    draws = _mixed(np.random.default_rng(1))
+    draws[2] = draws[2, 0]
+    (msg,) = mixing_problems(draws, name="img")
+    assert "'img' did not move in chain(s) [2]" in msg and "ReplicaExchange" in msg
+
+
+def test_mixing_problems_see_chains_in_different_modes():
+    from pymc_rbm.diagnostics import RHAT_LIMIT, mixing_problems
+
+    rng = np.random.default_rng(2)
+    modes = np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]])
+    draws = np.repeat(modes[[0, 1, 0, 1]][:, None], 300, axis=1)
+    noise = rng.random(draws.shape) < 0.05  # each chain wanders a little around its mode
+    draws = np.where(noise, 1 - draws, draws)
+    # different free energies: R-hat
+    fe = draws @ np.array([1.0, 1, 1, 0, 0, 0]) * 3.0 + rng.normal(0, 0.1, draws.shape[:2])
+    (msg,) = mixing_problems(draws, fe)
+    assert "R-hat" in msg and f"> {RHAT_LIMIT}" in msg
+    # equal free energies (symmetric modes): the chains' state frequencies still tell them apart
+    fe_equal = draws.sum(axis=-1) + rng.normal(0, 0.1, draws.shape[:2])
+    (msg,) = mixing_problems(draws, fe_equal)
+    assert "visit different states" in msg
+
+
+def test_mixing_problems_of_a_ladder():
+    from pymc_rbm.diagnostics import mixing_problems
+
+    rng = np.random.default_rng(3)
+    draws = _mixed(rng, n_chains=2, n_draws=100)
+    pairs = np.full((2, 100, 7), np.nan)
+    pairs[:, :, :3] = 0.4
+    pairs[1, :, 1] = 0.0  # chain 1: rungs 1 and 2 never swap
+    k = np.full((2, 100), 4)
+    trips = np.zeros((2, 100), dtype=int)
+    trips[1] = 5
+    msgs = mixing_problems(draws, swap_accept_pairs=pairs, n_temperatures=k, round_trips=trips)
+    assert any("chain 1: the pair(s) of rungs [1] never swapped" in m for m in msgs)
+    assert any("chain 0: no replica crossed the ladder" in m for m in msgs)
+    collapsed = mixing_problems(draws, swap_accept_pairs=pairs, n_temperatures=np.ones((2, 100)), round_trips=trips)
+    assert collapsed == []

@@ -1,23 +1,31 @@
 """PyMC step methods for RBM variables: thin adapters over :mod:`pymc_rbm.kernels`.
 
-- :class:`FlipTheState`: the flip-the-state operator of seed 000 (and its α
-  mixture with Gibbs); what ``pm.sample`` assigns to RBM variables by itself.
+- :class:`ReplicaExchange`: replicas on a ladder of inverse temperatures
+  adapted during tuning, the cold one moved by likelihood-informed proposals
+  when other model terms involve it; what ``pm.sample`` assigns to RBM
+  variables with constant parameters (:mod:`pymc_rbm.step_methods.tempered`).
+- :class:`FlipTheState`: the flip-the-state operator (Brügge, Fischer & Igel
+  2013) and its α mixture with Gibbs; chosen for RBMs whose parameters are
+  random variables.
 - :class:`BlockGibbs`: block Gibbs sweeps.
-- :class:`WormholeMetropolis`: Metropolis-accepted wormhole jumps (seed 002)
-  of RBM or continuous variables; never chosen automatically (it needs data).
+- :class:`WormholeMetropolis`: Metropolis-accepted wormhole jumps (Hinton,
+  Welling & Mnih 2003) of RBM or continuous variables; never chosen
+  automatically (it needs data).
 
-Importing this module registers both in ``pymc.step_methods.STEP_METHODS``,
-the list ``pm.sample`` chooses from by competence (:func:`register`).
-Importing :mod:`pymc_rbm.distribution` imports this module, so any model with
-an :class:`~pymc_rbm.RBM` variable is sampled with :class:`FlipTheState`
-unless told otherwise; ``import pymc_rbm`` alone loads neither (PyMC stays
-unloaded until ``pymc_rbm.RBM`` or a step method is first used).
+Importing this module registers them in ``pymc.step_methods.STEP_METHODS``,
+the list ``pm.sample`` chooses from by competence, and adds the stuck-chain
+checks of :mod:`pymc_rbm.step_methods.convergence` to PyMC's convergence
+checks (:func:`register`). Importing :mod:`pymc_rbm.distribution` imports
+this module, so any model with an :class:`~pymc_rbm.RBM` variable gets them;
+``import pymc_rbm`` alone loads neither (PyMC stays unloaded until
+``pymc_rbm.RBM`` or a step method is first used).
 
 The construction (hidden units as auxiliary state refreshed when the point
 changed, the Metropolis correction for other model terms, and their proofs)
 is documented in :mod:`pymc_rbm.step_methods.base`.
 """
 
+from pymc_rbm.step_methods import convergence
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable, rbm_value_vars
 from pymc_rbm.step_methods.flip import FlipTheState
 from pymc_rbm.step_methods.gibbs import BlockGibbs
@@ -38,18 +46,25 @@ __all__ = [
 
 
 def register() -> None:
-    """Add :class:`FlipTheState` and :class:`BlockGibbs` to ``pymc.step_methods.STEP_METHODS`` (once).
+    """Register the step methods and the stuck-chain checks with ``pm.sample`` (once).
+
+    :class:`ReplicaExchange`, :class:`FlipTheState` and :class:`BlockGibbs`
+    join ``pymc.step_methods.STEP_METHODS``;
+    :func:`~pymc_rbm.step_methods.convergence.rbm_convergence_checks` runs
+    with PyMC's own convergence checks after sampling.
 
     ``pm.sample`` then rates every free variable with their ``competence``:
-    ``FlipTheState`` is ``IDEAL`` for RBM variables, ``BlockGibbs``
-    ``PREFERRED``; both are ``INCOMPATIBLE`` with anything else, so other
-    variables keep their usual samplers.
+    ``ReplicaExchange`` is ``IDEAL`` for RBM variables whose parameters are
+    constants or data, ``FlipTheState`` (then ``BlockGibbs``) ``PREFERRED``
+    for every RBM variable; all are ``INCOMPATIBLE`` with anything else, so
+    other variables keep their usual samplers.
     """
     from pymc.step_methods import STEP_METHODS
 
     for method in (ReplicaExchange, FlipTheState, BlockGibbs):
         if method not in STEP_METHODS:
             STEP_METHODS.append(method)
+    convergence.install()
 
 
 register()

@@ -243,6 +243,13 @@ class RBMStep(BlockedStep):
         for draw) when no correction applies. Default: when Numba is
         available, for a single chain or an RBM of at most 2**17 weights
         (measured faster there). ``False`` uses the NumPy kernels.
+    random_start : bool, default True
+        On a chain's first tuning draw, replace the visible units by uniformly
+        random ones, so that chains start apart. PyMC gives every chain the
+        same start for a discrete variable; chains that all stay in the mode
+        of that start then agree with each other and R-hat cannot see that
+        they are stuck. Tuning draws are discarded, as with PyMC's jittered
+        starts of continuous variables; no effect with ``tune=0``.
     """
 
     name = "rbm_step"
@@ -276,6 +283,7 @@ class RBMStep(BlockedStep):
         compile_kwargs: dict | None = None,
         blocked: bool = False,
         compiled: bool | None = None,
+        random_start: bool = True,
     ):
         model = modelcontext(model)
         value_vars = _resolve_vars(vars, model)
@@ -289,6 +297,10 @@ class RBMStep(BlockedStep):
         if compiled and not _compiled.available():  # pragma: no cover - numba comes with PyTensor
             raise ValueError("compiled=True needs Numba")
         self._compiled_choice = compiled
+        if not isinstance(random_start, (bool, np.bool_)):
+            raise ValueError(f"random_start must be True or False, got {random_start!r}")
+        self.random_start = bool(random_start)
+        self._start_pending = False
         self.blocked = blocked
         self.rng = get_random_generator(rng)
         compile_kwargs = dict(compile_kwargs or {})
@@ -417,6 +429,7 @@ class RBMStep(BlockedStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         """Take the chain's generator, forget the hidden state, re-read data-dependent parameters."""
         super().setup_chain(rng, tune, draws)
+        self._start_pending = self.random_start and tune > 0
         self._reset_cache()
         if self._params_graphs is not None:
             self._set_params(*self._params_graphs(), validate=True)
@@ -478,8 +491,18 @@ class RBMStep(BlockedStep):
         self._rest_cache = ([np.array(a, copy=True) for a in others], value)
         return value
 
+    def _chain_start(self, point):
+        """The point, with uniformly random visible units on a chain's first tuning draw (``random_start``)."""
+        if not self._start_pending:
+            return point
+        self._start_pending = False
+        point = point.copy()
+        point[self._name] = self.rng.integers(0, 2, size=self._shape).astype(self._out_dtype)
+        return point
+
     def step(self, point):
         """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
+        point = self._chain_start(point)
         params_changed = self._param_fn is not None and self._params_for(point)
         params = self.params
         n = self._n_chains

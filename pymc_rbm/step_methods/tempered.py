@@ -36,7 +36,11 @@ or any other step on ``θ`` stays exact next to this one. Each draw is
    (2, 3), ...``, odd rounds ``(1, 2), (3, 4), ...``, each with the
    Metropolis ratio of ``Π``. For hot pairs it is
    ``exp((β_{r+1} - β_r)(E_{r+1} - E_r))``; the pair that includes the cold
-   replica gains the factor ``L(v_{K-2}) / L(v_{K-1})``. Each round is a
+   replica gains the factor ``L(v_{K-2}) / L(v_{K-1})``. When ``L`` exists
+   the ladder of the RBM runs from ``β_0`` to 1 and the cold replica sits
+   above its top rung (both at ``β = 1``), so that pair's ratio is the
+   likelihood ratio alone: the ladder tempers the RBM, the last step adds
+   the evidence. Each round is a
    product of Metropolis moves on disjoint pairs, so it leaves ``Π``
    invariant; the deterministic alternation makes the index process
    non-reversible, so replicas cross the ladder in ``O(K)`` rounds rather
@@ -48,7 +52,9 @@ rate the cumulative communication barrier ``Λ`` is estimated
 (:func:`~pymc_rbm.kernels.tempering.communication_barrier`), the number
 of replicas set to ``⌈2Λ⌉ + 1`` (Syed et al. 2022 find about ``2Λ``
 suffices) and the rungs spaced so that each pair rejects equally often
-(:func:`~pymc_rbm.kernels.tempering.equalized_ladder`). When ``Λ`` is below
+(:func:`~pymc_rbm.kernels.tempering.equalized_ladder`); the cold pair of a
+model with ``L`` is left out of ``Λ``, as no rung can lower its rejection.
+When ``Λ`` is below
 ``collapse_below`` the ladder collapses to the cold replica alone: the
 distributions from ``β = 0`` to ``1`` then overlap so much that the
 model needs no tempering, and the step costs what
@@ -129,7 +135,9 @@ class ReplicaExchange(RBMStep):
         The sweep of every replica: flip-the-state (Brügge, Fischer & Igel
         2013), block Gibbs, or their per-unit mixture weight α.
     betas : array_like, optional
-        A fixed ladder, strictly increasing and ending at 1. Default: start
+        A fixed ladder of the RBM, strictly increasing and ending at 1 (with
+        other model terms on ``v`` the cold replica is added above it; a
+        one-rung ladder ``[1.0]`` is the cold replica alone). Default: start
         from ``INITIAL_TEMPERATURES`` evenly spaced rungs from 0 to 1 and
         adapt it during tuning.
     adapt : bool, default True
@@ -147,7 +155,7 @@ class ReplicaExchange(RBMStep):
         Rounds (a sweep of every replica and a swap round) per draw;
         ``"auto"``: as many as the ladder has rungs, so that a replica can
         cross the ladder between two draws (one when it collapsed).
-    model, rng, initial_point, compile_kwargs, blocked, compiled
+    model, rng, initial_point, compile_kwargs, blocked, compiled, random_start, record_hidden
         As for every RBM step method (:class:`~pymc_rbm.step_methods.base.RBMStep`).
 
     Notes
@@ -155,8 +163,8 @@ class ReplicaExchange(RBMStep):
     Sampler stats, besides those of :class:`~pymc_rbm.step_methods.FlipTheState`
     (for the cold replica): ``n_temperatures``, ``swap_accept`` (mean swap
     acceptance probability of the pairs attempted in the draw),
-    ``swap_accept_pairs`` and ``betas`` (per pair and per rung, padded with
-    NaN to ``max_temperatures``), ``round_trips`` (cumulative replica round
+    ``swap_accept_pairs`` and ``betas`` (per pair and per replica, padded
+    with NaN to ``max_temperatures``; the cold replica last), ``round_trips`` (cumulative replica round
     trips between ``β_0`` and 1, counted anew after tuning) and ``barrier``
     (the last estimate of ``Λ``).
 
@@ -208,14 +216,13 @@ class ReplicaExchange(RBMStep):
             raise ValueError(f"collapse_below must be a finite number >= 0, got {collapse_below!r}")
         self.collapse_below = float(collapse_below)
         if betas is None:
-            self._initial_betas = uniform_ladder(INITIAL_TEMPERATURES) if self.adapt else np.array([1.0])
+            ladder = uniform_ladder(INITIAL_TEMPERATURES) if self.adapt else np.array([1.0])
         else:
-            b = check_ladder(betas)
-            if b[-1] != 1.0:
-                raise ValueError(f"the ladder must end at beta = 1 (the model itself), got {b}")
-            if b.size > self.max_temperatures:
-                raise ValueError(f"{b.size} rungs exceed max_temperatures={self.max_temperatures}")
-            self._initial_betas = b
+            ladder = check_ladder(betas)
+            if ladder[-1] != 1.0:
+                raise ValueError(f"the ladder must end at beta = 1 (the model itself), got {ladder}")
+            if ladder.size >= self.max_temperatures:
+                raise ValueError(f"{ladder.size} rungs leave no room under max_temperatures={self.max_temperatures}")
         self._fixed_ladder = betas is not None
         super().__init__(vars, sweeps=1 if self.auto_sweeps else sweeps, **kwargs)
         if self._param_fn is not None:
@@ -224,6 +231,7 @@ class ReplicaExchange(RBMStep):
                 "hot replicas' targets would otherwise depend on other random variables through log Z. "
                 "Use FlipTheState or BlockGibbs for an RBM with random parameters."
             )
+        self._initial_betas = self._with_cold(ladder)
         self._extend_stats()
         self._reset_ladder()
 
@@ -259,10 +267,20 @@ class ReplicaExchange(RBMStep):
         self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, **extra}
         self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
 
+    def _with_cold(self, ladder: np.ndarray) -> np.ndarray:
+        """Replica β's: the RBM's ladder, and above it the cold replica when other terms involve ``v``.
+
+        With other terms the last two replicas are both at ``β = 1``: the RBM
+        alone, then the model's full conditional. A one-rung ladder is the
+        cold replica alone.
+        """
+        return np.append(ladder, 1.0) if self.corrected and ladder.size > 1 else ladder
+
     def _reset_ladder(self) -> None:
         self.betas = self._initial_betas.copy()
         self.barrier = np.nan
         self._replicas = None  # TemperedState of (K, B, ·), the cold replica last
+        self._tilt = None  # the informed move's tilt at the cold state (a single chain only)
         self._draw = 0
         self._tune_draws = 0
         self._adapt_points: list[int] = []
@@ -294,6 +312,7 @@ class ReplicaExchange(RBMStep):
 
     def step(self, point):
         """One draw: ``sweeps`` rounds of replica sweeps and swaps (stochastic); adapts while tuning."""
+        point = self._chain_start(point)
         self._draw += 1
         if self.n_temperatures == 1 and not (self.corrected and self.informed):
             out, stats = super().step(point)  # the local step's own fast path
@@ -396,6 +415,7 @@ class ReplicaExchange(RBMStep):
             return cache[1]
         value = self.other_terms.log_rest(point, v_int)
         self._rest_cache = ([np.array(a, copy=True) for a in others], value)
+        self._tilt = None  # the tilt at the state the step left no longer applies
         return value
 
     def _cold_sweep(self, point, params, v_int, log_rest, accept_sum, accepted):
@@ -406,12 +426,18 @@ class ReplicaExchange(RBMStep):
         h = self._update_hidden(h, a_h) if self.keeps_hidden else self._draw_hidden(a_h)
         state.h[-1] = h
         a_v = visible_activation(h, params)
+        single = self._n_chains == 1  # then the tilt at the current state is kept between sweeps
         for row in range(self._n_chains):
             if self.informed:
-                tilt, log_rest = self.other_terms.tilt(point, v_int, row, log_rest)
+                if single and self._tilt is not None:
+                    tilt = self._tilt
+                else:
+                    tilt, log_rest = self.other_terms.tilt(point, v_int, row, log_rest)
                 proposal = propose_tilted(self.rng, a_v[row][None], tilt[None])[0]
             else:
                 proposal = self._update_visible(v[row][None], a_v[row][None])[0]
+            if single and self.informed:
+                self._tilt = tilt
             if np.array_equal(proposal, v[row]):
                 accept_sum[row] += 1.0
                 accepted[row] += 1.0
@@ -432,6 +458,8 @@ class ReplicaExchange(RBMStep):
                 accepted[row] += 1.0
                 v[row] = proposal
                 v_int, log_rest = new_int, log_new
+                if single and self.informed:
+                    self._tilt = tilt_new
         return v_int, log_rest
 
     def _swap_round(self, point, params, v_int, log_rest, swap_sum, swap_n):
@@ -463,6 +491,7 @@ class ReplicaExchange(RBMStep):
                         x[[-2, -1], row] = x[[-1, -2], row]
                     self._labels[[-2, -1], row] = self._labels[[-1, -2], row]
                     v_int, log_rest = new_int, log_new
+                    self._tilt = None
         self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
         self._count_round_trips()
         self._swap_sum[: k - 1] += swap_sum[: k - 1]
@@ -483,20 +512,28 @@ class ReplicaExchange(RBMStep):
 
     # ------------------------------------------------------------ tuning
     def _adapt_ladder(self) -> None:
-        """New ladder from the swap rejection rates since the last adaptation (tuning only)."""
+        """New ladder from the swap rejection rates since the last adaptation (tuning only).
+
+        With other model terms the pair of the cold replica (the RBM alone at
+        ``β = 1`` against the full conditional) is left out: its rejection
+        comes from ``L`` and no rung of the RBM's ladder can lower it.
+        """
         k = self.n_temperatures
         if k < 2 or not np.all(self._swap_n > 0):
             return
         rejection = 1.0 - self._swap_sum / self._swap_n
-        self.barrier = float(communication_barrier(self.betas, rejection)[-1])
+        ladder = self.betas
+        if self.corrected:
+            ladder, rejection = ladder[:-1], rejection[:-1]
+        self.barrier = float(communication_barrier(ladder, rejection)[-1])
         if self._fixed_ladder:
-            new = equalized_ladder(self.betas, rejection, k)
+            new = equalized_ladder(ladder, rejection, ladder.size) if ladder.size > 1 else ladder
         elif self.barrier < self.collapse_below:
             new = np.array([1.0])
         else:
-            size = int(min(self.max_temperatures, max(2, np.ceil(2.0 * self.barrier) + 1)))
-            new = equalized_ladder(self.betas, rejection, size)
-        self._move_replicas(new)
+            limit = self.max_temperatures - int(self.corrected)
+            new = equalized_ladder(ladder, rejection, int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1))))
+        self._move_replicas(self._with_cold(new))
 
     def _move_replicas(self, new: np.ndarray) -> None:
         """Put each new rung's replica at the old rung nearest in β (the cold one stays); redraw hot ``h``."""

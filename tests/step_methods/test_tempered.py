@@ -28,6 +28,9 @@ NV, NH = 2, 1
 C = np.array([1.2, -0.8])
 D = 2.0
 BETAS = np.array([0.0, 0.4, 1.0])
+#: With L the RBM's ladder [0.4, 1] gets the cold replica (the RBM times L, also at beta = 1) above it.
+LADDER_L = np.array([0.4, 1.0])
+REPLICAS_L = np.array([0.4, 1.0, 1.0])
 
 
 def log_rest(v):
@@ -100,9 +103,10 @@ def swap_matrix(params, betas, parity, with_rest, forget_rest=False):
 
 @pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
 def test_each_round_leaves_the_extended_target_invariant(params, with_rest):
-    pi = extended_target(params, BETAS, with_rest)
-    sweep = sweep_matrix(params, BETAS, with_rest)
-    swaps = [swap_matrix(params, BETAS, p, with_rest) for p in (0, 1)]
+    betas = REPLICAS_L if with_rest else BETAS
+    pi = extended_target(params, betas, with_rest)
+    sweep = sweep_matrix(params, betas, with_rest)
+    swaps = [swap_matrix(params, betas, p, with_rest) for p in (0, 1)]
     ht.assert_stationary(pi, sweep)
     for s in swaps:
         ht.assert_stationary(pi, s)
@@ -110,33 +114,59 @@ def test_each_round_leaves_the_extended_target_invariant(params, with_rest):
 
 
 def test_a_cold_swap_that_forgets_L_is_caught(params):
-    pi = extended_target(params, BETAS, True)
+    pi = extended_target(params, REPLICAS_L, True)
     with pytest.raises(AssertionError, match="not stationary"):
-        ht.assert_stationary(pi, swap_matrix(params, BETAS, 1, True, forget_rest=True))
+        ht.assert_stationary(pi, swap_matrix(params, REPLICAS_L, 1, True, forget_rest=True))
 
 
 def ladder_model(params, n_rows, with_rest):
+    shape = (n_rows, NV) if n_rows else (NV,)
     with pm.Model() as model:
-        v = RBM("v", params.W, params.vbias, params.hbias, shape=(n_rows, NV))
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=shape)
         if with_rest:
-            pm.Potential("rest", (v @ C + D * v[:, 0] * v[:, 1]).sum())
+            pm.Potential("rest", (v @ C + D * v[..., 0] * v[..., 1]).sum())
     return model
 
 
+def start_round(step, vs, hs, parity):
+    """Put the step's replicas at the given states (as when resuming) so that its next draw is one round."""
+    step._replicas = TemperedState(np.stack(vs), np.stack(hs), parity)
+    step._reset_counters()
+    cold = vs[-1].astype(np.int64)
+    step._v_left = cold.tobytes()
+    step._rest_cache = None
+    step._tilt = None
+    return cold
+
+
 def one_round(step, betas, parity):
-    """A kernel for the harness: one round of the step from each listed extended state."""
+    """A kernel for the harness: one round of the step from each listed extended state, all in one batch."""
     k = len(betas)
 
     def kernel_fn(rng, state):
         vs, hs = split(state.v.astype(np.float64), state.h.astype(np.float64), k)
-        step._replicas = TemperedState(np.stack(vs), np.stack(hs), parity)
-        step._reset_counters()
-        cold = vs[-1].astype(np.int64)
-        step._v_left = cold.tobytes()
-        step._rest_cache = None
-        step.step({"v": cold})
+        step.step({"v": start_round(step, vs, hs, parity)})
         rep = step._replicas
         return RBMState(np.concatenate(list(rep.v), axis=1), np.concatenate(list(rep.h), axis=1))
+
+    return kernel_fn
+
+
+def one_round_each(step, betas, parity):
+    """The same for a single-chain variable: one draw per listed state, in a loop."""
+    k = len(betas)
+
+    def kernel_fn(rng, state):
+        vs, hs = split(state.v.astype(np.float64), state.h.astype(np.float64), k)
+        out_v, out_h = [], []
+        for i in range(state.v.shape[0]):
+            row_v, row_h = [x[i:i + 1] for x in vs], [x[i:i + 1] for x in hs]
+            cold = start_round(step, row_v, row_h, parity)
+            step.step({"v": cold[0]})
+            rep = step._replicas
+            out_v.append(rep.v[:, 0].reshape(-1))
+            out_h.append(rep.h[:, 0].reshape(-1))
+        return RBMState(np.array(out_v), np.array(out_h))
 
     return kernel_fn
 
@@ -155,17 +185,28 @@ def test_step_follows_the_round_matrix_without_L(params, parity):
     assert check.n_impossible == 0
 
 
-def test_step_follows_the_round_matrix_with_L(params):
-    """Two rungs, parity 0: the cold replica's informed move, then the swap that carries L."""
-    betas = np.array([0.3, 1.0])
-    n_draws = 200
-    n_rows = 2 ** (2 * (NV + NH)) * n_draws
+@pytest.mark.parametrize("parity", [0, 1])
+def test_step_follows_the_round_matrix_with_L(params, parity):
+    """A single chain on the ladder [0.4, 1] with the cold replica above it: the informed cold move (its tilt
+    kept between sweeps), then a hot swap (parity 0) or the swap that carries L (parity 1)."""
+    n_draws = 40
+    with ladder_model(params, 0, True):
+        step = ReplicaExchange(betas=LADDER_L, adapt=False, sweeps=1)
+    assert step.corrected and np.array_equal(step.betas, REPLICAS_L)
+    step.setup_chain(np.random.default_rng(7 + parity), 0, 1)
+    T = sweep_matrix(params, REPLICAS_L, True) @ swap_matrix(params, REPLICAS_L, parity, True)
+    ht.empirical_transition_check(one_round_each(step, REPLICAS_L, parity), T, 3 * NV, 3 * NH, n_draws=n_draws)
+
+
+def test_batched_step_follows_the_round_matrix_with_L(params):
+    """A batch of ladders (one per row, L evaluated row by row): the cold replica right above beta = 1."""
+    ladder, replicas, n_draws = np.array([0.0, 1.0]), np.array([0.0, 1.0, 1.0]), 30
+    n_rows = 2 ** (3 * (NV + NH)) * n_draws
     with ladder_model(params, n_rows, True):
-        step = ReplicaExchange(betas=betas, adapt=False, sweeps=1)
-    assert step.corrected
-    step.setup_chain(np.random.default_rng(7), 0, 1)
-    T = sweep_matrix(params, betas, True) @ swap_matrix(params, betas, 0, True)
-    ht.empirical_transition_check(one_round(step, betas, 0), T, 2 * NV, 2 * NH, n_draws=n_draws)
+        step = ReplicaExchange(betas=ladder, adapt=False, sweeps=1)
+    step.setup_chain(np.random.default_rng(9), 0, 1)
+    T = sweep_matrix(params, replicas, True) @ swap_matrix(params, replicas, 1, True)
+    ht.empirical_transition_check(one_round(step, replicas, 1), T, 3 * NV, 3 * NH, n_draws=n_draws)
 
 
 # ------------------------------------------------------------- pm.sample

@@ -1,0 +1,94 @@
+"""Stuck-chain checks for RBM variables, run with PyMC's own convergence checks after ``pm.sample``.
+
+PyMC checks R-hat and ESS of every variable after sampling, but an RBM
+variable whose chains sit in one mode each can pass them (a constant chain
+even makes ArviZ divide by zero) while its draws are far from its
+distribution. :func:`rbm_convergence_checks` adds the checks of
+:func:`pymc_rbm.diagnostics.mixing_problems` for every free RBM variable of
+the model, as PyMC :class:`~pymc.stats.convergence.SamplerWarning` objects,
+so they are logged, and stored, like PyMC's own. :func:`install` puts them
+next to PyMC's checks in ``pm.sample`` (done when :mod:`pymc_rbm.step_methods`
+is imported, as the step methods are registered).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pymc.sampling.mcmc as _mcmc
+from pymc.stats.convergence import SamplerWarning, WarningType
+from pytensor.graph.basic import Constant
+
+from pymc_rbm.diagnostics import mixing_problems
+from pymc_rbm.distribution import rbm_params_of
+from pymc_rbm.energy import RBMTensors, free_energy
+from pymc_rbm.step_methods.base import is_rbm_variable
+
+__all__ = ["rbm_convergence_checks", "install"]
+
+
+def _stat(stats, key: str):
+    """A sampler stat as a numeric array of shape (chain, draw, ...), or None."""
+    if stats is None or key not in stats:
+        return None
+    values = stats[key].values
+    if values.dtype == object:
+        values = np.stack(values.ravel()).reshape(*values.shape, -1).astype(np.float64)
+    return values
+
+
+def rbm_convergence_checks(idata, model) -> list[SamplerWarning]:
+    """Warnings about the chains of every free RBM variable of ``model`` in ``idata``.
+
+    Parameters
+    ----------
+    idata : xarray.DataTree
+        What ``pm.sample`` returned (a ``posterior`` group, and the
+        ``sample_stats`` of the RBM step methods when they ran).
+    model : pymc.Model
+
+    Returns
+    -------
+    list of pymc.stats.convergence.SamplerWarning
+        Of kind ``CONVERGENCE``, level ``"warn"``; empty when nothing is seen.
+    """
+    if "posterior" not in idata.children:
+        return []
+    post = idata["posterior"]
+    stats = idata["sample_stats"] if "sample_stats" in idata.children else None
+    rbm_vars = [rv for rv in model.free_RVs if is_rbm_variable(rv) and rv.name in post]
+    out = []
+    for rv in rbm_vars:
+        draws = np.asarray(post[rv.name].values)
+        graphs = rbm_params_of(rv)
+        if all(isinstance(g, Constant) for g in graphs):
+            params = RBMTensors(*(np.asarray(g.data, dtype=np.float64) for g in graphs))
+            fe = free_energy(draws.astype(np.float64), params)
+        else:  # the recorded F(v) at each draw's parameters, when one RBM step recorded it
+            fe = _stat(stats, "free_energy") if len(rbm_vars) == 1 else None
+        tempered = len(rbm_vars) == 1
+        messages = mixing_problems(
+            draws,
+            fe,
+            name=rv.name,
+            swap_accept_pairs=_stat(stats, "swap_accept_pairs") if tempered else None,
+            round_trips=_stat(stats, "round_trips") if tempered else None,
+            n_temperatures=_stat(stats, "n_temperatures") if tempered else None,
+        )
+        out += [SamplerWarning(WarningType.CONVERGENCE, m, "warn") for m in messages]
+    return out
+
+
+def install() -> None:
+    """Run :func:`rbm_convergence_checks` with PyMC's convergence checks in ``pm.sample`` (once)."""
+    original = _mcmc.run_convergence_checks
+    if getattr(original, "_pymc_rbm", False):
+        return
+
+    @functools.wraps(original)
+    def run_convergence_checks(idata, model):
+        return original(idata, model) + rbm_convergence_checks(idata, model)
+
+    run_convergence_checks._pymc_rbm = True
+    _mcmc.run_convergence_checks = run_convergence_checks
