@@ -366,6 +366,10 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
            lambda r, i: r.stop_reason == "" and np.nanmax(r.history.diagnostics["unphysical"]) == 1.0)),
     ("training: callback stops", lambda i: _fit(i["bas"], n_updates=10, callback=lambda step: step.update == 4),
      Ok(lambda r, i: r.stopped_early and r.stop_reason == "callback" and r.n_updates == 4)),
+    ("training: a callback stopping before the records are sized",
+     lambda i: _fit(np.tile(i["bas"], (1, 3)), n_hidden=21, n_updates=50, eval_every=20, callback=lambda s: s.update == 2),
+     Ok(lambda r, i: r.stop_reason == "callback" and list(r.history.updates) == [0, 2]
+        and 500 <= r.history.estimator_options["n_steps"] <= 14500)),
     ("training: auto records on a large model are sized and printed in the history",
      lambda i: _fit(np.tile(i["bas"], (1, 3)), n_hidden=21, n_updates=4, eval_every=2),
      Ok(lambda r, i: r.history.estimator == "ais" and list(r.history.updates) in ([0, 2, 4], [0, 4])

@@ -281,7 +281,9 @@ class _Evaluator:
         self.name = "callable" if callable(method) else method
         #: whether the AIS of each record still has to be sized to the training time
         self.needs_sizing = auto and method == "ais" and not {"n_steps", "schedule"} & set(self.options)
+        self.budgeted = self.needs_sizing  # records then also skip themselves to stay in budget (affords)
         self.note = ""
+        self.seconds_spent = self.last_seconds = 0.0
 
     def size_to_budget(self, params: RBMParams, seconds_per_update: float, n_updates: int, eval_every: int) -> int:
         """Choose the AIS steps per record from the training time; return the (maybe thinned) ``eval_every``.
@@ -293,6 +295,7 @@ class _Evaluator:
         even the least is over budget, records are thinned (``eval_every``
         multiplied), down to the start and the end.
         """
+        t_start = time.perf_counter()
         n_chains = self.options.get("n_chains", 100)
         ais_options = {k: v for k, v in self.options.items() if k != "progress"}
 
@@ -330,9 +333,30 @@ class _Evaluator:
             f"{seconds_per_update * n_updates:.3g} s of training (eval_method, eval_options and eval_every "
             "choose otherwise)"
         )
+        self.seconds_spent += time.perf_counter() - t_start
         return eval_every
 
+    def affords(self, projected_training: float) -> bool:
+        """Whether a record now, and the final one after it, stay within the budget.
+
+        Only for records sized by :meth:`size_to_budget`: their measured cost
+        corrects the sizing (a busy machine makes the probes unreliable), by
+        skipping intermediate records once the evaluation time would exceed
+        ``EVAL_BUDGET`` times the projected training time.
+        """
+        if not self.budgeted:
+            return True
+        return self.seconds_spent + 2.0 * self.last_seconds <= EVAL_BUDGET * projected_training
+
     def __call__(self, params: RBMParams) -> tuple[float, float]:
+        t0 = time.perf_counter()
+        try:
+            return self._evaluate(params)
+        finally:
+            self.last_seconds = time.perf_counter() - t0
+            self.seconds_spent += self.last_seconds
+
+    def _evaluate(self, params: RBMParams) -> tuple[float, float]:
         if callable(self.method):
             est = self.method(params)
         else:
@@ -532,7 +556,9 @@ def fit(
         ten) updates, from their time, so that all records together take
         about :data:`EVAL_BUDGET` times the training time (between 500 and
         14500 steps per record; with fewer than 500 affordable the records
-        are thinned, down to the start and the end). The choice is printed
+        are thinned, down to the start and the end; and a record is skipped
+        when the measured cost of the records so far says it would overrun
+        the budget). The choice is printed
         once (with ``progress``) and kept in ``history.estimator_options``;
         give ``eval_options={"n_steps": ...}`` to fix it yourself. Any method
         of :func:`pymc_rbm.estimators.log_partition` (e.g. ``"tap"``), or a
@@ -676,13 +702,12 @@ def fit(
                     _warn_unphysical(phase.name, update)
                 recorder.collect(info)
                 if sizing and update >= probe:
-                    eval_every = evaluator.size_to_budget(params, float(np.median(seconds)), n_updates, eval_every)
-                    if progress:
-                        print(f"fit: {evaluator.note}", file=sys.stderr, flush=True)
-                    _show(bar, recorder.record(0, start_params))
+                    eval_every = _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates,
+                                                 eval_every, progress)
                     sizing = False
                 ll = np.nan
-                if eval_every and not sizing and (update % eval_every == 0 or update == n_updates):
+                due = eval_every and not sizing and (update % eval_every == 0 or update == n_updates)
+                if due and (update == n_updates or evaluator.affords(sum(seconds) * n_updates / update)):
                     ll = recorder.record(update, params)
                     _show(bar, ll)
                     if divergence.log_likelihood(ll, recorder.best_ll, update):
@@ -692,7 +717,10 @@ def fit(
                     stop_reason = "callback"
                 if stop_reason or update >= n_updates:
                     break
-        if stop_reason != "diverged":
+        if sizing and seconds and stop_reason != "diverged":  # stopped (callback) before the first updates were timed
+            _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress)
+            sizing = False
+        if stop_reason != "diverged" and not sizing:
             recorder.record(update, params)  # a no-op when this update was just recorded
 
     if guard.interrupted:
@@ -717,6 +745,15 @@ def fit(
         operator=operator if method in SAMPLING_METHODS else None,
         stop_reason=stop_reason,
     )
+
+
+def _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress) -> int:
+    """Size the AIS of the records from the updates timed so far, record the start, return ``eval_every``."""
+    eval_every = evaluator.size_to_budget(params, float(np.median(seconds)), n_updates, eval_every)
+    if progress:
+        print(f"fit: {evaluator.note}", file=sys.stderr, flush=True)
+    _show(bar, recorder.record(0, start_params))
+    return eval_every
 
 
 def _show(bar: Progress, ll: float) -> None:
