@@ -1,20 +1,85 @@
-"""The pymc-rbm demo: the bundled RBM as a PyMC distribution.
+"""The pymc-rbm demo: the bundled RBM as a PyMC distribution, and what it takes to sample it.
 
 Run it with ``./dev demo`` (or ``python -m pymc_rbm.demo --output DIR``). It
 loads the RBM bundled with the package (fitted to 4x4 bars and stripes),
 computes log Z exactly, the log-likelihood of the data, draws exact samples
-through ``pm.sample_prior_predictive`` and saves them as an image, then
-samples the model with block Gibbs and flip-the-state through ``pm.sample``
-and compares their autocorrelation times (Brügge, Fischer & Igel 2013, Table 2).
+through ``pm.sample_prior_predictive`` and saves them as an image. Then it
+samples the model through ``pm.sample`` four ways: the local samplers block
+Gibbs and flip-the-state (``step=``), flip-the-state next to point wormholes
+built from the data (Hinton, Welling & Mnih 2003), and ``pm.sample()`` with
+no step, which picks replica exchange. For each it prints how often the
+chains move between the 30 patterns, the number of distinct states visited,
+and the total variation to the exact distribution (over all 65536 states and
+over the patterns), and it saves the pattern of every draw, chain by chain,
+beside the pattern frequencies against their exact probabilities
+(``pattern_mixing.png``): the local samplers stay in the pattern they start
+in, the default moves between them. Last, Brügge, Fischer & Igel's (2013)
+Table 2 compares the autocorrelation time τ of F(v) under flip-the-state and
+Gibbs; a sampler whose chains never left their first pattern is reported as
+stuck (τ = inf), not with the τ ArviZ computes from its draws, and
+``autocorrelation.png`` plots F(v) only for chains that moved between
+patterns.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+
+#: Label of ``pm.sample()`` with no ``step`` in the comparison.
+DEFAULT_LABEL = "default: pm.sample()"
+
+
+class Run(NamedTuple):
+    """One sampler's ``pm.sample`` run in the comparison."""
+
+    trace: object
+    seconds: float
+
+
+class PatternMixing(NamedTuple):
+    """How one sampler's chains cover the patterns of a sharp model.
+
+    Attributes
+    ----------
+    changes : ndarray of int64 of shape (n_chains,)
+        Pattern changes per chain (Brügge, Fischer & Igel 2013, §4.4: states
+        that are no pattern do not end a run).
+    changes_per_1000 : float
+        Pattern changes per 1000 draws, all chains together.
+    n_states : int
+        Distinct visible states in all the draws.
+    tv_states : float or None
+        Total variation between the draws' state frequencies and the exact
+        distribution over all ``2**n_visible`` states (None when not
+        enumerated).
+    tv_patterns : float
+        Total variation between the pattern frequencies (states that are no
+        pattern pooled as one class) and their exact probabilities.
+    frequencies : ndarray of shape (n_patterns + 1,)
+        Frequency of each pattern in the draws, then of "no pattern".
+    labels : ndarray of int64 of shape (n_chains, n_draws)
+        Pattern index of every draw, -1 for no pattern.
+    """
+
+    changes: np.ndarray
+    changes_per_1000: float
+    n_states: int
+    tv_states: float | None
+    tv_patterns: float
+    frequencies: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def stuck_chains(self) -> np.ndarray:
+        """Indices of the chains that never left their first pattern."""
+        return np.flatnonzero(self.changes == 0)
 
 
 def _save_grid(draws: np.ndarray, path: Path, side: int = 4, columns: int = 16) -> None:
@@ -38,108 +103,307 @@ def _save_grid(draws: np.ndarray, path: Path, side: int = 4, columns: int = 16) 
     plt.close(fig)
 
 
-def sampler_comparison(
-    params, *, draws: int, chains: int, seed: int, output: Path, tune: int = 200, patterns=None, data=None
-):
-    """Sample ``params`` with BlockGibbs and FlipTheState through pm.sample and compare them.
+def pattern_mixing(trace, patterns, exact_patterns, exact_states=None) -> PatternMixing:
+    """Pattern changes, distinct states and total variation to exact of one ``pm.sample`` run.
 
-    Prints Brügge, Fischer & Igel's (2013) Table 2 (τ of the free energy, gain of flip-the-state)
-    and saves the autocorrelation of F(v) of both samplers to
-    ``output / "autocorrelation.png"``. With ``patterns`` (the states that
-    carry the model's mass, shape (n_patterns, n_visible)) it also prints how
-    often each sampler moves from one pattern to another (class changes as
-    Brügge, Fischer & Igel (2013) §4.4 counts them: states that are no pattern do not end a run)
-    and the total-variation distance between the patterns' frequencies in
-    the draws and their exact probabilities. For a model whose mass sits on
-    a few sharp modes that is the mixing that matters: F(v) then mostly
-    varies within a mode. With ``data`` as well, flip-the-state next to
-    point wormholes built from the data (Hinton, Welling & Mnih 2003) joins that comparison.
+    Parameters
+    ----------
+    trace : DataTree or InferenceData
+        From ``pm.sample`` on a model with one RBM variable ``"v"`` of shape (n_visible,).
+    patterns : ndarray of shape (n_patterns, n_visible)
+        The states that carry the model's mass, all distinct.
+    exact_patterns : ndarray of shape (n_patterns,)
+        Their exact probabilities.
+    exact_states : ndarray of shape (2**n_visible,), optional
+        Exact probability of every state in :func:`pymc_rbm.estimators.binary_states`
+        order (e.g. ``exp`` of :func:`pymc_rbm.estimators.exact.log_marginal_visible`).
 
     Returns
     -------
-    SamplerComparison
+    PatternMixing
     """
+    from pymc_rbm.diagnostics import class_changes
+    from pymc_rbm.testing import state_index
+
+    v = np.asarray(trace.posterior["v"].values)  # (chain, draw, n_visible)
+    match = (v[..., None, :] == patterns).all(axis=-1)
+    labels = np.where(match.any(axis=-1), match.argmax(axis=-1), -1)
+    changes = class_changes(labels, classify=None).n_changes
+    flat = labels.ravel()
+    freq = np.append(np.bincount(flat[flat >= 0], minlength=len(patterns)), np.sum(flat < 0)) / flat.size
+    exact = np.append(exact_patterns, 1.0 - np.sum(exact_patterns))
+    index = state_index(v.reshape(-1, v.shape[-1]))
+    tv_states = None
+    if exact_states is not None:
+        counts = np.bincount(index, minlength=len(exact_states)) / index.size
+        tv_states = 0.5 * float(np.abs(counts - exact_states).sum())
+    return PatternMixing(
+        changes=changes,
+        changes_per_1000=1000.0 * float(changes.sum()) / flat.size,
+        n_states=int(np.unique(index).size),
+        tv_states=tv_states,
+        tv_patterns=0.5 * float(np.abs(freq - exact).sum()),
+        frequencies=freq,
+        labels=labels,
+    )
+
+
+def _timed_sample(steps, *, draws: int, tune: int, chains: int, seed: int) -> Run:
+    """``pm.sample`` in the current model after a short warm-up run, so that the time is sampling, not compilation.
+
+    ``steps`` is a callable that returns the step(s), or None for
+    ``pm.sample``'s own choice.
+    """
+    import pymc as pm
+
+    common = dict(cores=1, random_seed=seed, progressbar=False, compute_convergence_checks=False)
+    step = (lambda: {}) if steps is None else (lambda: {"step": steps()})
+    pm.sample(draws=10, tune=0, chains=1, **step(), **common)
+    start = time.perf_counter()
+    trace = pm.sample(draws=draws, tune=tune, chains=chains, **step(), **common)
+    return Run(trace, time.perf_counter() - start)
+
+
+def _tau_cell(trace, mixing: PatternMixing | None) -> str:
+    """τ of F(v) (all chains pooled), or "stuck" when a chain never left its first pattern."""
+    from pymc_rbm.diagnostics import integrated_autocorr_time
+
+    if mixing is not None and mixing.stuck_chains.size:
+        return "stuck"
+    tau = integrated_autocorr_time(trace)
+    return "inf" if math.isinf(tau) else f"{tau:.2f}"
+
+
+def _print_mixing_table(runs: dict, mixing: dict, *, draws: int, tune: int, chains: int) -> None:
+    header = ["sampler", "time", "pattern changes", "chains that", "states", "TV to exact", "TV to exact", "τ F(v)"]
+    sub = ["", "s", "per 1000 draws", "changed pattern", "visited", "(all states)", "(patterns)", "(draws)"]
+    rows = []
+    for label, run in runs.items():
+        m = mixing[label]
+        rows.append([
+            label,
+            f"{run.seconds:.1f}",
+            f"{m.changes_per_1000:.1f}",
+            f"{len(m.changes) - m.stuck_chains.size} of {len(m.changes)}",
+            str(m.n_states),
+            "n/a" if m.tv_states is None else f"{m.tv_states:.3f}",
+            f"{m.tv_patterns:.3f}",
+            _tau_cell(run.trace, m),
+        ])
+    widths = [max(len(r[k]) for r in [header, sub, *rows]) for k in range(len(header))]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
+
+    rule = "-" * len(line(header))
+    print(f"pm.sample on the bundled RBM, {chains} chains x {draws} draws after {tune} tuning draws each "
+          "(time: tuning and draws, after a warm-up run that compiled the model and the sampler):")
+    print("\n".join([rule, line(header), line(sub), rule, *map(line, rows), rule]))
+    print("stuck: at least one chain never left the pattern it started in, so no autocorrelation time of its "
+          "draws is meaningful (F(v) varies only inside one pattern)")
+
+
+def _print_ladder(trace) -> None:
+    """One line on the replica-exchange ladder of a run, when pm.sample picked replica exchange."""
+    stats = trace.sample_stats
+    if "n_temperatures" not in stats:
+        return
+    n_temps = stats["n_temperatures"].values[:, -1]
+    betas = stats["betas"].values[:, -1]
+    hot = np.nanmin(betas, axis=-1)
+    trips = stats["round_trips"].values[:, -1]
+    rungs = f"{n_temps.min()}" if n_temps.min() == n_temps.max() else f"{n_temps.min()}-{n_temps.max()}"
+    barrier = float(np.nanmean(stats["barrier"].values[:, -1]))
+    print(f"  {DEFAULT_LABEL} picked ReplicaExchange: ladder of {rungs} rungs from beta = {hot.min():.2f} to 1 "
+          f"(adapted in tuning, then frozen), communication barrier {barrier:.2f}, swap acceptance "
+          f"{float(stats['swap_accept'].mean()):.2f}, round trips per chain {int(trips.min())}-{int(trips.max())}")
+
+
+def _save_pattern_plot(runs: dict, mixing: dict, exact_patterns: np.ndarray, path: Path) -> None:
+    """Pattern index of every draw per chain (left) and pattern frequencies against exact (right), per sampler."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import pymc as pm
 
-    from pymc_rbm import RBM, BlockGibbs, FlipTheState
-    from pymc_rbm.diagnostics import autocorrelation, compare_samplers
+    n_patterns = len(exact_patterns)
+    exact = np.append(exact_patterns, 1.0 - exact_patterns.sum())
+    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 2.3 * len(runs)), squeeze=False,
+                             gridspec_kw={"width_ratios": [2.2, 1]})
+    for (label, run), (ax_trace, ax_freq) in zip(runs.items(), axes):
+        m = mixing[label]
+        n_chains, n_draws = m.labels.shape
+        for c in range(n_chains):
+            offset = 0.6 * (c / max(n_chains - 1, 1) - 0.5)  # chains side by side, so that stuck ones stay apart
+            y = np.where(m.labels[c] >= 0, m.labels[c], -2) + offset
+            ax_trace.plot(np.arange(n_draws), y, ".", ms=1.5, label=f"chain {c}")
+        ax_trace.set_ylim(-3, n_patterns)
+        ax_trace.set_yticks([-2, 0, 10, 20, n_patterns - 1], ["none", "0", "10", "20", str(n_patterns - 1)])
+        ax_trace.set_ylabel("pattern")
+        ax_trace.set_title(
+            f"{label}: {int(m.changes.sum())} pattern changes, {len(m.changes) - m.stuck_chains.size} of "
+            f"{n_chains} chains left their first pattern", fontsize=8, loc="left")
+        x = np.arange(n_patterns + 1)
+        ax_freq.bar(x, exact, color="lightgray", label="exact")
+        ax_freq.plot(x, m.frequencies, "o", ms=3, color="C3", label="draws")
+        ax_freq.set_xticks([0, 10, 20, n_patterns], ["0", "10", "20", "none"])
+        ax_freq.set_title(f"frequencies vs exact, TV {m.tv_patterns:.2f}", fontsize=8, loc="left")
+    axes[-1, 0].set_xlabel("draw (after tuning)")
+    axes[-1, 1].set_xlabel("pattern")
+    axes[0, 1].legend(fontsize=7)
+    fig.suptitle("Which of the 30 bars-and-stripes patterns each draw is, chain by chain", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
 
-    def timed_sample(label, steps, **kwargs):
-        """pm.sample after a short warm-up run, so that the time printed is sampling, not compilation."""
-        common = dict(cores=1, random_seed=seed, progressbar=False, compute_convergence_checks=False)
-        start = time.perf_counter()
-        pm.sample(draws=10, tune=0, chains=1, step=steps(), **common)
-        warm = time.perf_counter() - start
-        start = time.perf_counter()
-        trace = pm.sample(draws=draws, tune=tune, chains=chains, step=steps(), **common, **kwargs)
-        print(
-            f"  {label}: {chains} chains x {draws} draws in {time.perf_counter() - start:.1f} s of sampling "
-            f"(after a 10-draw warm-up run of {warm:.1f} s that compiled the model and the sampler)"
-        )
-        return trace
 
-    traces = {}
-    for label, step_class in (("Gibbs", BlockGibbs), ("flip-the-state", FlipTheState)):
-        with pm.Model():
-            v = RBM("v", params.W, params.vbias, params.hbias)
-            traces[label] = timed_sample(label, lambda: step_class([v]))
-    table = compare_samplers(traces, problem="bundled RBM")
-    print(table)
-    if patterns is not None:
-        moves = dict(traces)
-        if data is not None:
-            from pymc_rbm import WormholeMetropolis
+def _save_autocorrelation_plot(runs: dict, mixing: dict, draws: int, path: Path) -> None:
+    """Autocorrelation of F(v) of the chains that moved between patterns; stuck chains are left out and said so."""
+    import matplotlib
 
-            label = "flip + point wormholes"
-            with pm.Model():
-                v = RBM("v", params.W, params.vbias, params.hbias)
-                moves[label] = timed_sample(
-                    label, lambda: [FlipTheState([v]), WormholeMetropolis([v], data=data, kind="point")]
-                )
-        _pattern_mixing(params, moves, np.asarray(patterns))
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    for label, trace in traces.items():
-        acf = autocorrelation(trace, max_lag=min(60, draws - 1))
-        ax.plot(np.arange(len(acf)), acf, marker=".", label=label)
+    from pymc_rbm.diagnostics import autocorrelation
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    for k, (label, run) in enumerate(runs.items()):
+        free_energy = np.asarray(run.trace.sample_stats["free_energy"].values)
+        moved = np.ones(len(free_energy), dtype=bool)
+        if mixing.get(label) is not None:
+            moved[mixing[label].stuck_chains] = False
+        if not moved.any() or np.ptp(free_energy[moved], axis=1).max() == 0.0:
+            ax.plot([], [], " ", label=f"{label}: every chain stuck in one pattern, τ undefined")
+            continue
+        acf = autocorrelation(free_energy[moved], max_lag=min(60, draws - 1))
+        note = "" if moved.all() else f" ({int((~moved).sum())} stuck chain(s) left out)"
+        ax.plot(np.arange(len(acf)), acf, marker=".", color=f"C{k}", label=label + note)
     ax.axhline(0, color="gray", lw=0.5)
-    ax.set_xlabel("lag (sweeps)")
+    ax.set_xlabel("lag (draws)")
     ax.set_ylabel("autocorrelation of F(v)")
-    ax.set_title("pm.sample on the bundled RBM")
-    ax.legend()
-    path = output / "autocorrelation.png"
+    ax.set_title("pm.sample on the bundled RBM: chains that moved between patterns", fontsize=9)
+    ax.legend(fontsize=7)
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
-    print(f"saved the autocorrelation plot to {path}")
-    return table
 
 
-def _pattern_mixing(params, traces, patterns) -> None:
-    """Print pattern changes per 1000 sweeps and the TV distance of pattern frequencies to the exact ones."""
-    from pymc_rbm.diagnostics import class_changes
+def sampler_comparison(
+    params,
+    *,
+    draws: int,
+    chains: int,
+    seed: int,
+    output: Path,
+    tune: int = 1000,
+    patterns=None,
+    data=None,
+    exact_states=None,
+):
+    """Sample ``params`` through ``pm.sample`` with several samplers and compare them honestly.
+
+    Always samples with :class:`~pymc_rbm.BlockGibbs` and
+    :class:`~pymc_rbm.FlipTheState` (``step=``) and prints Brügge, Fischer &
+    Igel's (2013) Table 2 (τ of the free energy, gain of flip-the-state) and
+    saves the autocorrelation of F(v) to ``output / "autocorrelation.png"``.
+
+    With ``patterns`` (the states that carry the model's mass, shape
+    (n_patterns, n_visible)) it also samples with ``pm.sample()``'s default
+    step and, with ``data``, with flip-the-state next to point wormholes
+    built from the data (Hinton, Welling & Mnih 2003); prints, for every
+    sampler, the pattern changes (as Brügge, Fischer & Igel (2013) §4.4
+    count class changes: states that are no pattern do not end a run), the
+    distinct states visited and the total variation to the exact
+    distribution; and saves the pattern of every draw per chain beside the
+    pattern frequencies against the exact probabilities to
+    ``output / "pattern_mixing.png"``. For a model whose mass sits on a few
+    sharp modes that is the mixing that matters: F(v) then mostly varies
+    inside a mode, so a sampler with a chain that never left its first
+    pattern is reported as stuck (τ = inf in Table 2, left out of the
+    autocorrelation plot), not with the τ of its draws.
+
+    Parameters
+    ----------
+    params : RBMParams
+    draws, chains, tune, seed : int
+        Of every ``pm.sample`` run (one core; each after a 10-draw warm-up
+        run, so that the times printed are sampling, not compilation).
+    output : Path
+        Existing folder for the images.
+    patterns : array_like of shape (n_patterns, n_visible), optional
+    data : array_like of shape (n_rows, n_visible), optional
+        Training data, for the wormholes (with ``patterns`` only).
+    exact_states : ndarray of shape (2**n_visible,), optional
+        Exact probability of every visible state, for the total variation
+        over all states; default computed by enumeration when
+        ``n_visible <= 20``.
+
+    Returns
+    -------
+    SamplerComparison
+        Table 2, with ``τ = inf`` for the samplers that got stuck.
+    """
+    import pymc as pm
+
+    from pymc_rbm import RBM, BlockGibbs, FlipTheState, WormholeMetropolis
+    from pymc_rbm.diagnostics import compare_samplers
     from pymc_rbm.estimators import log_likelihood
+    from pymc_rbm.estimators.exact import log_marginal_visible
 
-    def classify(v):
-        match = (v[..., None, :] == patterns).all(axis=-1)
-        return np.where(match.any(axis=-1), match.argmax(axis=-1), -1)
+    sampling = dict(draws=draws, tune=tune, chains=chains, seed=seed)
+    samplers = {"Gibbs": lambda v: BlockGibbs([v]), "flip-the-state": lambda v: FlipTheState([v])}
+    if patterns is not None:
+        if data is not None:
+            samplers["flip + point wormholes"] = lambda v: [
+                FlipTheState([v]), WormholeMetropolis([v], data=data, kind="point")
+            ]
+        samplers[DEFAULT_LABEL] = None
+    runs = {}
+    for label, make in samplers.items():
+        with pm.Model():
+            v = RBM("v", params.W, params.vbias, params.hbias)
+            runs[label] = _timed_sample(None if make is None else (lambda make=make, v=v: make(v)), **sampling)
 
-    exact = np.exp(log_likelihood(params, patterns))
-    print(
-        f"moves between the {len(patterns)} patterns (Brügge, Fischer & Igel 2013, §4.4) "
-        "and pattern frequencies vs exact:"
-    )
-    for label, trace in traces.items():
-        v = trace.posterior["v"].values  # (chain, draw, n_visible)
-        changes = class_changes(v, classify=classify).n_changes
-        labels = classify(v).ravel()
-        freq = np.bincount(labels[labels >= 0], minlength=len(patterns)) / labels.size
-        tv = 0.5 * (np.abs(freq - exact).sum() + abs((labels < 0).mean() - (1 - exact.sum())))
-        print(f"  {label:24s} pattern changes per 1000 sweeps {1000 * changes.sum() / v[..., 0].size:7.1f}"
-              f"   TV(frequencies, exact) {tv:.3f}")
+    mixing = {}
+    if patterns is not None:
+        patterns = np.asarray(patterns)
+        if exact_states is None and params.n_visible <= 20:
+            exact_states = np.exp(log_marginal_visible(params))
+        exact_patterns = np.exp(log_likelihood(params, patterns))
+        mixing = {label: pattern_mixing(run.trace, patterns, exact_patterns, exact_states)
+                  for label, run in runs.items()}
+        _print_mixing_table(runs, mixing, draws=draws, tune=tune, chains=chains)
+        _print_ladder(runs[DEFAULT_LABEL].trace)
+        path = output / "pattern_mixing.png"
+        _save_pattern_plot(runs, mixing, exact_patterns, path)
+        print(f"saved the pattern of every draw per chain and the pattern frequencies vs exact to {path}")
+
+    print("\nflip-the-state against block Gibbs (Brügge, Fischer & Igel 2013, Table 2):")
+    local = {label: runs[label].trace for label in ("Gibbs", "flip-the-state")}
+    table = compare_samplers(local, problem="bundled RBM")
+    stuck = {label: mixing[label].stuck_chains for label in local if label in mixing}
+    stuck = {label: chains_stuck for label, chains_stuck in stuck.items() if chains_stuck.size}
+    if stuck:
+        tau, tau_se = table.tau.copy(), table.tau_se.copy()
+        for j, label in enumerate(table.samplers):
+            if label in stuck:
+                tau[:, j], tau_se[:, j] = math.inf, math.nan
+        within = {label: table.tau[0, table.samplers.index(label)] for label in stuck}
+        table = dataclasses.replace(table, tau=tau, tau_se=tau_se)
+    print(table)
+    for label, chains_stuck in stuck.items():
+        why = (
+            "F(v) itself never changed in some of them"
+            if math.isinf(within[label])
+            else f"ArviZ's estimate from the draws, {within[label]:.2f}, cannot measure moves between patterns "
+            "that the stuck chains never made"
+        )
+        print(f"  τ {label} = inf: {chains_stuck.size} of {chains} chains never left the pattern they started in, "
+              f"so the sampler is stuck and τ is undefined ({why})")
+
+    path = output / "autocorrelation.png"
+    _save_autocorrelation_plot(runs, mixing, draws, path)
+    print(f"saved the autocorrelation of F(v) of the chains that moved between patterns to {path}")
+    return table
 
 
 def main(argv=None) -> int:
@@ -149,6 +413,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--chains", type=int, default=4, help="chains per sampler in the comparison")
     parser.add_argument("--sample-draws", type=int, default=2000, help="draws per chain in the comparison")
+    parser.add_argument("--tune", type=int, default=1000, help="tuning draws per chain in the comparison")
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
 
@@ -158,6 +423,7 @@ def main(argv=None) -> int:
     from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
     from pymc_rbm.distribution import log_partition_mode
     from pymc_rbm.estimators import log_likelihood, log_partition
+    from pymc_rbm.estimators.exact import log_marginal_visible
 
     params = bundled_rbm()
     data = bars_and_stripes(4, variant="mackay")
@@ -174,6 +440,10 @@ def main(argv=None) -> int:
     print(f"mean log-likelihood of MacKay's 32 rows: {ll.mean():.4f}  (best possible {best:.4f})")
     mass = np.exp(log_likelihood(params, patterns, log_z)).sum()
     print(f"probability the model gives the 30 bars-and-stripes patterns: {mass:.4f}")
+    exact_states = np.exp(log_marginal_visible(params))
+    ranked = np.cumsum(np.sort(exact_states)[::-1])
+    print(f"exact distribution over all {exact_states.size} visible states: {int(np.searchsorted(ranked, 0.99)) + 1} "
+          "states hold 99 % of the mass")
 
     with pm.Model():
         v = RBM("v", params.W, params.vbias, params.hbias)
@@ -188,10 +458,10 @@ def main(argv=None) -> int:
     _save_grid(draws[:64], image)
     print(f"saved 64 draws to {image}")
 
-    print("\nflip-the-state against block Gibbs through pm.sample (Brügge, Fischer & Igel 2013, Table 2):")
+    print("\nlocal samplers (step=...) against pm.sample's default on the bundled RBM:")
     sampler_comparison(
-        params, draws=args.sample_draws, chains=args.chains, seed=args.seed, output=args.output,
-        patterns=patterns, data=data,
+        params, draws=args.sample_draws, chains=args.chains, seed=args.seed, output=args.output, tune=args.tune,
+        patterns=patterns, data=data, exact_states=exact_states,
     )
     return 0
 

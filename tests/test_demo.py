@@ -4,6 +4,8 @@ import runpy
 import sys
 from pathlib import Path
 
+import pytest
+
 from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
 from pymc_rbm.demo import main
 from pymc_rbm.estimators import log_likelihood
@@ -17,29 +19,70 @@ def test_bundled_rbm_models_bars_and_stripes():
     assert log_likelihood(params, bars_and_stripes(4, variant="mackay")).mean() > -3.5
 
 
+def _mixing_rows(out: str) -> dict[str, list[str]]:
+    """The rows of the demo's sampler table: label -> the cells after it."""
+    labels = ("Gibbs", "flip-the-state", "flip + point wormholes", "default: pm.sample()")
+    rows = {}
+    for line in out.splitlines():
+        for label in labels:
+            cells = line[len(label):].split()
+            if line.startswith(label + " ") and len(cells) >= 8 and cells[0].replace(".", "").isdigit():
+                rows[label] = cells
+    return rows
+
+
 def test_demo_writes_its_outputs(tmp_path, capsys):
-    argv = ["--output", str(tmp_path), "--draws", "200", "--chains", "2", "--sample-draws", "200"]
+    argv = ["--output", str(tmp_path), "--draws", "200", "--chains", "2", "--sample-draws", "200", "--tune", "200"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "log Z (exact" in out and "bars-and-stripes patterns" in out and "τ Gibbs" in out
-    # the local samplers stay in one pattern of this sharp model; wormholes from the data move between them
-    rows = {line.split("pattern changes")[0].strip(): line for line in out.splitlines() if "pattern changes" in line}
-    assert set(rows) == {"Gibbs", "flip-the-state", "flip + point wormholes"}
-    changes = {k: float(v.split("per 1000 sweeps")[1].split()[0]) for k, v in rows.items()}
-    assert changes["flip + point wormholes"] > 100 > changes["Gibbs"]
-    for name in ("prior_draws.png", "autocorrelation.png"):
+    # cells: time, pattern changes per 1000 draws, chains that changed ("k", "of", "n"), states,
+    # TV (all states), TV (patterns), τ
+    rows = _mixing_rows(out)
+    assert set(rows) == {"Gibbs", "flip-the-state", "flip + point wormholes", "default: pm.sample()"}
+    changes = {k: float(r[1]) for k, r in rows.items()}
+    tv = {k: float(r[6]) for k, r in rows.items()}
+    # the local samplers stay in one pattern of this sharp model; the default and wormholes move between them
+    assert changes["default: pm.sample()"] > 100 > changes["Gibbs"]
+    assert changes["flip + point wormholes"] > 100 > changes["flip-the-state"]
+    assert tv["default: pm.sample()"] < 0.3 < tv["Gibbs"]
+    # a stuck sampler's autocorrelation time is reported as stuck, never as a small number
+    assert rows["Gibbs"][-1] == "stuck" and rows["flip-the-state"][-1] == "stuck"
+    assert float(rows["default: pm.sample()"][-1]) >= 1.0
+    table2 = out.split("Table 2")[-1]
+    assert "bundled RBM      inf" in table2 and "τ Gibbs = inf" in table2
+    assert "picked ReplicaExchange" in out
+    for name in ("prior_draws.png", "pattern_mixing.png", "autocorrelation.png"):
         assert (tmp_path / name).stat().st_size > 1000
 
 
-def test_latent_features_example_recovers_the_images():
+@pytest.fixture(scope="module")
+def latent_features():
     sys.path.insert(0, str(EXAMPLES))
     try:
-        example = runpy.run_path(str(EXAMPLES / "latent_features.py"))
+        return runpy.run_path(str(EXAMPLES / "latent_features.py"))
     finally:
         sys.path.remove(str(EXAMPLES))
-    idata = example["main"](draws=300)
-    assert float(idata.sample_stats["n_changed"].mean()) > 0.02  # the latent images move
+
+
+def test_latent_features_example_matches_the_enumerated_posterior(latent_features, capsys):
+    # one image under the untempered prior, s, b and sigma fixed: the posterior of v is enumerable
+    truth, y = latent_features["simulate"]()
+    results = latent_features["one_image_exact"](bundled_rbm(), y[0], draws=600, tune=300, chains=4, seed=3)
+    out = capsys.readouterr().out
+    default = results["default (pm.sample picks the step)"]
+    assert default.tv < 0.2 and default.max_marginal_error < 0.2
+    assert default.top_two_moves_per_1000 > 10  # it moves between the posterior's two modes
+    assert "TV to exact" in out
+
+
+def test_latent_features_example_recovers_the_images(latent_features, capsys):
+    truth, y = latent_features["simulate"]()
+    idata = latent_features["full_model"](bundled_rbm(), y, truth, draws=200, tune=200, chains=2, seed=3)
+    out = capsys.readouterr().out
+    assert float(idata.sample_stats["n_changed"].mean()) > 0.01  # the latent images move
     assert 1.4 < float(idata.posterior["scale"].mean()) < 2.6
+    assert "swap acceptance" in out and "pixels wrong" in out
 
 
 def _run_example(name, argv, monkeypatch, capsys) -> str:
