@@ -926,6 +926,7 @@ def mixing_problems(
     swap_accept_pairs=None,
     round_trips=None,
     n_temperatures=None,
+    tempered: bool = False,
 ) -> list[str]:
     """What is wrong with the chains of an RBM variable, in words (empty when nothing is seen).
 
@@ -933,7 +934,9 @@ def mixing_problems(
     the target gives wrong answers without an error; these checks catch the
     usual signs:
 
-    - a chain (or a row of a batched variable) whose state never changed;
+    - a chain (or a row of a batched variable) whose state never changed
+      while other chains saw other states (chains that all hold one state,
+      having started apart, point to a concentrated distribution instead);
     - chains that disagree: the rank-normalised R-hat of the free energy
       ``F(v)`` across chains above :data:`RHAT_LIMIT` (ArviZ's ``rhat``), or,
       where every chain revisits its states, two chains whose visited states
@@ -958,6 +961,8 @@ def mixing_problems(
     round_trips : array_like of shape (n_chains, n_draws), optional
         Cumulative round trips of the replicas.
     n_temperatures : array_like of shape (n_chains, n_draws), optional
+    tempered : bool, default False
+        Whether the chains came from ``ReplicaExchange`` (changes the advice).
 
     Returns
     -------
@@ -967,35 +972,48 @@ def mixing_problems(
     x = np.asarray(draws)
     if x.ndim < 3 or x.shape[1] < 2:
         return out
+    advice = (
+        "Give its ReplicaExchange step more rungs (max_temperatures), sweeps or draws"
+        if tempered
+        else "Sample it with ReplicaExchange (pm.sample's default for RBMs with constant parameters), more sweeps "
+        "per draw, or wormhole moves"
+    )
     n_chains, n_draws = x.shape[:2]
     rows = x.reshape(n_chains, n_draws, -1, x.shape[-1])
-    stuck = np.all(rows == rows[:, :1], axis=(1, 3))  # (n_chains, n_rows)
+    constant = np.all(rows == rows[:, :1], axis=(1, 3))  # (n_chains, n_rows)
+    # a chain that kept one state is stuck when another chain saw other states of that row (all chains start
+    # apart, so chains that all settle on one state say the distribution is concentrated there)
+    stuck = np.zeros_like(constant)
+    for c, r in zip(*np.nonzero(constant)):
+        others = np.delete(rows[:, :, r], c, axis=0)
+        stuck[c, r] = others.size > 0 and bool(np.any(others != rows[c, 0, r]))
     if stuck.any():
         chains = np.flatnonzero(stuck.any(axis=1)).tolist()
         out.append(
             f"The RBM variable '{name}' did not move in chain(s) {chains}: {int(stuck.sum())} chain-row(s) kept one "
-            f"state for all {n_draws} draws. Those draws are not samples of its distribution: the sampler is "
-            "stuck in a mode. Sample it with ReplicaExchange (pm.sample's default for RBMs with constant "
-            "parameters), more sweeps per draw, or wormhole moves."
+            f"state for all {n_draws} draws while other chains saw other states. Those draws are not samples of "
+            f"its distribution: the sampler is stuck in a mode. {advice}."
         )
     if free_energy is not None and n_chains >= 2:
         fe = np.asarray(free_energy, dtype=np.float64).reshape(n_chains, n_draws, -1)
         worst = 1.0
         for r in range(fe.shape[2]):
             series = fe[:, :, r]
-            if np.all(np.ptp(series, axis=1) == 0.0):
-                worst = max(worst, math.inf if np.ptp(series) > 0.0 else 1.0)
-                continue
-            if np.any(np.ptp(series, axis=1) == 0.0):  # ArviZ divides by a zero within-chain variance
-                worst = math.inf
+            still = np.ptp(series, axis=1) == 0.0
+            if still.any():  # ArviZ would divide by a zero within-chain variance
+                seen = series[~still]
+                held = series[still, 0]
+                if seen.size and not all(np.isclose(seen, f, rtol=0.0, atol=1e-9).any() for f in held):
+                    worst = math.inf  # a chain held a free energy that no moving chain ever had
+                if np.ptp(held) > 1e-9:
+                    worst = math.inf  # still chains hold different free energies
                 continue
             worst = max(worst, float(_array_stats().rhat(series, chain_axis=0, draw_axis=1)))
         if worst > RHAT_LIMIT:
             out.append(
-                f"The chains of the RBM variable '{name}' disagree: the R-hat of its free energy is {worst:.3g} "
+                f"The chains of the RBM variable '{name}' disagree: the R-hat of its free energy is {worst:.3f} "
                 f"(> {RHAT_LIMIT}). They sit in different modes and do not move between them; their draws do "
-                "not represent its distribution. Use ReplicaExchange (the default for RBMs with constant "
-                "parameters) or more draws and sweeps, and compare the chains before trusting them."
+                f"not represent its distribution. {advice}, and compare the chains before trusting them."
             )
     if n_chains >= 2 and not out:
         apart = _chains_apart(rows)
@@ -1003,8 +1021,7 @@ def mixing_problems(
             out.append(
                 f"The chains of the RBM variable '{name}' visit different states: the total variation between "
                 f"two chains' state frequencies is {apart:.2f} (> {OVERLAP_LIMIT}). Each stays in its own "
-                "mode; their draws do not represent its distribution. Use ReplicaExchange (the default for "
-                "RBMs with constant parameters) or wormhole moves."
+                f"mode; their draws do not represent its distribution. {advice}."
             )
     if swap_accept_pairs is not None and n_temperatures is not None:
         k = np.asarray(n_temperatures)

@@ -54,6 +54,8 @@ def _is_symbolic(x) -> bool:
 
 def softplus(x):
     """``log(1 + exp(x))``, stable for any ``|x|`` (NumPy or PyTensor)."""
+    if isinstance(x, np.ndarray):
+        return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
     if _is_symbolic(x):
         import pytensor.tensor as pt
 

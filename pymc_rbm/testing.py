@@ -49,7 +49,7 @@ from scipy.stats import chi2
 
 from pymc_rbm.energy import energy, hidden_activation, sigmoid, visible_activation
 from pymc_rbm.estimators.exact import binary_states
-from pymc_rbm.kernels.flip import flip_probability
+from pymc_rbm.kernels.flip import flip_probability, stay_probability
 from pymc_rbm.kernels.state import RBMState
 
 __all__ = [
@@ -195,12 +195,7 @@ def _mixture_rule(alpha: float) -> UnitRule:
     """
 
     def rule(x, logit):
-        q = flip_probability(x, logit, alpha)
-        stay = 1.0 - flip_probability(x, logit, 1.0)
-        if alpha != 1.0:
-            stay *= alpha
-            stay += (1.0 - alpha) * flip_probability(np.asarray(x) == 0, logit, 0.0)
-        return q, stay
+        return flip_probability(x, logit, alpha), stay_probability(x, logit, alpha)
 
     return rule
 
@@ -321,11 +316,11 @@ def transition_matrix(params, kernel="flip", beta: float = 1.0) -> np.ndarray:
     return t.reshape(kv * kh, kv * kh)
 
 
-def informed_visible_matrix(params, log_rest: Callable, *, correction: str = "tilted") -> np.ndarray:
+def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, correction: str = "tilted") -> np.ndarray:
     """Matrix of the likelihood-informed visible move over the joint states (hidden units kept).
 
-    Given ``h``, ``v'`` is proposed from the RBM's visible conditional tilted
-    by the exact single-flip changes of ``log L``
+    Given ``h``, ``v'`` is proposed by the operator's layer update on the
+    RBM's visible logits tilted by the exact single-flip changes of ``log L``
     (:func:`~pymc_rbm.kernels.informed.flip_tilt`) and accepted with
     ``min(1, exp(log r))``; ``h`` is unchanged. With the hidden update
     ``T_h`` of :func:`layer_matrices` before it, ``T_h @ K_v`` is one sweep of
@@ -336,6 +331,8 @@ def informed_visible_matrix(params, log_rest: Callable, *, correction: str = "ti
     params : RBMParams
     log_rest : callable
         ``log L(v)`` for an array of shape ``(..., n_visible)``, vectorised.
+    kernel : {"gibbs", "flip"} or float, default "gibbs"
+        The operator whose tilted update proposes (see :func:`layer_matrices`).
     correction : {"tilted", "likelihood", "none"}, default "tilted"
         ``log r``: the exact ratio of
         :func:`~pymc_rbm.kernels.informed.tilted_log_ratio`; or, as negative
@@ -346,9 +343,11 @@ def informed_visible_matrix(params, log_rest: Callable, *, correction: str = "ti
     ndarray of shape (2**(n_visible + n_hidden),) * 2
     """
     from pymc_rbm.kernels.informed import flip_tilt, tilted_log_ratio
+    from pymc_rbm.kernels.operators import operator_alpha
 
     if correction not in ("tilted", "likelihood", "none"):
         raise ValueError(f'correction must be "tilted", "likelihood" or "none", got {correction!r}')
+    alpha = operator_alpha(kernel)
     params = params.astype(np.float64)
     nv = params.n_visible
     v, h = joint_states(nv, params.n_hidden)
@@ -360,19 +359,20 @@ def informed_visible_matrix(params, log_rest: Callable, *, correction: str = "ti
         return flip_tilt(x, log_rest(x), log_rest(flipped))
 
     forward = tilt(v)
-    p_on = sigmoid(logits + forward)
+    proposal = _layer_block(v, logits + forward, _unit_rule(kernel))  # (n, 2**nv)
     T = np.zeros((n, n))
-    for v_new in binary_states(nv):
+    for j, v_new in enumerate(binary_states(nv)):
         vn = np.broadcast_to(v_new, v.shape)
-        q = np.prod(np.where(vn > 0, p_on, 1.0 - p_on), axis=1)
         if correction == "tilted":
-            log_r = tilted_log_ratio(v, vn, logits, forward, tilt(vn), log_rest(v), log_rest(vn))
+            log_r = tilted_log_ratio(v, vn, logits, forward, tilt(vn), log_rest(v), log_rest(vn), alpha=alpha)
         elif correction == "likelihood":
             log_r = log_rest(vn) - log_rest(v)
         else:
             log_r = np.zeros(n)
-        T[np.arange(n), joint_index(vn, h)] += q * np.exp(np.minimum(log_r, 0.0))
-    T[np.arange(n), np.arange(n)] += 1.0 - T.sum(axis=1)
+        moved = ~np.all(vn == v, axis=1)
+        T[np.arange(n), joint_index(vn, h)] += np.where(moved, proposal[:, j] * np.exp(np.minimum(log_r, 0.0)), 0.0)
+    rest = 1.0 - T.sum(axis=1)
+    T[np.arange(n), np.arange(n)] += np.where((rest < 0.0) & (rest > -1e-12), 0.0, rest)  # rounding, not a bug
     return T
 
 

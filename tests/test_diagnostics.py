@@ -410,7 +410,24 @@ def test_mixing_problems_name_a_stuck_chain():
     draws = _mixed(np.random.default_rng(1))
     draws[2] = draws[2, 0]
     (msg,) = mixing_problems(draws, name="img")
-    assert "'img' did not move in chain(s) [2]" in msg and "ReplicaExchange" in msg
+    assert "'img' did not move in chain(s) [2]" in msg and "Sample it with ReplicaExchange" in msg
+    (msg,) = mixing_problems(draws, name="img", tempered=True)
+    assert "more rungs" in msg
+
+
+def test_mixing_problems_accept_a_concentrated_distribution():
+    """Every chain holds the same state (they started apart): the data settled it; that is no stuck chain."""
+    from pymc_rbm.diagnostics import mixing_problems
+
+    draws = np.zeros((4, 200, 3, 5), dtype=np.int64)
+    draws[:, :, 1] = (np.random.default_rng(4).random((4, 200, 5)) < 0.5)  # row 1 mixes, rows 0 and 2 settled
+    draws[1, 50:, 2, 0] = 1  # row 2: chain 1 moves to a second state that the others never see...
+    fe = draws.sum(axis=-1).astype(float)
+    msgs = mixing_problems(draws, fe)
+    (msg,) = msgs  # the held state was also seen by the moving chain: R-hat has nothing to add
+    assert "did not move in chain(s) [0, 2, 3]" in msg
+    draws[:, :, 2] = 0  # ... and without it nothing is wrong
+    assert mixing_problems(draws, draws.sum(axis=-1).astype(float)) == []
 
 
 def test_mixing_problems_see_chains_in_different_modes():

@@ -164,3 +164,146 @@ def draw(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_inc
         stats[k, 1] = changed
         stats[k, 2] = h_changed
     return n_incremental
+
+@njit(cache=True, nogil=True)
+def energies(v, h, W, vbias, hbias):  # pragma: no cover - compiled
+    """``E(v, h) = -v·W·h - vbias·v - hbias·h`` of replicas ``(K, B, ·)``: shape (K, B)."""
+    k_, b_ = v.shape[0], v.shape[1]
+    out = np.empty((k_, b_))
+    for r in range(k_):
+        for b in range(b_):
+            e = 0.0
+            for j in range(h.shape[2]):
+                if h[r, b, j] != 0.0:
+                    s = hbias[j]
+                    for i in range(v.shape[2]):
+                        if v[r, b, i] != 0.0:
+                            s += W[i, j]
+                    e -= s
+            for i in range(v.shape[2]):
+                e -= v[r, b, i] * vbias[i]
+            out[r, b] = e
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
+                   labels, swap_sum, swap_n):  # pragma: no cover - compiled
+    """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
+
+    Each replica ``r`` is swept at ``β_r`` (the layer updates of
+    :func:`update_layer` on the activations times ``β_r``, summed from the rows
+    of the units that are on), then the pairs ``(r, r + 1)`` of the given
+    parity with ``r + 1 < n_swept`` are swapped with probability
+    ``min(1, exp((β_{r+1} - β_r)(E_{r+1} - E_r)))`` (``log u < log ratio``, the
+    rule of :func:`~pymc_rbm.kernels.metropolis.metropolis_accept`); labels
+    follow their replicas, and each pair's acceptance probability is added to
+    ``swap_sum`` and its attempts to ``swap_n``. ``u`` has shape
+    ``(n_swept, B, n_hidden + n_visible)``, ``swap_u`` ``(K - 1, B)``.
+    """
+    n_b = v.shape[1]
+    n_h = h.shape[2]
+    n_v = v.shape[2]
+    a_h = np.empty((1, n_h))
+    a_v = np.empty((1, n_v))
+    for r in range(n_swept):
+        beta = betas[r]
+        for b in range(n_b):
+            sum_rows(a_h, v[r, b:b + 1], W, hbias)
+            for j in range(n_h):
+                a_h[0, j] *= beta
+            update_layer(u[r, b, :n_h], h[r, b], a_h[0], alpha, gibbs, h[r, b])
+            sum_rows(a_v, h[r, b:b + 1], W_T, vbias)
+            for i in range(n_v):
+                a_v[0, i] *= beta
+            update_layer(u[r, b, n_h:], v[r, b], a_v[0], alpha, gibbs, v[r, b])
+    e = energies(v[:n_swept], h[:n_swept], W, vbias, hbias)
+    for r in range(parity, n_swept - 1, 2):
+        for b in range(n_b):
+            log_ratio = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])
+            swap_sum[r] += np.exp(min(log_ratio, 0.0))
+            swap_n[r] += 1.0
+            if np.log(swap_u[r, b]) < log_ratio:
+                for i in range(n_v):
+                    t = v[r, b, i]
+                    v[r, b, i] = v[r + 1, b, i]
+                    v[r + 1, b, i] = t
+                for j in range(n_h):
+                    t = h[r, b, j]
+                    h[r, b, j] = h[r + 1, b, j]
+                    h[r + 1, b, j] = t
+                lab = labels[r, b]
+                labels[r, b] = labels[r + 1, b]
+                labels[r + 1, b] = lab
+
+
+@njit(cache=True, nogil=True)
+def count_round_trips(labels, last_end, went_up):  # pragma: no cover - compiled
+    """Round trips completed now: a label back at the bottom rung after reaching the top since its last visit.
+
+    ``last_end[label, b]``: 0 none, 1 bottom, 2 top; ``went_up``: reached the top after the bottom.
+    """
+    k = labels.shape[0]
+    trips = 0
+    for b in range(labels.shape[1]):
+        top = labels[k - 1, b]
+        if last_end[top, b] == 1:
+            went_up[top, b] = True
+        last_end[top, b] = 2
+        bottom = labels[0, b]
+        if last_end[bottom, b] == 2 and went_up[bottom, b]:
+            trips += 1
+            went_up[bottom, b] = False
+        last_end[bottom, b] = 1
+    return trips
+
+
+@njit(cache=True, nogil=True)
+def informed_proposal(u, v, h, W, W_T, vbias, hbias, tilt, alpha, alpha_v, gibbs, h_out, v_out,
+                      a_v):  # pragma: no cover - compiled
+    """One chain's hidden update (:func:`update_layer`) and a visible proposal from its tilted conditional.
+
+    ``v``, ``h``, ``h_out``, ``v_out``, ``a_v`` have shape (1, n); ``a_v``
+    receives the visible logits ``vbias + W·h'`` given the new hidden state;
+    the proposal is the update with weight ``alpha_v`` on ``a_v + tilt``.
+    """
+    n_h = h.shape[1]
+    a_h = np.empty((1, n_h))
+    sum_rows(a_h, v, W, hbias)
+    update_layer(u[:n_h], h[0], a_h[0], alpha, gibbs, h_out[0])
+    sum_rows(a_v, h_out, W_T, vbias)
+    tilted = a_v[0] + tilt
+    update_layer(u[n_h:], v[0], tilted, alpha_v, gibbs, v_out[0])
+
+
+@njit(cache=True, nogil=True)
+def log_move(x, x_new, a, alpha, gibbs):  # pragma: no cover - compiled
+    """``Σ_i log P(x_i -> x_new_i)`` of :func:`update_layer`'s rule at logits ``a`` (1-D arrays)."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        s = a[i] * (1.0 - 2.0 * x[i])  # log p(other) / p(current)
+        q_g = 1.0 / (1.0 + np.exp(-s))
+        stay_g = 1.0 / (1.0 + np.exp(s))
+        if gibbs or alpha == 0.0:
+            q, stay = q_g, stay_g
+        else:
+            q_t = 0.5 if s == 0.0 else np.exp(min(s, 0.0))
+            q = q_t * alpha + q_g * (1.0 - alpha)
+            stay = (1.0 - q_t) * alpha + stay_g * (1.0 - alpha)
+        p = q if x[i] != x_new[i] else stay
+        total += np.log(p) if p > 0.0 else -np.inf
+    return total
+
+
+@njit(cache=True, nogil=True)
+def tilted_log_ratio(v, v_new, a, tilt, tilt_new, log_rest, log_rest_new, alpha, gibbs):  # pragma: no cover
+    """One chain's ratio of :func:`pymc_rbm.kernels.informed.tilted_log_ratio` (1-D arrays, scalars)."""
+    if log_rest_new == -np.inf:
+        return -np.inf
+    if log_rest == -np.inf:
+        return np.inf
+    out = log_rest_new - log_rest
+    for i in range(v.shape[0]):
+        out += (v_new[i] - v[i]) * a[i]
+    out += log_move(v_new, v, a + tilt_new, alpha, gibbs) - log_move(v, v_new, a + tilt, alpha, gibbs)
+    return out

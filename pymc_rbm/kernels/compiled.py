@@ -43,7 +43,16 @@ import numpy as np
 
 from pymc_rbm.kernels.activations import FULL_EVERY
 
-__all__ = ["available", "carried_sweeps", "draw_in_place", "free_energy_from_activation"]
+__all__ = [
+    "available",
+    "carried_sweeps",
+    "draw_in_place",
+    "free_energy_from_activation",
+    "tempered_round",
+    "count_round_trips",
+    "informed_proposal",
+    "tilted_log_ratio",
+]
 
 
 @functools.cache
@@ -180,3 +189,129 @@ def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
     if compiled is None:  # pragma: no cover
         raise RuntimeError("needs Numba")
     return compiled[1](v, a_h, np.asarray(vbias, dtype=np.float64))
+
+
+def _module():
+    """The compiled loops (:mod:`pymc_rbm.kernels._numba`); RuntimeError without Numba."""
+    if _compiled() is None:  # pragma: no cover
+        raise RuntimeError("the compiled kernels need Numba; use the NumPy kernels")
+    from pymc_rbm.kernels import _numba
+
+    return _numba
+
+
+def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: int, parity: int, labels,
+                   swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False) -> None:
+    """One replica-exchange round of the first ``n_swept`` replicas, in place, in one compiled call (stochastic).
+
+    Each replica is swept at its own ``β`` with the layer rule of the
+    compiled sweeps (flip-the-state mixture or Gibbs on the activations
+    times ``β``), then the pairs of the given parity among those replicas are
+    swapped by the Metropolis rule of
+    :func:`~pymc_rbm.kernels.tempering.swap_neighbours`, so this is the
+    round of :func:`~pymc_rbm.kernels.tempering.tempered_sweep` and
+    :func:`~pymc_rbm.kernels.tempering.swap_neighbours` (the same
+    transitions, another random stream).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v, h : ndarray of shape (n_temperatures, n_chains, n_visible / n_hidden), float64, C order
+        Replicas, modified in place.
+    params : RBMParams or RBMTensors
+        ``W`` C-contiguous float64.
+    W_T : ndarray of shape (n_hidden, n_visible)
+        ``W.T`` in C order.
+    betas : ndarray of shape (n_temperatures,)
+    n_swept : int
+        Replicas ``0 .. n_swept - 1`` move and may swap (the rest are the caller's).
+    parity : {0, 1}
+    labels : ndarray of int of shape (n_temperatures, n_chains)
+        Follow their replicas through the swaps.
+    swap_sum, swap_n : ndarray of shape (n_temperatures - 1,)
+        Receive each attempted pair's acceptance probabilities and attempts.
+    alpha : float, default 1.0
+    gibbs : bool, default False
+    """
+    n_t, n_chains = v.shape[:2]
+    u = rng.random((n_swept, n_chains, h.shape[2] + v.shape[2]))
+    swap_u = rng.random((max(n_t - 1, 1), n_chains))
+    _module().tempered_round(
+        u, swap_u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(betas, dtype=np.float64),
+        float(alpha), bool(gibbs), int(parity), int(n_swept), labels, swap_sum, swap_n,
+    )
+
+
+def count_round_trips(labels, last_end, went_up) -> int:
+    """Round trips completed by the replicas at the ends of the ladder now (updates the two trackers in place).
+
+    Parameters
+    ----------
+    labels : ndarray of int of shape (n_temperatures, n_chains)
+        Which replica is at each rung.
+    last_end : ndarray of int8 of shape (n_temperatures, n_chains)
+        Per replica label: 0 no end visited yet, 1 the bottom rung, 2 the top.
+    went_up : ndarray of bool of shape (n_temperatures, n_chains)
+        Per label: reached the top since its last visit to the bottom.
+
+    Returns
+    -------
+    int
+        Labels back at the bottom after bottom, top, bottom.
+    """
+    return int(_module().count_round_trips(labels, last_end, went_up))
+
+
+def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, alpha: float = 1.0,
+                      alpha_visible: float | None = None, gibbs: bool = False):
+    """One chain's hidden update and the same operator's visible update on the logits tilted by ``tilt``.
+
+    The compiled form, for one chain, of the hidden layer update followed by
+    :func:`~pymc_rbm.kernels.informed.propose_tilted` (stochastic).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v, h : ndarray of shape (1, n_visible) / (1, n_hidden), float64
+        Not modified.
+    params : RBMTensors
+    W_T : ndarray of shape (n_hidden, n_visible)
+    tilt : ndarray of shape (n_visible,)
+    alpha, alpha_visible : float
+        Flip-the-state mixture weights of the hidden update and of the
+        visible proposal (default ``alpha``); ignored with ``gibbs``.
+    gibbs : bool, default False
+
+    Returns
+    -------
+    h_new : ndarray of shape (1, n_hidden)
+    proposal : ndarray of shape (1, n_visible)
+    logits : ndarray of shape (1, n_visible)
+        ``vbias + W·h_new``, the untilted visible logits.
+    """
+    u = rng.random(h.shape[1] + v.shape[1])
+    h_new, proposal, logits = np.empty_like(h), np.empty_like(v), np.empty_like(v)
+    alpha_v = alpha if alpha_visible is None else alpha_visible
+    _module().informed_proposal(u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(tilt, np.float64),
+                                float(alpha), float(alpha_v), bool(gibbs), h_new, proposal, logits)
+    return h_new, proposal, logits
+
+
+def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest: float, log_rest_new: float, *,
+                     alpha: float = 1.0, gibbs: bool = False) -> float:
+    """One chain's :func:`pymc_rbm.kernels.informed.tilted_log_ratio`, compiled.
+
+    Parameters
+    ----------
+    v, v_new, logits, tilt, tilt_new : ndarray of shape (n_visible,), float64
+    log_rest, log_rest_new : float
+    alpha : float, default 1.0
+    gibbs : bool, default False
+        The operator (``gibbs`` or the mixture weight ``alpha``).
+
+    Returns
+    -------
+    float
+    """
+    return float(_module().tilted_log_ratio(v, v_new, logits, tilt, tilt_new, float(log_rest), float(log_rest_new),
+                                            float(alpha), bool(gibbs)))

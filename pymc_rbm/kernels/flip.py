@@ -47,6 +47,7 @@ from pymc_rbm.kernels.state import RBMState, SweepInfo, check_beta, sigmoid_, te
 
 __all__ = [
     "flip_probability",
+    "stay_probability",
     "flip_layer",
     "flip_hiddens",
     "flip_visibles",
@@ -120,6 +121,35 @@ def flip_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
     logit = np.array(logit, dtype=np.result_type(np.asarray(logit).dtype, np.float32), copy=True)
     on = np.asarray(x) != 0
     return _change_probability_(np.broadcast_to(on, logit.shape), logit, alpha)
+
+
+def stay_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
+    """Probability that each unit keeps its state in one update: ``1 - flip_probability``, without cancellation.
+
+    Assembled from its parts, ``α (1 - q_T) + (1 - α) p(current)``, where
+    ``p(current) = sigmoid(-s)`` is Gibbs' probability of staying; ``1 - q``
+    would round a stay probability of, say, ``1e-22`` to 0.
+
+    Parameters
+    ----------
+    x, logit, alpha
+        As for :func:`flip_probability`.
+
+    Returns
+    -------
+    ndarray of shape (..., n_units)
+
+    Examples
+    --------
+    >>> from pymc_rbm.kernels.flip import stay_probability
+    >>> stay_probability([0, 1, 1], [2.0, 2.0, 0.0]).round(6)
+    array([0.      , 0.864665, 0.5     ])
+    """
+    alpha = _check_alpha(alpha)
+    stay = 1.0 - flip_probability(x, logit, 1.0) if alpha != 0.0 else 0.0
+    if alpha != 1.0:
+        stay = stay * alpha + (1.0 - alpha) * flip_probability(np.asarray(x) == 0, logit, 0.0)
+    return stay
 
 
 def _update_(rng: np.random.Generator, x: np.ndarray, logit: np.ndarray, alpha: float):

@@ -7,8 +7,9 @@ factorises over the units, ``p_RBM(v | h) ∝ exp(a · v)`` with the visible
 logits ``a = vbias + W·h``, but ``L`` need not.
 
 A proposal that ignores ``L`` is exact once Metropolis-corrected, but
-rarely accepted when ``L`` is informative. The tilted proposal draws every
-unit independently from
+rarely accepted when ``L`` is informative. The tilted proposal applies the
+sampler's own layer update (Gibbs, flip-the-state or their mixture) to the
+tilted logits ``a + δ(v)``; for Gibbs every unit is drawn independently from
 
     q(v' | h, v) = Π_i Bernoulli(v'_i; sigmoid(a_i + δ_i(v))),
 
@@ -19,14 +20,16 @@ use its first-order approximation, the gradient; Zhang, Liu & Liu 2022
 the same in discrete Langevin form). It is accepted with the
 Metropolis-Hastings ratio of ``π(v | h)``:
 
-    log r = log L(v') - log L(v)
-            + Σ_i [v_i δ_i(v') - v'_i δ_i(v)]
-            - Σ_i softplus(a_i + δ_i(v')) + Σ_i softplus(a_i + δ_i(v)),
+    log r = log L(v') - log L(v) + a·(v' - v)
+            + log Q(v' -> v; a + δ(v')) - log Q(v -> v'; a + δ(v)),
 
-the ``a · v`` terms of target and proposal cancelling. When ``L`` is a sum
-of per-unit terms the tilt does not depend on ``v``, ``q`` is the exact
-conditional ``π(v | h)`` and every proposal is accepted: the move is then
-block Gibbs on the full target.
+``Q`` the operator's per-unit transition probabilities (for Gibbs this is
+``Σ_i [v_i δ_i(v') - v'_i δ_i(v)] - Σ_i softplus(a_i + δ_i(v')) + Σ_i
+softplus(a_i + δ_i(v))``). When ``L`` is a sum of per-unit terms the tilt
+does not depend on ``v``, the tilted operator is reversible with respect to
+the exact conditional ``π(v | h)`` and every proposal is accepted: the move
+is then that operator (block Gibbs, or flip-the-state with its faster
+mixing) on the full target.
 
 All functions take a batch of rows (the chains) and are pure: the random
 generator is the only input they change.
@@ -36,10 +39,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pymc_rbm.energy import softplus
-from pymc_rbm.kernels.state import sigmoid_
+from pymc_rbm.kernels.flip import flip_layer, flip_probability, stay_probability
 
-__all__ = ["flip_tilt", "propose_tilted", "tilted_log_ratio"]
+__all__ = ["flip_tilt", "propose_tilted", "log_move_probability", "tilted_log_ratio"]
 
 
 def flip_tilt(v: np.ndarray, log_rest: np.ndarray, log_rest_flipped: np.ndarray) -> np.ndarray:
@@ -68,29 +70,59 @@ def flip_tilt(v: np.ndarray, log_rest: np.ndarray, log_rest_flipped: np.ndarray)
     return (1.0 - 2.0 * v) * diff
 
 
-def propose_tilted(rng: np.random.Generator, logits: np.ndarray, tilt: np.ndarray) -> np.ndarray:
-    """Draw ``v'_i ~ Bernoulli(sigmoid(a_i + δ_i))`` independently (stochastic).
+def propose_tilted(rng: np.random.Generator, v: np.ndarray, logits: np.ndarray, tilt: np.ndarray,
+                   alpha: float = 0.0) -> np.ndarray:
+    """The operator's layer update of ``v`` on the tilted logits ``a + δ`` (stochastic).
 
     Parameters
     ----------
     rng : numpy.random.Generator
+    v : ndarray of shape (n_chains, n_visible)
+        Current states (flip-the-state moves from them; Gibbs ignores them).
     logits : ndarray of shape (n_chains, n_visible)
         The RBM's visible logits ``a = vbias + W·h``; not modified.
     tilt : ndarray of shape (n_chains, n_visible)
         ``δ`` from :func:`flip_tilt` (or any other tilt; the ratio of
         :func:`tilted_log_ratio` corrects for it).
+    alpha : float in [0, 1], default 0.0
+        The operator: 0 Gibbs, 1 flip-the-state, or their mixture
+        (:func:`~pymc_rbm.kernels.flip.flip_layer`).
 
     Returns
     -------
     ndarray of float64 of shape (n_chains, n_visible)
         0/1 values.
     """
-    p = sigmoid_(np.add(logits, tilt, dtype=np.float64))
-    return (rng.random(p.shape) < p).astype(np.float64)
+    return flip_layer(rng, np.asarray(v, dtype=np.float64), np.add(logits, tilt, dtype=np.float64), alpha=alpha)
 
 
-def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new) -> np.ndarray:
+def log_move_probability(x, x_new, logit, alpha: float = 0.0) -> np.ndarray:
+    """``log P(x -> x_new)`` of the operator's layer update at the given logits, units independent.
+
+    Parameters
+    ----------
+    x, x_new : ndarray of shape (n_chains, n_units)
+    logit : ndarray of shape (n_chains, n_units)
+    alpha : float in [0, 1], default 0.0
+        As for :func:`propose_tilted`.
+
+    Returns
+    -------
+    ndarray of shape (n_chains,)
+        ``-inf`` where the move is impossible (flip-the-state never keeps a
+        unit in its less probable state).
+    """
+    changed = np.asarray(x) != np.asarray(x_new)
+    p = np.where(changed, flip_probability(x, logit, alpha), stay_probability(x, logit, alpha))
+    with np.errstate(divide="ignore"):
+        return np.log(p).sum(axis=-1)
+
+
+def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new, alpha: float = 0.0) -> np.ndarray:
     """Log Metropolis-Hastings ratio of the tilted move ``v -> v'`` for ``π(v | h) ∝ exp(a·v) L(v)``.
+
+    ``log L(v') - log L(v) + a·(v' - v) + log Q(v' -> v; a + δ(v')) - log Q(v -> v'; a + δ(v))``
+    with ``Q`` the operator's per-unit update (:func:`log_move_probability`).
 
     Parameters
     ----------
@@ -102,22 +134,25 @@ def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new) -
         ``δ(v)`` (which drew ``v'``) and ``δ(v')`` (which would draw ``v`` back).
     log_rest, log_rest_new : ndarray of shape (n_chains,)
         ``log L(v)`` and ``log L(v')``.
+    alpha : float in [0, 1], default 0.0
+        The operator that proposed (0 Gibbs, 1 flip-the-state).
 
     Returns
     -------
     ndarray of shape (n_chains,)
-        ``+inf`` where ``L(v) = 0`` and ``L(v') > 0`` (a move back into the
-        support), ``-inf`` where ``L(v') = 0``.
+        ``-inf`` where ``L(v') = 0`` or the way back is impossible; ``+inf``
+        where ``L(v) = 0`` and ``L(v') > 0`` (a move back into the support).
     """
+    v, v_new = np.asarray(v, dtype=np.float64), np.asarray(v_new, dtype=np.float64)
     forward = np.add(logits, tilt, dtype=np.float64)
     backward = np.add(logits, tilt_new, dtype=np.float64)
+    log_rest, log_rest_new = np.asarray(log_rest, dtype=np.float64), np.asarray(log_rest_new, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        proposal = (
-            np.sum(np.where(v > 0, tilt_new, 0.0), axis=-1)
-            - np.sum(np.where(v_new > 0, tilt, 0.0), axis=-1)
-            - softplus(backward).sum(axis=-1)
-            + softplus(forward).sum(axis=-1)
+        out = (
+            log_rest_new - log_rest
+            + ((v_new - v) * logits).sum(axis=-1)
+            + log_move_probability(v_new, v, backward, alpha)
+            - log_move_probability(v, v_new, forward, alpha)
         )
-        out = np.asarray(log_rest_new, dtype=np.float64) - np.asarray(log_rest, dtype=np.float64) + proposal
-    out = np.where(np.asarray(log_rest_new) == -np.inf, -np.inf, out)
-    return np.where(np.isnan(out) & (np.asarray(log_rest) == -np.inf), np.inf, out)
+    out = np.where(log_rest_new == -np.inf, -np.inf, out)
+    return np.where(np.isnan(out) & (log_rest == -np.inf), np.inf, out)

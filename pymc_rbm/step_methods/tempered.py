@@ -84,6 +84,7 @@ from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.distribution import rbm_params_of
 from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
+from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
@@ -104,6 +105,10 @@ __all__ = ["ReplicaExchange", "has_constant_parameters"]
 
 #: Initial number of replicas when the ladder is adapted.
 INITIAL_TEMPERATURES = 8
+#: Largest flip-the-state weight of the informed proposal. Pure flip-the-state on tilted logits can leave
+#: the corrected chain reducible (some states only reachable by moves whose way back is impossible, so
+#: always rejected; found on exact matrices); a tenth of Gibbs keeps every move possible.
+INFORMED_MAX_ALPHA = 0.9
 #: Fractions of the tune phase after which the ladder is adapted.
 ADAPT_AT = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
 
@@ -144,17 +149,23 @@ class ReplicaExchange(RBMStep):
         Adapt the ladder (number and spacing of rungs) during tuning.
     max_temperatures : int, default 32
         Most replicas the adaptation may use.
-    collapse_below : float, default 0.5
-        Barrier ``Λ`` under which tuning drops every hot replica.
+    collapse_below : float, default 1.5
+        Barrier ``Λ`` under which tuning drops every hot replica. ``Λ`` is
+        about the number of rejected swaps a replica meets on its way across
+        the ladder; below 1.5 the measured models (docs/sampling.md) mixed as
+        well without tempering, for less.
     informed : bool, default True
         With other model terms on ``v``, propose the cold replica's visible
-        units from their conditional tilted by those terms (exact flip
-        differences, one vectorised evaluation of the terms per proposal);
+        units by the operator's update on their logits tilted by those terms
+        (exact flip differences, one vectorised evaluation of the terms per
+        proposal; flip-the-state weight at most ``INFORMED_MAX_ALPHA``);
         ``False`` uses the RBM's own update, accepted by the likelihood ratio.
     sweeps : int or "auto", default "auto"
         Rounds (a sweep of every replica and a swap round) per draw;
         ``"auto"``: as many as the ladder has rungs, so that a replica can
-        cross the ladder between two draws (one when it collapsed).
+        cross the ladder between two draws, and at least two; one when the
+        ladder collapsed and no other term involves ``v`` (the step is then
+        :class:`~pymc_rbm.step_methods.FlipTheState`).
     model, rng, initial_point, compile_kwargs, blocked, compiled, random_start, record_hidden
         As for every RBM step method (:class:`~pymc_rbm.step_methods.base.RBMStep`).
 
@@ -191,7 +202,7 @@ class ReplicaExchange(RBMStep):
         betas=None,
         adapt: bool = True,
         max_temperatures: int = 32,
-        collapse_below: float = 0.5,
+        collapse_below: float = 1.5,
         informed: bool = True,
         sweeps="auto",
         **kwargs,
@@ -200,6 +211,7 @@ class ReplicaExchange(RBMStep):
         if isinstance(sweeps, str) and not self.auto_sweeps:
             raise ValueError(f'sweeps must be "auto" or an integer >= 1, got {sweeps!r}')
         self.alpha = operator_alpha(operator)
+        self.informed_alpha = min(self.alpha, INFORMED_MAX_ALPHA)
         self.operator = operator
         self.keeps_hidden = not (isinstance(operator, str) and operator == "gibbs")
         self._sweep_kernel = build_operator(operator)
@@ -330,7 +342,7 @@ class ReplicaExchange(RBMStep):
         m = self.max_temperatures
         betas = np.full(m, np.nan)
         betas[: self.betas.size] = self.betas
-        attempted = swap[np.isfinite(swap)]
+        attempted = swap[np.isfinite(swap)] if self.n_temperatures > 1 else swap[:0]
         return {
             "n_temperatures": self.n_temperatures,
             "swap_accept": float(attempted.mean()) if attempted.size else np.nan,
@@ -371,19 +383,12 @@ class ReplicaExchange(RBMStep):
         accept_sum, accepted = np.zeros(n), np.zeros(n)
         swap_sum = np.zeros(max(k - 1, 1))
         swap_n = np.zeros(max(k - 1, 1))
-        for _ in range(k if self.auto_sweeps else self.sweeps):
-            state = self._replicas
-            hot = k - 1 if corrected else k
-            if hot:
-                flat = RBMState(state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1))
-                new, _ = self._sweep_kernel(self.rng, flat, params, np.repeat(self.betas[:hot], n))
-                state.v[:hot] = new.v.reshape(hot, n, -1)
-                state.h[:hot] = new.h.reshape(hot, n, -1)
-            if corrected:
-                v_int, log_rest = self._cold_sweep(point, params, v_int, log_rest, accept_sum, accepted)
-            if k > 1:
-                v_int, log_rest = self._swap_round(point, params, v_int if corrected else None,
-                                                   log_rest if corrected else None, swap_sum, swap_n)
+        rounds = max(k, 2) if self.auto_sweeps else self.sweeps
+        for _ in range(rounds):
+            v_int, log_rest = self._round(point, params, v_int if corrected else None,
+                                          log_rest if corrected else None, accept_sum, accepted, swap_sum, swap_n)
+        self._swap_sum[: k - 1] += swap_sum[: k - 1]
+        self._swap_n[: k - 1] += swap_n[: k - 1]
         if corrected:
             self._rest_cache = (self._rest_cache[0], log_rest)
         cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
@@ -392,7 +397,6 @@ class ReplicaExchange(RBMStep):
         n_changed = np.count_nonzero(cold_v != v_start, axis=-1)
         n_hidden_changed = np.count_nonzero(cold_h != h_start, axis=-1)
         if corrected:
-            rounds = k if self.auto_sweeps else self.sweeps
             accept, accept_rate = accept_sum / rounds, accepted / rounds
         else:
             accept = accept_rate = self._ones
@@ -401,11 +405,39 @@ class ReplicaExchange(RBMStep):
         if self.record_hidden:
             stats["hidden"] = cold_h.astype(np.int8).reshape(-1)
         swap = np.full(self.max_temperatures - 1, np.nan)
-        with np.errstate(invalid="ignore"):
-            swap[: k - 1] = np.where(swap_n[: k - 1] > 0, swap_sum[: k - 1] / np.maximum(swap_n[: k - 1], 1), np.nan)
+        if k > 1:
+            tried = swap_n[: k - 1] > 0
+            swap[: k - 1][tried] = swap_sum[: k - 1][tried] / swap_n[: k - 1][tried]
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)
         return out, [stats], swap
+
+    def _round(self, point, params, v_int, log_rest, accept_sum, accepted, swap_sum, swap_n):
+        """One round: every replica's sweep, then the swaps of the round's parity.
+
+        Compiled (one call for the RBM's replicas) where the step's draws are
+        compiled, else the NumPy kernels; the cold replica of a model with
+        other terms is moved and swapped here, row by row.
+        """
+        state = self._replicas
+        k, n = self.n_temperatures, self._n_chains
+        corrected = v_int is not None
+        hot = k - 1 if corrected else k
+        parity = state.n_rounds % 2
+        if self.compiled and hot:
+            compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
+                                    self._labels, swap_sum, swap_n, alpha=self.alpha, gibbs=not self.keeps_hidden)
+        elif hot:
+            flat = RBMState(state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1))
+            new, _ = self._sweep_kernel(self.rng, flat, params, np.repeat(self.betas[:hot], n))
+            state.v[:hot] = new.v.reshape(hot, n, -1)
+            state.h[:hot] = new.h.reshape(hot, n, -1)
+        if corrected:
+            v_int, log_rest = self._cold_sweep(point, params, v_int, log_rest, accept_sum, accepted)
+        if k > 1:
+            v_int, log_rest = self._swap_round(point, params, v_int, log_rest, swap_sum, swap_n,
+                                               hot_swapped=self.compiled)
+        return v_int, log_rest
 
     def _rest_value(self, point, v_int, moved: bool) -> float:
         """``log L`` at the incoming state, cached while ``v`` and ``L``'s other inputs stay."""
@@ -421,64 +453,92 @@ class ReplicaExchange(RBMStep):
     def _cold_sweep(self, point, params, v_int, log_rest, accept_sum, accepted):
         """The cold replica's hidden update, then its (informed or corrected) visible move, row by row."""
         state = self._replicas
-        v, h = state.v[-1], state.h[-1]
+        v = state.v[-1]
+        single = self._n_chains == 1  # then the tilt at the current state is kept between sweeps
+        if single and self.informed and self.compiled:  # hidden update and tilted proposal in one call
+            if self._tilt is None:
+                self._tilt, log_rest = self.other_terms.tilt(point, v_int, 0, log_rest)
+            h, proposal, a_v = compiled.informed_proposal(
+                self.rng, v, state.h[-1], self.params, self.W_T, self._tilt, alpha=self.alpha,
+                alpha_visible=self.informed_alpha, gibbs=not self.keeps_hidden)
+            state.h[-1] = h
+            return self._visible_move(point, v, v_int, log_rest, a_v, proposal[0], 0, accept_sum, accepted)
         a_h = hidden_activation(v, params)
-        h = self._update_hidden(h, a_h) if self.keeps_hidden else self._draw_hidden(a_h)
+        h = self._update_hidden(state.h[-1], a_h) if self.keeps_hidden else self._draw_hidden(a_h)
         state.h[-1] = h
         a_v = visible_activation(h, params)
-        single = self._n_chains == 1  # then the tilt at the current state is kept between sweeps
         for row in range(self._n_chains):
             if self.informed:
                 if single and self._tilt is not None:
                     tilt = self._tilt
                 else:
                     tilt, log_rest = self.other_terms.tilt(point, v_int, row, log_rest)
-                proposal = propose_tilted(self.rng, a_v[row][None], tilt[None])[0]
+                    if single:
+                        self._tilt = tilt
+                proposal = propose_tilted(self.rng, v[row][None], a_v[row][None], tilt[None], self.informed_alpha)[0]
             else:
                 proposal = self._update_visible(v[row][None], a_v[row][None])[0]
-            if single and self.informed:
-                self._tilt = tilt
-            if np.array_equal(proposal, v[row]):
-                accept_sum[row] += 1.0
-                accepted[row] += 1.0
-                continue
-            new_int = v_int.copy()
-            new_int.reshape(self._n_chains, -1)[row] = proposal
-            if self.informed:
-                tilt_new, log_new = self.other_terms.tilt(point, new_int, row)
-                log_ratio = tilted_log_ratio(
-                    v[row][None], proposal[None], a_v[row][None], tilt[None], tilt_new[None],
-                    np.array([log_rest]), np.array([log_new]),
-                )[0]
-            else:
-                log_new = self.other_terms.log_rest(point, new_int)
-                log_ratio = np.inf if log_rest == -np.inf else log_new - log_rest
-            accept_sum[row] += acceptance_probability(log_ratio)
-            if metropolis_accept(self.rng, log_ratio):
-                accepted[row] += 1.0
-                v[row] = proposal
-                v_int, log_rest = new_int, log_new
-                if single and self.informed:
-                    self._tilt = tilt_new
+            v_int, log_rest = self._visible_move(point, v, v_int, log_rest, a_v, proposal, row, accept_sum, accepted,
+                                                 tilt=tilt if self.informed else None)
         return v_int, log_rest
 
-    def _swap_round(self, point, params, v_int, log_rest, swap_sum, swap_n):
-        """Swap neighbouring replicas (even or odd pairs by the round's parity); the cold pair carries ``L``."""
+    def _visible_move(self, point, v, v_int, log_rest, a_v, proposal, row, accept_sum, accepted, tilt=None):
+        """Accept or reject row ``row``'s proposal for ``π(v | h) ∝ p(v | h) L(v)`` (tilted or plain ratio)."""
+        if np.array_equal(proposal, v[row]):
+            accept_sum[row] += 1.0
+            accepted[row] += 1.0
+            return v_int, log_rest
+        new_int = v_int.copy()
+        new_int.reshape(self._n_chains, -1)[row] = proposal
+        if self.informed:
+            tilt = self._tilt if tilt is None else tilt
+            tilt_new, log_new = self.other_terms.tilt(point, new_int, row)
+            if self.compiled:
+                log_ratio = compiled.tilted_log_ratio(v[row], proposal, a_v[row], tilt, tilt_new, log_rest, log_new,
+                                                      alpha=self.informed_alpha, gibbs=not self.keeps_hidden)
+            else:
+                log_ratio = tilted_log_ratio(
+                    v[row][None], proposal[None], a_v[row][None], tilt[None], tilt_new[None],
+                    np.array([log_rest]), np.array([log_new]), alpha=self.informed_alpha,
+                )[0]
+        else:
+            log_new = self.other_terms.log_rest(point, new_int)
+            log_ratio = np.inf if log_rest == -np.inf else log_new - log_rest
+        accept_sum[row] += acceptance_probability(log_ratio)
+        if metropolis_accept(self.rng, log_ratio):
+            accepted[row] += 1.0
+            v[row] = proposal
+            v_int, log_rest = new_int, log_new
+            if self._n_chains == 1 and self.informed:
+                self._tilt = tilt_new
+        return v_int, log_rest
+
+    def _swap_round(self, point, params, v_int, log_rest, swap_sum, swap_n, *, hot_swapped: bool):
+        """Swap neighbouring replicas (even or odd pairs by the round's parity); the cold pair carries ``L``.
+
+        ``hot_swapped``: the pairs among the RBM's own replicas were swapped
+        already (by the compiled round); only the cold pair is left.
+        """
         state = self._replicas
         k, n = self.n_temperatures, self._n_chains
         corrected = v_int is not None
-        e = energy(state.v, state.h, params)  # (k, n)
-        log_ratio = np.diff(self.betas)[:, None] * np.diff(e, axis=0)
         pairs = np.arange(state.n_rounds % 2, k - 1, 2)
         cold = corrected and pairs.size and pairs[-1] == k - 2
         if cold:
             pairs = pairs[:-1]
-        accepted = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
-        swap_sum[pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
-        swap_n[pairs] += n
-        lower, chain = np.nonzero(accepted)
-        self._labels[lower, chain], self._labels[lower + 1, chain] = self._labels[lower + 1, chain], self._labels[lower, chain]
+        if not hot_swapped and pairs.size:
+            e = energy(state.v, state.h, params)  # (k, n)
+            log_ratio = np.diff(self.betas)[:, None] * np.diff(e, axis=0)
+            accepted = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
+            swap_sum[pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
+            swap_n[pairs] += n
+            lower, chain = np.nonzero(accepted)
+            self._labels[lower, chain], self._labels[lower + 1, chain] = (
+                self._labels[lower + 1, chain], self._labels[lower, chain])
         if cold:  # row by row, L evaluated at the batch with only that row changed
+            e = energy(state.v[-2:], state.h[-2:], params)
+            log_ratio = np.zeros((k - 1, n))
+            log_ratio[k - 2] = (self.betas[-1] - self.betas[-2]) * (e[1] - e[0])
             for row in range(n):
                 new_int = v_int.copy()
                 new_int.reshape(n, -1)[row] = state.v[-2, row]
@@ -494,12 +554,13 @@ class ReplicaExchange(RBMStep):
                     self._tilt = None
         self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
         self._count_round_trips()
-        self._swap_sum[: k - 1] += swap_sum[: k - 1]
-        self._swap_n[: k - 1] += swap_n[: k - 1]
         return v_int, log_rest
 
     def _count_round_trips(self) -> None:
         """A replica that went from the bottom rung to the top and back to the bottom completes a round trip."""
+        if self.compiled:
+            self.round_trips += compiled.count_round_trips(self._labels, self._last_end, self._went_up)
+            return
         cols = np.arange(self._labels.shape[1])
         top, bottom = self._labels[-1], self._labels[0]
         up = self._last_end[top, cols] == 1

@@ -15,6 +15,7 @@ from pymc_rbm import RBMParams
 from pymc_rbm import testing as ht
 from pymc_rbm.estimators.exact import binary_states
 from pymc_rbm.kernels.informed import flip_tilt, propose_tilted, tilted_log_ratio
+from pymc_rbm.step_methods.tempered import INFORMED_MAX_ALPHA
 
 NV, NH = 3, 2
 C = np.array([1.5, -2.0, 0.7])
@@ -47,40 +48,82 @@ def target(params, log_rest):
     return p / p.sum()
 
 
-@pytest.mark.parametrize("kernel", ["flip", "gibbs"])
+KERNELS = ["gibbs", 0.5, INFORMED_MAX_ALPHA]
+
+
+def test_pure_flip_the_state_proposals_can_make_the_chain_reducible(params):
+    """Why the step caps the flip weight of informed proposals: alpha = 1 is exact but not irreducible here."""
+    t_h, _ = ht.layer_matrices(params, "flip")
+    T = t_h @ ht.informed_visible_matrix(params, coupled, "flip")
+    ht.assert_stationary(target(params, coupled), T)
+    assert not ht.is_irreducible(T)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=str)
 def test_tilted_move_leaves_the_full_target_invariant(params, kernel):
     pi = target(params, coupled)
     t_h, _ = ht.layer_matrices(params, kernel)
-    ht.assert_converges(pi, t_h @ ht.informed_visible_matrix(params, coupled))
+    ht.assert_converges(pi, t_h @ ht.informed_visible_matrix(params, coupled, kernel))
 
 
+@pytest.mark.parametrize("kernel", KERNELS, ids=str)
 @pytest.mark.parametrize("correction", ["none", "likelihood"])
-def test_tilted_move_without_its_correction_is_caught(params, correction):
+def test_tilted_move_without_its_correction_is_caught(params, kernel, correction):
+    pi = target(params, coupled)
+    t_h, _ = ht.layer_matrices(params, kernel)
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, t_h @ ht.informed_visible_matrix(params, coupled, kernel, correction=correction))
+
+
+def test_a_ratio_for_the_wrong_operator_is_caught(params):
+    """Flip-the-state's tilted proposal accepted with Gibbs' ratio: the likely slip."""
     pi = target(params, coupled)
     t_h, _ = ht.layer_matrices(params, "flip")
+    v, h = ht.joint_states(NV, NH)
+    n = v.shape[0]
+    logits = params.vbias + h @ params.W.T
+    forward = exact_tilt(v, coupled)
+    from pymc_rbm.kernels.flip import flip_probability, stay_probability
+
+    T = np.zeros((n, n))
+    for v_new in binary_states(NV):
+        vn = np.broadcast_to(v_new, v.shape)
+        changed = vn != v
+        q = np.where(changed, flip_probability(v, logits + forward, 1.0), stay_probability(v, logits + forward, 1.0))
+        log_r = tilted_log_ratio(v, vn, logits, forward, exact_tilt(vn, coupled), coupled(v), coupled(vn), alpha=0.0)
+        moved = changed.any(axis=1)
+        T[np.arange(n), ht.joint_index(vn, h)] += np.where(moved, q.prod(axis=1) * np.exp(np.minimum(log_r, 0)), 0)
+    T[np.arange(n), np.arange(n)] += 1.0 - T.sum(axis=1)
     with pytest.raises(AssertionError, match="not stationary"):
-        ht.assert_stationary(pi, t_h @ ht.informed_visible_matrix(params, coupled, correction=correction))
+        ht.assert_stationary(pi, t_h @ T)
 
 
-def test_per_unit_evidence_is_always_accepted(params):
-    """``L`` a sum of per-unit terms: the tilted proposal is the exact conditional, every ratio is 0."""
+@pytest.mark.parametrize("kernel", KERNELS, ids=str)
+def test_per_unit_evidence_is_always_accepted(params, kernel):
+    """``L`` a sum of per-unit terms: the tilted operator is reversible for the exact conditional, ratio 1."""
+    from pymc_rbm.kernels.informed import log_move_probability
+    from pymc_rbm.kernels.operators import operator_alpha
+
+    alpha = operator_alpha(kernel)
     v, h = ht.joint_states(NV, NH)
     logits = params.vbias + h @ params.W.T
     tilt = exact_tilt(v, per_unit)
     np.testing.assert_allclose(tilt, np.broadcast_to(C, tilt.shape))
     for v_new in binary_states(NV):
         vn = np.broadcast_to(v_new, v.shape)
-        log_r = tilted_log_ratio(v, vn, logits, tilt, exact_tilt(vn, per_unit), per_unit(v), per_unit(vn))
-        np.testing.assert_allclose(log_r, 0.0, atol=1e-12)
+        possible = np.isfinite(log_move_probability(v, vn, logits + tilt, alpha))
+        log_r = tilted_log_ratio(v, vn, logits, tilt, exact_tilt(vn, per_unit), per_unit(v), per_unit(vn), alpha)
+        np.testing.assert_allclose(log_r[possible], 0.0, atol=1e-12)
     # and the uncorrected tilted move is then exact too
-    ht.assert_stationary(target(params, per_unit), ht.informed_visible_matrix(params, per_unit, correction="none"))
+    ht.assert_stationary(target(params, per_unit),
+                         ht.informed_visible_matrix(params, per_unit, kernel, correction="none"))
 
 
 def test_proposal_frequencies_follow_the_tilted_conditional():
     rng = np.random.default_rng(3)
     logits = np.array([[0.3, -1.0, 2.0]])
     tilt = np.array([[1.0, 0.5, -3.0]])
-    draws = np.concatenate([propose_tilted(rng, logits, tilt) for _ in range(20000)])
+    draws = np.concatenate([propose_tilted(rng, np.zeros((1, 3)), logits, tilt) for _ in range(20000)])
     p_on = 1.0 / (1.0 + np.exp(-(logits + tilt)))[0]
     counts = np.bincount(ht.state_index(draws), minlength=8)
     probs = np.array([np.prod(np.where(s > 0, p_on, 1 - p_on)) for s in binary_states(3)])

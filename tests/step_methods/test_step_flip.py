@@ -148,15 +148,24 @@ def test_rbm_alone_matches_enumeration(params, rbm_model, options):
 
 
 def test_likelihood_is_corrected_automatically(params, likelihood_model):
-    """y ~ N(v·a, σ) observed: pm.sample's own FlipTheState samples p(v | y) exactly."""
+    """y ~ N(v·a, σ) observed: FlipTheState finds the term and samples p(v | y) exactly."""
     with likelihood_model:
-        idata = pm.sample(draws=3000, chains=2, cores=1, random_seed=2, **SAMPLE)
+        step = FlipTheState([likelihood_model["v"]], random_start=False)
+        idata = pm.sample(draws=3000, chains=2, cores=1, random_seed=2, step=step, **SAMPLE)
     assert_visible_distribution(draws(idata), posterior_log_p(params), label="likelihood")
     accept = idata.sample_stats["accept"].values
     assert 0.05 < accept.mean() < 0.95  # the correction did work
     # the prior alone is far from this posterior: the test can tell them apart
     with pytest.raises(AssertionError):
         assert_visible_distribution(draws(idata), log_marginal_visible(params))
+
+
+def test_default_step_samples_the_posterior(params, likelihood_model):
+    """pm.sample's default (ReplicaExchange, informed moves of the cold replica) samples p(v | y) too."""
+    with likelihood_model:
+        idata = pm.sample(draws=3000, chains=2, cores=1, random_seed=2, **SAMPLE)
+    assert "n_temperatures" in idata.sample_stats
+    assert_visible_distribution(draws(idata), posterior_log_p(params), label="default")
 
 
 def test_batch_of_chains(params):

@@ -22,7 +22,9 @@ from pymc_rbm.datasets import bundled_rbm
 from pymc_rbm.energy import energy
 from pymc_rbm.estimators.exact import log_marginal_visible
 from pymc_rbm.kernels import RBMState
+from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.kernels.tempering import TemperedState
+from pymc_rbm.step_methods.tempered import INFORMED_MAX_ALPHA
 
 NV, NH = 2, 1
 C = np.array([1.2, -0.8])
@@ -70,7 +72,7 @@ def sweep_matrix(params, betas, with_rest, kernel="flip"):
     mats = [ht.transition_matrix(params, kernel, b) for b in betas]
     if with_rest:
         t_h, _ = ht.layer_matrices(params, kernel)
-        mats[-1] = t_h @ ht.informed_visible_matrix(params, log_rest)
+        mats[-1] = t_h @ ht.informed_visible_matrix(params, log_rest, min(operator_alpha(kernel), INFORMED_MAX_ALPHA))
     T = np.ones((pv.shape[0], pv.shape[0]))
     for m, v, h in zip(mats, vs, hs):
         idx = ht.joint_index(v, h)
@@ -265,7 +267,7 @@ def total_variation(params, draws):
 
 def test_default_moves_between_the_modes_of_the_bundled_model():
     """Defaults on the sharp bundled model: tuning builds a ladder, and the draws match the exact distribution."""
-    params, idata = sample_bundled(3, draws=500, tune=500, chains=2)
+    params, idata = sample_bundled(3, draws=500, tune=500, chains=4)
     stats = idata.sample_stats
     assert int(stats["n_temperatures"].min()) >= 4
     assert float(stats["barrier"].isel(draw=-1).min()) > 2.0
