@@ -442,6 +442,7 @@ class RBMStep(BlockedStep):
     @sampling_state.setter
     def sampling_state(self, state: RBMStepState) -> None:
         WithSamplingState.sampling_state.fset(self, state)
+        self._start_pending = False  # a resumed chain has started already
         self._rest_cache = None
         vs = self.visible_state
         self._v_left = None if vs is None else vs.astype(self._out_dtype).tobytes()

@@ -79,6 +79,7 @@ import numbers
 import numpy as np
 from pymc.distributions.distribution import SymbolicRandomVariable
 from pymc.step_methods.compound import Competence
+from pymc.step_methods.state import dataclass_state
 from pytensor.graph.traversal import ancestors
 from pytensor.tensor.random.op import RandomVariable
 
@@ -99,9 +100,9 @@ from pymc_rbm.kernels.tempering import (
     uniform_ladder,
 )
 from pymc_rbm.params import RBMParams
-from pymc_rbm.step_methods.base import RBMStep, is_rbm_variable
+from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable
 
-__all__ = ["ReplicaExchange", "has_constant_parameters"]
+__all__ = ["ReplicaExchange", "ReplicaExchangeState", "has_constant_parameters"]
 
 #: Initial number of replicas when the ladder is adapted.
 INITIAL_TEMPERATURES = 8
@@ -125,6 +126,35 @@ def has_constant_parameters(var) -> bool:
     return not any(
         x.owner is not None and isinstance(x.owner.op, random_ops) for x in ancestors(list(rbm_params_of(var)))
     )
+
+
+@dataclass_state
+class ReplicaExchangeState(RBMStepState):
+    """The sampling state of a :class:`ReplicaExchange` step: the replicas, the ladder and its bookkeeping.
+
+    Besides :class:`~pymc_rbm.step_methods.base.RBMStepState`: ``betas`` and
+    ``barrier`` (the ladder), ``replica_visible`` / ``replica_hidden`` (shape
+    ``(n_replicas, n_chains, n)``) and ``replica_rounds`` (rounds so far, whose
+    parity picks the next swaps), ``replica_labels``, ``trip_ends``,
+    ``trip_up`` and ``round_trips`` (round-trip counting), ``swap_sum`` and
+    ``swap_n`` (swap statistics since the last adaptation), ``ladder_draw``,
+    ``ladder_tune`` and ``ladder_adapt_at`` (where the chain is in its tuning).
+    """
+
+    betas: np.ndarray | None = None
+    barrier: float = np.nan
+    replica_visible: np.ndarray | None = None
+    replica_hidden: np.ndarray | None = None
+    replica_rounds: int = 0
+    replica_labels: np.ndarray | None = None
+    trip_ends: np.ndarray | None = None
+    trip_up: np.ndarray | None = None
+    round_trips: int = 0
+    swap_sum: np.ndarray | None = None
+    swap_n: np.ndarray | None = None
+    ladder_draw: int = 0
+    ladder_tune: int = 0
+    ladder_adapt_at: list | None = None
 
 
 class ReplicaExchange(RBMStep):
@@ -163,8 +193,8 @@ class ReplicaExchange(RBMStep):
     sweeps : int or "auto", default "auto"
         Rounds (a sweep of every replica and a swap round) per draw;
         ``"auto"``: as many as the ladder has rungs, so that a replica can
-        cross the ladder between two draws, and at least two; one when the
-        ladder collapsed and no other term involves ``v`` (the step is then
+        cross the ladder between two draws (one when it collapsed; without
+        other terms on ``v`` the step is then
         :class:`~pymc_rbm.step_methods.FlipTheState`).
     model, rng, initial_point, compile_kwargs, blocked, compiled, random_start, record_hidden
         As for every RBM step method (:class:`~pymc_rbm.step_methods.base.RBMStep`).
@@ -193,6 +223,7 @@ class ReplicaExchange(RBMStep):
     """
 
     name = "replica_exchange"
+    _state_class = ReplicaExchangeState
 
     def __init__(
         self,
@@ -293,28 +324,70 @@ class ReplicaExchange(RBMStep):
         self.barrier = np.nan
         self._replicas = None  # TemperedState of (K, B, ·), the cold replica last
         self._tilt = None  # the informed move's tilt at the cold state (a single chain only)
-        self._draw = 0
-        self._tune_draws = 0
-        self._adapt_points: list[int] = []
+        self.ladder_draw = 0
+        self.ladder_tune = 0
+        self.ladder_adapt_at: list[int] = []
         self._reset_counters()
 
     def _reset_counters(self) -> None:
         """Forget swap acceptance and round trips (after a new ladder, and when tuning ends)."""
         k = self.betas.size
-        self._swap_sum = np.zeros(max(k - 1, 0))
-        self._swap_n = np.zeros(max(k - 1, 0))
+        self.swap_sum = np.zeros(max(k - 1, 0))
+        self.swap_n = np.zeros(max(k - 1, 0))
         self.round_trips = 0
-        self._last_end = np.zeros((k, self._n_chains), dtype=np.int8)  # per label and row: 0 -, 1 bottom, 2 top
-        self._went_up = np.zeros((k, self._n_chains), dtype=bool)  # reached the top since the bottom
-        self._labels = np.repeat(np.arange(k)[:, None], self._n_chains, axis=1)
+        self.trip_ends = np.zeros((k, self._n_chains), dtype=np.int8)  # per label and row: 0 -, 1 bottom, 2 top
+        self.trip_up = np.zeros((k, self._n_chains), dtype=bool)  # reached the top since the bottom
+        self.replica_labels = np.repeat(np.arange(k)[:, None], self._n_chains, axis=1)
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         """Take the chain's generator, start a fresh ladder and plan its adaptation."""
         super().setup_chain(rng, tune, draws)
         self._reset_ladder()
-        self._tune_draws = int(tune)
+        self.ladder_tune = int(tune)
         if self.adapt and tune >= 32:
-            self._adapt_points = sorted({max(int(tune * f), 1) for f in ADAPT_AT})
+            self.ladder_adapt_at = sorted({max(int(tune * f), 1) for f in ADAPT_AT})
+
+    @property
+    def replica_visible(self):
+        """Visible states of the replicas, shape (n_replicas, n_chains, n_visible); None before a draw."""
+        return None if self._replicas is None else self._replicas.v
+
+    @replica_visible.setter
+    def replica_visible(self, value) -> None:
+        self._set_replicas(v=value)
+
+    @property
+    def replica_hidden(self):
+        """Hidden states of the replicas, shape (n_replicas, n_chains, n_hidden); None before a draw."""
+        return None if self._replicas is None else self._replicas.h
+
+    @replica_hidden.setter
+    def replica_hidden(self, value) -> None:
+        self._set_replicas(h=value)
+
+    @property
+    def replica_rounds(self) -> int:
+        """Rounds made so far by the replicas (its parity picks the next swap pairs)."""
+        return 0 if self._replicas is None else int(self._replicas.n_rounds)
+
+    @replica_rounds.setter
+    def replica_rounds(self, value) -> None:
+        self._set_replicas(n_rounds=int(value))
+
+    def _set_replicas(self, **parts) -> None:
+        """Set parts of the replicas (a resumed state sets them one by one; see ``sampling_state``)."""
+        current = self._replicas if self._replicas is not None else TemperedState(None, None, 0)
+        self._replicas = current._replace(**parts)
+
+    @RBMStep.sampling_state.setter
+    def sampling_state(self, state) -> None:
+        """Resume from a stored state: the replicas, the ladder and the tuning continue where they were."""
+        RBMStep.sampling_state.fset(self, state)
+        if self._replicas is not None and (self._replicas.v is None or self._replicas.h is None):
+            self._replicas = None
+        if self._replicas is not None:
+            self._v_left = self._replicas.v[-1].astype(self._out_dtype).tobytes()
+        self._tilt = None
 
     # ------------------------------------------------------------ the draw
     @property
@@ -325,16 +398,16 @@ class ReplicaExchange(RBMStep):
     def step(self, point):
         """One draw: ``sweeps`` rounds of replica sweeps and swaps (stochastic); adapts while tuning."""
         point = self._chain_start(point)
-        self._draw += 1
+        self.ladder_draw += 1
         if self.n_temperatures == 1 and not (self.corrected and self.informed):
             out, stats = super().step(point)  # the local step's own fast path
             swap = np.full(self.max_temperatures - 1, np.nan)
         else:
             out, stats, swap = self._tempered_step(point)
         stats[0].update(self._ladder_stats(swap))
-        if self._draw in self._adapt_points and self._draw <= self._tune_draws:
+        if self.ladder_draw in self.ladder_adapt_at and self.ladder_draw <= self.ladder_tune:
             self._adapt_ladder()
-        elif self._draw == self._tune_draws:
+        elif self.ladder_draw == self.ladder_tune:
             self._reset_counters()  # round trips and acceptance of the frozen ladder only
         return out, stats
 
@@ -383,12 +456,12 @@ class ReplicaExchange(RBMStep):
         accept_sum, accepted = np.zeros(n), np.zeros(n)
         swap_sum = np.zeros(max(k - 1, 1))
         swap_n = np.zeros(max(k - 1, 1))
-        rounds = max(k, 2) if self.auto_sweeps else self.sweeps
+        rounds = k if self.auto_sweeps else self.sweeps
         for _ in range(rounds):
             v_int, log_rest = self._round(point, params, v_int if corrected else None,
                                           log_rest if corrected else None, accept_sum, accepted, swap_sum, swap_n)
-        self._swap_sum[: k - 1] += swap_sum[: k - 1]
-        self._swap_n[: k - 1] += swap_n[: k - 1]
+        self.swap_sum[: k - 1] += swap_sum[: k - 1]
+        self.swap_n[: k - 1] += swap_n[: k - 1]
         if corrected:
             self._rest_cache = (self._rest_cache[0], log_rest)
         cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
@@ -426,7 +499,7 @@ class ReplicaExchange(RBMStep):
         parity = state.n_rounds % 2
         if self.compiled and hot:
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
-                                    self._labels, swap_sum, swap_n, alpha=self.alpha, gibbs=not self.keeps_hidden)
+                                    self.replica_labels, swap_sum, swap_n, alpha=self.alpha, gibbs=not self.keeps_hidden)
         elif hot:
             flat = RBMState(state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1))
             new, _ = self._sweep_kernel(self.rng, flat, params, np.repeat(self.betas[:hot], n))
@@ -533,8 +606,8 @@ class ReplicaExchange(RBMStep):
             swap_sum[pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
             swap_n[pairs] += n
             lower, chain = np.nonzero(accepted)
-            self._labels[lower, chain], self._labels[lower + 1, chain] = (
-                self._labels[lower + 1, chain], self._labels[lower, chain])
+            self.replica_labels[lower, chain], self.replica_labels[lower + 1, chain] = (
+                self.replica_labels[lower + 1, chain], self.replica_labels[lower, chain])
         if cold:  # row by row, L evaluated at the batch with only that row changed
             e = energy(state.v[-2:], state.h[-2:], params)
             log_ratio = np.zeros((k - 1, n))
@@ -549,7 +622,7 @@ class ReplicaExchange(RBMStep):
                 if metropolis_accept(self.rng, ratio):
                     for x in (state.v, state.h):
                         x[[-2, -1], row] = x[[-1, -2], row]
-                    self._labels[[-2, -1], row] = self._labels[[-1, -2], row]
+                    self.replica_labels[[-2, -1], row] = self.replica_labels[[-1, -2], row]
                     v_int, log_rest = new_int, log_new
                     self._tilt = None
         self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
@@ -559,17 +632,17 @@ class ReplicaExchange(RBMStep):
     def _count_round_trips(self) -> None:
         """A replica that went from the bottom rung to the top and back to the bottom completes a round trip."""
         if self.compiled:
-            self.round_trips += compiled.count_round_trips(self._labels, self._last_end, self._went_up)
+            self.round_trips += compiled.count_round_trips(self.replica_labels, self.trip_ends, self.trip_up)
             return
-        cols = np.arange(self._labels.shape[1])
-        top, bottom = self._labels[-1], self._labels[0]
-        up = self._last_end[top, cols] == 1
-        self._went_up[top[up], cols[up]] = True
-        self._last_end[top, cols] = 2
-        done = (self._last_end[bottom, cols] == 2) & self._went_up[bottom, cols]
+        cols = np.arange(self.replica_labels.shape[1])
+        top, bottom = self.replica_labels[-1], self.replica_labels[0]
+        up = self.trip_ends[top, cols] == 1
+        self.trip_up[top[up], cols[up]] = True
+        self.trip_ends[top, cols] = 2
+        done = (self.trip_ends[bottom, cols] == 2) & self.trip_up[bottom, cols]
         self.round_trips += int(done.sum())
-        self._went_up[bottom[done], cols[done]] = False
-        self._last_end[bottom, cols] = 1
+        self.trip_up[bottom[done], cols[done]] = False
+        self.trip_ends[bottom, cols] = 1
 
     # ------------------------------------------------------------ tuning
     def _adapt_ladder(self) -> None:
@@ -580,9 +653,9 @@ class ReplicaExchange(RBMStep):
         comes from ``L`` and no rung of the RBM's ladder can lower it.
         """
         k = self.n_temperatures
-        if k < 2 or not np.all(self._swap_n > 0):
+        if k < 2 or not np.all(self.swap_n > 0):
             return
-        rejection = 1.0 - self._swap_sum / self._swap_n
+        rejection = 1.0 - self.swap_sum / self.swap_n
         ladder = self.betas
         if self.corrected:
             ladder, rejection = ladder[:-1], rejection[:-1]

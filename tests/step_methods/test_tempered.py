@@ -284,3 +284,37 @@ def test_the_ladder_collapses_where_tempering_is_not_needed():
         idata = pm.sample(draws=50, tune=200, chains=1, progressbar=False, compute_convergence_checks=False,
                           random_seed=4)
     assert idata.sample_stats["n_temperatures"].values[0, -1] == 1
+
+
+@pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
+def test_sampling_state_resumes_exactly(with_rest):
+    """Stop a chain in tuning, resume a fresh step from its sampling_state: the same draws, the same ladder."""
+    params = bundled_rbm()
+
+    def make():
+        with pm.Model() as model:
+            v = RBM("v", params.W, params.vbias, params.hbias)
+            if with_rest:
+                pm.Normal("y", v[:4].sum(), 1.0, observed=2.0)
+            step = ReplicaExchange([v])
+        return model, step
+
+    model, step = make()
+    step.setup_chain(np.random.default_rng(6), 64, 20)
+    point, whole = model.initial_point(), []
+    for _ in range(84):
+        point, stats = step.step(point)
+        whole.append((point["v"].copy(), stats[0]["betas"]))
+    model, first = make()
+    first.setup_chain(np.random.default_rng(6), 64, 20)
+    point = model.initial_point()
+    for _ in range(30):
+        point, _ = first.step(point)
+    state = first.sampling_state
+    _, resumed = make()
+    resumed.setup_chain(np.random.default_rng(99), 64, 20)  # overwritten by the state
+    resumed.sampling_state = state
+    for i in range(30, 84):
+        point, stats = resumed.step(point)
+        np.testing.assert_array_equal(point["v"], whole[i][0])
+        np.testing.assert_array_equal(stats[0]["betas"], whole[i][1])
