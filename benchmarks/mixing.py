@@ -12,6 +12,11 @@ its main run draws as many as fit in that time. The table gives
   (TV of well-mixed draws falls like ``1 / sqrt(draws)``);
 - ``ESS/s F``: ESS of the free energy ``F(v)`` per second (ArviZ, over chains);
 - ``trips/s``: replica round trips per second (tempered samplers);
+- samplers: ``tempered`` is ``ReplicaExchange(informed=False)``, ``informed``
+  ``ReplicaExchange(betas=[1.0])`` (no tempering), ``default`` what
+  ``pm.sample()`` picks, ``default+wormholes`` that step followed by
+  Metropolis-accepted point wormholes between the bars-and-stripes patterns
+  (bundled models only);
 - ``distinct``: number of distinct states visited.
 
 Models:
@@ -45,14 +50,14 @@ import numpy as np
 import pymc as pm
 from threadpoolctl import threadpool_limits
 
-from pymc_rbm import RBM, BlockGibbs, FlipTheState, RBMParams, ReplicaExchange
+from pymc_rbm import RBM, BlockGibbs, FlipTheState, RBMParams, ReplicaExchange, WormholeMetropolis
 from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
 from pymc_rbm.diagnostics import ess_free_energy
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import binary_states, sample_visible_exact
 from pymc_rbm.testing import state_index
 
-SAMPLERS = ("BGM", "BlockGibbs", "FlipTheState", "tempered", "informed", "default")
+SAMPLERS = ("BGM", "BlockGibbs", "FlipTheState", "tempered", "informed", "default", "default+wormholes")
 
 
 def make_model(name: str, rng: np.random.Generator):
@@ -113,6 +118,9 @@ def run(sampler: str, params, add, draws: int, tune: int, chains: int, seed: int
             "tempered": lambda: ReplicaExchange([v], informed=False),
             "informed": lambda: ReplicaExchange([v], betas=[1.0]),
             "default": lambda: None,
+            # point wormholes between the bars-and-stripes patterns (Hinton, Welling & Mnih 2003) after each draw
+            "default+wormholes": lambda: [ReplicaExchange([v]),
+                                          WormholeMetropolis([v], data=bars_and_stripes(4), kind="point")],
         }[sampler]()
         start = time.perf_counter()
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, step=step, random_seed=seed,
@@ -160,6 +168,8 @@ def main(argv=None) -> None:
             budget = None
             rows = []
             for sampler in args.samplers:
+                if sampler == "default+wormholes" and model == "evidence":
+                    continue  # its wormholes are built from bars and stripes
                 run(sampler, params, add, 20, 20, 1, args.seed)  # compile and warm up
                 if budget is None:
                     draws = args.draws
@@ -174,11 +184,11 @@ def main(argv=None) -> None:
             base = rows[0][1]
             print(f"\n{model}: {params.n_visible}x{params.n_hidden}, {args.chains} chains, tune {args.tune}, "
                   f"budget {base['seconds']:.1f} s ({rows[0][0]}, {args.draws} draws per chain)")
-            print(f"{'sampler':<13} {'draws':>7} {'s':>6} {'TV':>7} {'TV iid':>7} {'acc/s vs ' + rows[0][0]:>13} "
+            print(f"{'sampler':<18} {'draws':>7} {'s':>6} {'TV':>7} {'TV iid':>7} {'acc/s vs ' + rows[0][0]:>13} "
                   f"{'ESS/s F':>9} {'trips/s':>8} {'rungs':>5} {'distinct':>8}")
             for sampler, r in rows:
                 gain = (base["tv"] ** 2 * base["seconds"]) / (r["tv"] ** 2 * r["seconds"])
-                print(f"{sampler:<13} {r['draws']:>7} {r['seconds']:>6.1f} {r['tv']:>7.3f} {r['iid']:>7.3f} {gain:>13.2f} "
+                print(f"{sampler:<18} {r['draws']:>7} {r['seconds']:>6.1f} {r['tv']:>7.3f} {r['iid']:>7.3f} {gain:>13.2f} "
                       f"{r['ess_s']:>9.1f} {r['trips_s']:>8.1f} {r['rungs']:>5} {r['distinct']:>8}")
 
 
