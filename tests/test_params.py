@@ -67,7 +67,7 @@ def test_equality_by_value_and_unhashable():
         (np.zeros((3, 0)), np.zeros(3), np.zeros(0), r"at least one visible and one hidden unit, got shape \(3, 0\)"),
         ([["a", "b"]], np.zeros(1), np.zeros(2), r"W must be numeric"),
         (np.zeros((3, 2)), {"a": 1}, np.zeros(2), r"vbias must be numeric, got dict"),
-        (np.zeros((3, 2)), None, np.zeros(2), r"vbias must have 1 dimension\(s\), got shape \(\)"),
+        (np.zeros((3, 2)), None, np.zeros(2), r"vbias must be numeric, got NoneType"),
     ],
 )
 def test_validation_errors(W, vbias, hbias, match):
