@@ -68,6 +68,7 @@ def test_sams_matches_exact(nv, nh, scale):
     assert abs(d["drift"]["mean"][0]) < 3.29 * d["drift"]["stderr"][0]  # converged: no trend, no warning
 
 
+@pytest.mark.filterwarnings("ignore:SAMS. the chains are collapsed:RuntimeWarning")
 def test_drift_between_the_halves_warns():
     """A trend between the middle and the end of the runs is flagged; noise about zero is not."""
     rng = np.random.default_rng(0)
@@ -88,6 +89,11 @@ def test_drift_between_the_halves_warns():
         est = sams(p, n_runs=16, n_sweeps=300, n_pilot=100, init="zero", gain="samc", t0=5.0, rng=0)
     assert est.log_z < log_partition_exact(p).log_z - 5.0
     assert abs(est.diagnostics["drift"]["mean"][0]) > 3.29 * est.diagnostics["drift"]["stderr"][0]
+    # runs still moving are no independent draws around one value: the error is their spread, or the move
+    runs = est.diagnostics["log_z_runs"]
+    assert est.diagnostics["stderr_rule"] == "spread"
+    assert est.stderr == pytest.approx(max(runs.std(ddof=1), abs(est.diagnostics["drift"]["mean"][0])))
+    assert est.stderr > est.diagnostics["stderr_nominal"] * 3
 
 
 @pytest.mark.parametrize("rao_blackwell", ["local", "none"])
@@ -129,6 +135,7 @@ def test_several_models_in_one_run():
     assert np.all(np.abs(diff["mean"] - (truths - truths[0])) < 4 * diff["stderr"] + 0.05)
 
 
+@pytest.mark.filterwarnings("ignore:SAMS. the chains are collapsed:RuntimeWarning")  # runs of 40 iterations
 def test_validation_repeatability_dispatcher_progress(capsys):
     p = _model(10, 5, 1.0)
     kw = dict(n_runs=4, n_sweeps=40, n_pilot=40)
