@@ -41,25 +41,154 @@ def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compile
     return out, True
 
 
+# ---------------------------------------------------------------- the layer rule, written once
+# One unit's update given its logit ``a``: Gibbs ``x' = [u < sigmoid(a)]``, or flip-the-state mixed with
+# Gibbs by ``alpha``, ``x' = x XOR [u < q]`` with ``s = log p(other) / p(current)``,
+# ``q = alpha q_T + (1 - alpha) sigmoid(s)``, ``q_T = exp(min(s, 0))`` (1/2 at the tie ``s = 0``). It is
+# split in two around its exponentials so that a batch can take them in one vectorised ``np.exp``
+# between the two passes (:mod:`pymc_rbm.kernels.compiled`); :func:`update_layer` runs both per unit.
+@njit(cache=True, nogil=True, inline="always")
+def mixes(alpha, gibbs):  # pragma: no cover - compiled
+    """Whether the rule needs its second exponential (flip-the-state mixed with Gibbs)."""
+    return not gibbs and alpha != 0.0 and alpha != 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rule_exponents(x, a, alpha, gibbs):  # pragma: no cover - compiled
+    """The arguments of the rule's exponentials at one unit: ``(e1, e2)``; ``e2`` only where :func:`mixes`."""
+    if gibbs:
+        return -a, 0.0
+    s = a * (1.0 - 2.0 * x)  # log p(other) / p(current)
+    if alpha == 0.0:
+        return -s, 0.0
+    return min(s, 0.0), -s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rule_state(u, x, a, e1, e2, alpha, gibbs):  # pragma: no cover - compiled
+    """The unit's new state from its uniform ``u`` and ``exp`` of :func:`rule_exponents`' arguments."""
+    if gibbs:
+        return 1.0 if u < 1.0 / (1.0 + e1) else 0.0
+    # written without data-dependent branches: most units change in some regimes
+    if alpha == 0.0:
+        q = 1.0 / (1.0 + e1)
+    else:
+        q = e1  # 1 towards the more probable state
+        if a == 0.0:
+            q = 0.5  # the tie rule (s = 0)
+        if alpha != 1.0:
+            q = q * alpha + (1.0 / (1.0 + e2)) * (1.0 - alpha)
+    flip = 1.0 if u < q else 0.0
+    return x + flip - 2.0 * x * flip  # x XOR flip
+
+
 @njit(cache=True, nogil=True, inline="always")
 def update_layer(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
+    """One chain's layer update by the rule, unit by unit (``out`` may be ``x``)."""
+    mix = mixes(alpha, gibbs)
     for i in range(x.shape[0]):
-        if gibbs:
-            new = 1.0 if u[i] < 1.0 / (1.0 + np.exp(-a[i])) else 0.0
-        else:  # written without data-dependent branches: most units change in some regimes
-            xi = x[i]
-            s = a[i] * (1.0 - 2.0 * xi)  # log p(other) / p(current)
-            if alpha == 0.0:
-                q = 1.0 / (1.0 + np.exp(-s))
-            else:
-                q = np.exp(min(s, 0.0))  # 1 towards the more probable state
-                if s == 0.0:
-                    q = 0.5  # the tie rule
-                if alpha != 1.0:
-                    q = q * alpha + (1.0 / (1.0 + np.exp(-s))) * (1.0 - alpha)
-            flip = 1.0 if u[i] < q else 0.0
-            new = xi + flip - 2.0 * xi * flip  # x XOR flip
-        out[i] = new
+        e1, e2 = rule_exponents(x[i], a[i], alpha, gibbs)
+        out[i] = rule_state(u[i], x[i], a[i], np.exp(e1), np.exp(e2) if mix else 0.0, alpha, gibbs)
+
+
+@njit(cache=True, nogil=True)
+def layer_exponents(x, a, bias, add_bias, alpha, gibbs, e1, e2):  # pragma: no cover - compiled
+    """First pass of a batch's layer update: :func:`rule_exponents` of every unit into ``e1``, ``e2``.
+
+    With ``add_bias`` the bias is first added to ``a`` in place (after a product that left it out)."""
+    mix = mixes(alpha, gibbs)
+    for k in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            if add_bias:
+                a[k, i] += bias[i]
+            f1, f2 = rule_exponents(x[k, i], a[k, i], alpha, gibbs)
+            e1[k, i] = f1
+            if mix:
+                e2[k, i] = f2
+
+
+@njit(cache=True, nogil=True)
+def layer_states(u, x, a, e1, e2, alpha, gibbs, changed, counts):  # pragma: no cover - compiled
+    """Second pass: ``x`` updated in place by :func:`rule_state` from ``e1 = exp(...)`` (and ``e2``).
+
+    The flat indices ``k * n + i`` of the units that changed go to ``changed`` in order, their number per
+    chain to ``counts``; returns the total."""
+    n = x.shape[1]
+    total = 0
+    for k in range(x.shape[0]):
+        start = total
+        for i in range(n):
+            old = x[k, i]
+            new = rule_state(u[k, i], old, a[k, i], e1[k, i], e2[k, i], alpha, gibbs)
+            x[k, i] = new
+            changed[total] = k * n + i
+            total += 1 if new != old else 0
+        counts[k] = total - start
+    return total
+
+
+@njit(cache=True, nogil=True)
+def add_changed_listed(a, x, changed, n_changed, M):  # pragma: no cover - compiled
+    """``a[k] += (x[k, i] - x_old[k, i]) M[i]`` for the listed flat indices of :func:`layer_states`
+    (``x`` is the new state, so the change is ``2 x - 1``): the changed rows' update, in their order."""
+    n = x.shape[1]
+    for t in range(n_changed):
+        k = changed[t] // n
+        i = changed[t] - k * n
+        d = 2.0 * x[k, i] - 1.0
+        for j in range(M.shape[1]):
+            a[k, j] += d * M[i, j]
+
+
+@njit(cache=True, nogil=True)
+def add_bias(a, bias):  # pragma: no cover - compiled
+    """``a += bias`` in place, per row."""
+    for k in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[k, j] += bias[j]
+
+
+@njit(cache=True, nogil=True)
+def neg_abs(a, out):  # pragma: no cover - compiled
+    """``out = -|a|`` and, per row, the sum of ``max(a, 0)`` (the exponent and linear part of softplus)."""
+    pos = np.zeros(a.shape[0])
+    for k in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            x = a[k, j]
+            out[k, j] = -abs(x)
+            pos[k] += max(x, 0.0)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def free_energy_from_exp(v, vbias, pos, e):  # pragma: no cover - compiled
+    """``F(v) = -v·vbias - Σ_j softplus(a_j)`` from :func:`neg_abs`' ``pos`` and ``e = exp(-|a|)``,
+    with one ``log`` per 512 factors ``1 + e`` (as :func:`free_energy`)."""
+    n_chains = v.shape[0]
+    out = np.empty(n_chains)
+    for k in range(n_chains):
+        f = -pos[k]
+        for i in range(v.shape[1]):
+            f -= v[k, i] * vbias[i]
+        prod = 1.0
+        for j in range(e.shape[1]):
+            prod *= 1.0 + e[k, j]
+            if (j & 511) == 511:
+                f -= np.log(prod)
+                prod = 1.0
+        out[k] = f - np.log(prod)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def changes_and_copy(x, x_start, out):  # pragma: no cover - compiled
+    """Units of ``x`` that differ from ``x_start``, per chain; ``out`` (any dtype) receives ``x``."""
+    counts = np.zeros(x.shape[0])
+    for k in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            out[k, i] = x[k, i]
+            counts[k] += 1.0 if x[k, i] != x_start[k, i] else 0.0
+    return counts
 
 @njit(cache=True, nogil=True)
 def sum_rows(a, x, M, bias):  # pragma: no cover - compiled
@@ -259,21 +388,29 @@ def count_round_trips(labels, last_end, went_up):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def informed_proposal(u, v, h, W, W_T, vbias, hbias, tilt, alpha, alpha_v, gibbs, h_out, v_out,
+def informed_proposal(u, v, h, W, W_T, vbias, hbias, betas, tilt, alpha, alpha_v, gibbs, h_out, v_out,
                       a_v):  # pragma: no cover - compiled
-    """One chain's hidden update (:func:`update_layer`) and a visible proposal from its tilted conditional.
+    """Per row ``r``: the hidden update at ``β_r`` (:func:`update_layer`), then a visible proposal from it.
 
-    ``v``, ``h``, ``h_out``, ``v_out``, ``a_v`` have shape (1, n); ``a_v``
-    receives the visible logits ``vbias + W·h'`` given the new hidden state;
-    the proposal is the update with weight ``alpha_v`` on ``a_v + tilt``.
+    ``v``, ``h``, ``h_out``, ``v_out``, ``a_v`` and ``tilt`` have shape (n_rows, n);
+    ``a_v`` receives the tempered visible logits ``β_r (vbias + W·h')`` given the
+    new hidden state; the proposal is the update with weight ``alpha_v`` on
+    ``a_v + β_r tilt``. ``u`` has shape (n_rows, n_hidden + n_visible).
     """
     n_h = h.shape[1]
     a_h = np.empty((1, n_h))
-    sum_rows(a_h, v, W, hbias)
-    update_layer(u[:n_h], h[0], a_h[0], alpha, gibbs, h_out[0])
-    sum_rows(a_v, h_out, W_T, vbias)
-    tilted = a_v[0] + tilt
-    update_layer(u[n_h:], v[0], tilted, alpha_v, gibbs, v_out[0])
+    for r in range(v.shape[0]):
+        beta = betas[r]
+        sum_rows(a_h, v[r:r + 1], W, hbias)
+        for j in range(n_h):
+            a_h[0, j] *= beta
+        update_layer(u[r, :n_h], h[r], a_h[0], alpha, gibbs, h_out[r])
+        sum_rows(a_v[r:r + 1], h_out[r:r + 1], W_T, vbias)
+        tilted = np.empty(v.shape[1])
+        for i in range(v.shape[1]):
+            a_v[r, i] *= beta
+            tilted[i] = a_v[r, i] + beta * tilt[r, i]
+        update_layer(u[r, n_h:], v[r], tilted, alpha_v, gibbs, v_out[r])
 
 
 @njit(cache=True, nogil=True)
@@ -297,13 +434,19 @@ def log_move(x, x_new, a, alpha, gibbs):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def tilted_log_ratio(v, v_new, a, tilt, tilt_new, log_rest, log_rest_new, alpha, gibbs):  # pragma: no cover
-    """One chain's ratio of :func:`pymc_rbm.kernels.informed.tilted_log_ratio` (1-D arrays, scalars)."""
-    if log_rest_new == -np.inf:
-        return -np.inf
-    if log_rest == -np.inf:
-        return np.inf
-    out = log_rest_new - log_rest
-    for i in range(v.shape[0]):
-        out += (v_new[i] - v[i]) * a[i]
-    out += log_move(v_new, v, a + tilt_new, alpha, gibbs) - log_move(v, v_new, a + tilt, alpha, gibbs)
+    """Per row, :func:`pymc_rbm.kernels.informed.tilted_log_ratio` (2-D arrays, 1-D ``log_rest``)."""
+    out = np.empty(v.shape[0])
+    for r in range(v.shape[0]):
+        if log_rest_new[r] == -np.inf:
+            out[r] = -np.inf
+            continue
+        if log_rest[r] == -np.inf:
+            out[r] = np.inf
+            continue
+        x = log_rest_new[r] - log_rest[r]
+        for i in range(v.shape[1]):
+            x += (v_new[r, i] - v[r, i]) * a[r, i]
+        x += log_move(v_new[r], v[r], a[r] + tilt_new[r], alpha, gibbs)
+        x -= log_move(v[r], v_new[r], a[r] + tilt[r], alpha, gibbs)
+        out[r] = x
     return out

@@ -41,10 +41,12 @@ import functools
 
 import numpy as np
 
-from pymc_rbm.kernels.activations import FULL_EVERY
+from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY
 
 __all__ = [
+    "DENSE_MIN_WEIGHTS",
     "available",
+    "dense",
     "carried_sweeps",
     "draw_in_place",
     "free_energy_from_activation",
@@ -53,6 +55,13 @@ __all__ = [
     "informed_proposal",
     "tilted_log_ratio",
 ]
+
+
+#: Batches of at least this many chain-weights (``n_chains * n_visible * n_hidden``) run the dense path:
+#: the activations by BLAS products when many units changed, the exponentials of each layer in one
+#: vectorised ``np.exp``. Below it one compiled loop per draw costs less (its per-unit ``exp`` is scalar,
+#: but it makes no Python calls per sweep); benchmarks/sampler_speed.py measures both.
+DENSE_MIN_WEIGHTS = 2**21
 
 
 @functools.cache
@@ -262,21 +271,26 @@ def count_round_trips(labels, last_end, went_up) -> int:
     return int(_module().count_round_trips(labels, last_end, went_up))
 
 
-def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, alpha: float = 1.0,
+def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, betas=None, alpha: float = 1.0,
                       alpha_visible: float | None = None, gibbs: bool = False):
-    """One chain's hidden update and the same operator's visible update on the logits tilted by ``tilt``.
+    """Per row: the hidden update, then the same operator's visible update on logits tilted by ``tilt`` (stochastic).
 
-    The compiled form, for one chain, of the hidden layer update followed by
-    :func:`~pymc_rbm.kernels.informed.propose_tilted` (stochastic).
+    The compiled form of the hidden layer update at each row's ``β``
+    followed by :func:`~pymc_rbm.kernels.informed.propose_tilted` on
+    ``β (a + tilt)``: the informed move of the RBM ``β θ`` with other terms
+    ``β log L``.
 
     Parameters
     ----------
     rng : numpy.random.Generator
-    v, h : ndarray of shape (1, n_visible) / (1, n_hidden), float64
+    v, h : ndarray of shape (n_rows, n_visible) / (n_rows, n_hidden), float64
         Not modified.
     params : RBMTensors
     W_T : ndarray of shape (n_hidden, n_visible)
-    tilt : ndarray of shape (n_visible,)
+    tilt : ndarray of shape (n_rows, n_visible) or (n_visible,)
+        The flip tilt of ``log L`` at each row (not yet times ``β``).
+    betas : ndarray of shape (n_rows,), optional
+        Default 1.
     alpha, alpha_visible : float
         Flip-the-state mixture weights of the hidden update and of the
         visible proposal (default ``alpha``); ignored with ``gibbs``.
@@ -284,34 +298,38 @@ def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, alph
 
     Returns
     -------
-    h_new : ndarray of shape (1, n_hidden)
-    proposal : ndarray of shape (1, n_visible)
-    logits : ndarray of shape (1, n_visible)
-        ``vbias + W·h_new``, the untilted visible logits.
+    h_new : ndarray of shape (n_rows, n_hidden)
+    proposal : ndarray of shape (n_rows, n_visible)
+    logits : ndarray of shape (n_rows, n_visible)
+        ``β (vbias + W·h_new)``, the untilted tempered visible logits.
     """
-    u = rng.random(h.shape[1] + v.shape[1])
+    n_rows = v.shape[0]
+    u = rng.random((n_rows, h.shape[1] + v.shape[1]))
     h_new, proposal, logits = np.empty_like(h), np.empty_like(v), np.empty_like(v)
+    betas = np.ones(n_rows) if betas is None else np.asarray(betas, dtype=np.float64)
+    tilt = np.broadcast_to(np.asarray(tilt, np.float64), v.shape)
     alpha_v = alpha if alpha_visible is None else alpha_visible
-    _module().informed_proposal(u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(tilt, np.float64),
+    _module().informed_proposal(u, v, h, params.W, W_T, params.vbias, params.hbias, betas, np.ascontiguousarray(tilt),
                                 float(alpha), float(alpha_v), bool(gibbs), h_new, proposal, logits)
     return h_new, proposal, logits
 
 
-def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest: float, log_rest_new: float, *,
-                     alpha: float = 1.0, gibbs: bool = False) -> float:
-    """One chain's :func:`pymc_rbm.kernels.informed.tilted_log_ratio`, compiled.
+def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new, *,
+                     alpha: float = 1.0, gibbs: bool = False) -> np.ndarray:
+    """:func:`pymc_rbm.kernels.informed.tilted_log_ratio` per row, compiled.
 
     Parameters
     ----------
-    v, v_new, logits, tilt, tilt_new : ndarray of shape (n_visible,), float64
-    log_rest, log_rest_new : float
+    v, v_new, logits, tilt, tilt_new : ndarray of shape (n_rows, n_visible), float64
+    log_rest, log_rest_new : ndarray of shape (n_rows,)
     alpha : float, default 1.0
     gibbs : bool, default False
         The operator (``gibbs`` or the mixture weight ``alpha``).
 
     Returns
     -------
-    float
+    ndarray of shape (n_rows,)
     """
-    return float(_module().tilted_log_ratio(v, v_new, logits, tilt, tilt_new, float(log_rest), float(log_rest_new),
-                                            float(alpha), bool(gibbs)))
+    f = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
+    return _module().tilted_log_ratio(f(v), f(v_new), f(logits), f(tilt), f(tilt_new), f(np.atleast_1d(log_rest)),
+                                      f(np.atleast_1d(log_rest_new)), float(alpha), bool(gibbs))

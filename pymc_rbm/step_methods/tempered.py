@@ -62,6 +62,18 @@ model needs no tempering, and the step costs what
 compiled draws). After tuning the ladder is frozen, so the draws are from a
 time-homogeneous chain that leaves ``Π`` invariant.
 
+**Tempering the whole posterior.** When ``L`` involves no free variable
+but ``v`` (a likelihood with known loadings and noise, a Potential of ``v``
+alone) and the variable is one chain, no target depends on another variable
+even if ``L`` is tempered. At its first adaptation, if the RBM needs
+tempering at all, the step then switches to a ladder of
+``[p_RBM(v, h) L(v)]^β``: every replica makes the informed move at its
+``β`` (the informed move of the RBM ``β θ`` with other terms ``β log L``) and
+neighbours swap with ``exp((β_{r+1} - β_r)(U_{r+1} - U_r))``,
+``U = E - log L``. Modes that the likelihood creates or reweights are then
+crossed at high temperature too, rather than only through the one swap into
+the cold replica.
+
 **Hidden refresh.** As for every RBM step: when the incoming point's ``v``
 is not the one the step left, the cold replica's ``h`` is redrawn from
 ``p(h | v)`` before it is used.
@@ -87,7 +99,7 @@ from pymc_rbm.distribution import rbm_params_of
 from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.flip import flip_layer
-from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
+from pymc_rbm.kernels.informed import flip_tilt, propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.operators import build_operator, operator_alpha
 from pymc_rbm.kernels.state import RBMState
@@ -138,7 +150,8 @@ class ReplicaExchangeState(RBMStepState):
     parity picks the next swaps), ``replica_labels``, ``trip_ends``,
     ``trip_up`` and ``round_trips`` (round-trip counting), ``swap_sum`` and
     ``swap_n`` (swap statistics since the last adaptation), ``ladder_draw``,
-    ``ladder_tune`` and ``ladder_adapt_at`` (where the chain is in its tuning).
+    ``ladder_tune`` and ``ladder_adapt_at`` (where the chain is in its tuning),
+    ``posterior_ladder`` (whether the ladder tempers the whole posterior).
     """
 
     betas: np.ndarray | None = None
@@ -155,6 +168,7 @@ class ReplicaExchangeState(RBMStepState):
     ladder_draw: int = 0
     ladder_tune: int = 0
     ladder_adapt_at: list | None = None
+    posterior_ladder: bool = False
 
 
 class ReplicaExchange(RBMStep):
@@ -274,6 +288,11 @@ class ReplicaExchange(RBMStep):
                 "hot replicas' targets would otherwise depend on other random variables through log Z. "
                 "Use FlipTheState or BlockGibbs for an RBM with random parameters."
             )
+        # the whole posterior of v can be tempered when the other terms depend on nothing else that is free
+        self.can_temper_likelihood = bool(
+            self.corrected and self.informed and self._n_chains == 1 and self.other_terms.input_names == [self._name]
+        )
+        self.posterior_ladder = False
         self._initial_betas = self._with_cold(ladder)
         self._extend_stats()
         self._reset_ladder()
@@ -317,9 +336,11 @@ class ReplicaExchange(RBMStep):
         alone, then the model's full conditional. A one-rung ladder is the
         cold replica alone.
         """
-        return np.append(ladder, 1.0) if self.corrected and ladder.size > 1 else ladder
+        separate = self.corrected and not self.posterior_ladder
+        return np.append(ladder, 1.0) if separate and ladder.size > 1 else ladder
 
     def _reset_ladder(self) -> None:
+        self.posterior_ladder = False
         self.betas = self._initial_betas.copy()
         self.barrier = np.nan
         self._replicas = None  # TemperedState of (K, B, ·), the cold replica last
@@ -492,6 +513,8 @@ class ReplicaExchange(RBMStep):
         compiled, else the NumPy kernels; the cold replica of a model with
         other terms is moved and swapped here, row by row.
         """
+        if self.posterior_ladder and self.n_temperatures > 1:
+            return self._posterior_round(point, params, accept_sum, accepted, swap_sum, swap_n)
         state = self._replicas
         k, n = self.n_temperatures, self._n_chains
         corrected = v_int is not None
@@ -511,6 +534,76 @@ class ReplicaExchange(RBMStep):
             v_int, log_rest = self._swap_round(point, params, v_int, log_rest, swap_sum, swap_n,
                                                hot_swapped=self.compiled)
         return v_int, log_rest
+
+    def _posterior_round(self, point, params, accept_sum, accepted, swap_sum, swap_n):
+        """One round of a ladder that tempers the whole posterior of one chain, ``[p(v, h) L(v)]^β``.
+
+        Used when ``L`` involves no free variable but ``v`` (its other inputs
+        are constants or data), so no target depends on another variable.
+        Every replica makes the informed move at its ``β`` (logits, tilt and
+        ``log L`` all times ``β``: the informed move of the RBM ``β θ`` with
+        other terms ``β log L``), then neighbours swap with the ratio
+        ``exp((β_{r+1} - β_r)(U_{r+1} - U_r))``, ``U = E - log L``. Two
+        vectorised evaluations of ``L`` per round serve all replicas.
+        """
+        state = self._replicas
+        beta = self.betas[:, None]
+        v, h = state.v[:, 0], state.h[:, 0]
+        log_rest, tilt = self._replica_tilts(point, v)
+        if self.compiled:
+            h, proposal, logits = compiled.informed_proposal(
+                self.rng, v, h, self.params, self.W_T, tilt, betas=self.betas, alpha=self.alpha,
+                alpha_visible=self.informed_alpha, gibbs=not self.keeps_hidden)
+        else:
+            a_h = beta * hidden_activation(v, params)
+            h = self._update_hidden(h, a_h) if self.keeps_hidden else self._draw_hidden(a_h)
+            logits = beta * visible_activation(h, params)
+            proposal = propose_tilted(self.rng, v, logits, beta * tilt, self.informed_alpha)
+        state.h[:, 0] = h
+        moved = np.flatnonzero(np.any(proposal != v, axis=1))
+        accept_p = np.ones(v.shape[0])
+        if moved.size:
+            log_new, tilt_new = self._replica_tilts(point, proposal[moved])
+            b = beta[moved]
+            args = (v[moved], proposal[moved], logits[moved], b * tilt[moved], b * tilt_new,
+                    b[:, 0] * log_rest[moved], b[:, 0] * log_new)
+            if self.compiled:
+                log_ratio = compiled.tilted_log_ratio(*args, alpha=self.informed_alpha, gibbs=not self.keeps_hidden)
+            else:
+                log_ratio = tilted_log_ratio(*args, self.informed_alpha)
+            accept_p[moved] = acceptance_probability(log_ratio)
+            took = moved[metropolis_accept(self.rng, log_ratio)]
+            v[took] = proposal[took]
+            log_rest[took] = log_new[np.searchsorted(moved, took)]
+        accept_sum[0] += accept_p[-1]
+        accepted[0] += float(np.array_equal(v[-1], proposal[-1]))
+        state.v[:, 0] = v
+        k = self.n_temperatures
+        if k > 1:
+            u = energy(v, h, params) - log_rest
+            log_ratio = (np.diff(self.betas) * np.diff(u))[:, None]
+            pairs = np.arange(state.n_rounds % 2, k - 1, 2)
+            swapped = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
+            swap_sum[pairs] += acceptance_probability(log_ratio[pairs, 0])
+            swap_n[pairs] += 1
+            lower = np.flatnonzero(swapped[:, 0])
+            self.replica_labels[lower, 0], self.replica_labels[lower + 1, 0] = (
+                self.replica_labels[lower + 1, 0], self.replica_labels[lower, 0])
+            log_rest[lower], log_rest[lower + 1] = log_rest[lower + 1], log_rest[lower]
+            self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
+            self._count_round_trips()
+        self._tilt = None
+        return state.v[-1].astype(self._out_dtype).reshape(self._shape), float(log_rest[-1])
+
+    def _replica_tilts(self, point, v: np.ndarray):
+        """``log L`` and the flip tilt at each row of ``v`` (states of a one-chain variable), in one call."""
+        m, n = v.shape
+        flips = np.repeat(v[:, None, :], n + 1, axis=1)
+        idx = np.arange(n)
+        flips[:, idx + 1, idx] = 1.0 - flips[:, idx + 1, idx]
+        values = self.other_terms.log_rest_many(point, flips.reshape(m * (n + 1), *self._shape).astype(self._out_dtype))
+        values = values.reshape(m, n + 1)
+        return values[:, 0].copy(), flip_tilt(v, values[:, 0], values[:, 1:])
 
     def _rest_value(self, point, v_int, moved: bool) -> float:
         """``log L`` at the incoming state, cached while ``v`` and ``L``'s other inputs stay."""
@@ -567,8 +660,9 @@ class ReplicaExchange(RBMStep):
             tilt = self._tilt if tilt is None else tilt
             tilt_new, log_new = self.other_terms.tilt(point, new_int, row)
             if self.compiled:
-                log_ratio = compiled.tilted_log_ratio(v[row], proposal, a_v[row], tilt, tilt_new, log_rest, log_new,
-                                                      alpha=self.informed_alpha, gibbs=not self.keeps_hidden)
+                log_ratio = float(compiled.tilted_log_ratio(
+                    v[row][None], proposal[None], a_v[row][None], tilt[None], tilt_new[None], log_rest, log_new,
+                    alpha=self.informed_alpha, gibbs=not self.keeps_hidden)[0])
             else:
                 log_ratio = tilted_log_ratio(
                     v[row][None], proposal[None], a_v[row][None], tilt[None], tilt_new[None],
@@ -657,7 +751,8 @@ class ReplicaExchange(RBMStep):
             return
         rejection = 1.0 - self.swap_sum / self.swap_n
         ladder = self.betas
-        if self.corrected:
+        separate = self.corrected and not self.posterior_ladder
+        if separate:
             ladder, rejection = ladder[:-1], rejection[:-1]
         self.barrier = float(communication_barrier(ladder, rejection)[-1])
         if self._fixed_ladder:
@@ -665,8 +760,10 @@ class ReplicaExchange(RBMStep):
         elif self.barrier < self.collapse_below:
             new = np.array([1.0])
         else:
-            limit = self.max_temperatures - int(self.corrected)
+            limit = self.max_temperatures - int(separate)
             new = equalized_ladder(ladder, rejection, int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1))))
+            if self.can_temper_likelihood:  # the RBM needs tempering: temper the whole posterior from now on
+                self.posterior_ladder = True
         self._move_replicas(self._with_cold(new))
 
     def _move_replicas(self, new: np.ndarray) -> None:

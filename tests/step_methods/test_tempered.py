@@ -318,3 +318,77 @@ def test_sampling_state_resumes_exactly(with_rest):
         point, stats = resumed.step(point)
         np.testing.assert_array_equal(point["v"], whole[i][0])
         np.testing.assert_array_equal(stats[0]["betas"], whole[i][1])
+
+
+# --------------------------------------------- the whole posterior tempered
+def tempered_params(params, beta):
+    return RBMParams(beta * params.W, beta * params.vbias, beta * params.hbias)
+
+
+def posterior_target(params, betas):
+    pv, ph = ht.joint_states(len(betas) * NV, len(betas) * NH)
+    vs, hs = split(pv, ph, len(betas))
+    log_p = sum(b * (-energy(v, h, params) + log_rest(v)) for b, v, h in zip(betas, vs, hs))
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
+def posterior_round_matrix(params, betas, parity, forget_rest=False):
+    """Every replica makes the informed move of [p L]^beta, then the swaps of U = E - log L."""
+    k = len(betas)
+    pv, ph = ht.joint_states(k * NV, k * NH)
+    vs, hs = split(pv, ph, k)
+    n = pv.shape[0]
+    sweep = np.ones((n, n))
+    for b, v, h in zip(betas, vs, hs):
+        pb = tempered_params(params, b)
+        t_h, _ = ht.layer_matrices(pb, "flip")
+        m = t_h @ ht.informed_visible_matrix(pb, lambda x, b=b: b * log_rest(x), INFORMED_MAX_ALPHA)
+        idx = ht.joint_index(v, h)
+        sweep *= m[idx[:, None], idx[None, :]]
+    swap = np.eye(n)
+    pairs = list(range(parity, k - 1, 2))
+    if pairs:
+        (r,) = pairs
+        u = [energy(v, h, params) - (0.0 if forget_rest else log_rest(v)) for v, h in zip(vs, hs)]
+        accept = np.exp(np.minimum((betas[r + 1] - betas[r]) * (u[r + 1] - u[r]), 0.0))
+        vs2, hs2 = list(vs), list(hs)
+        vs2[r], vs2[r + 1], hs2[r], hs2[r + 1] = vs[r + 1], vs[r], hs[r + 1], hs[r]
+        swap = np.zeros((n, n))
+        swap[np.arange(n), extended_index(vs2, hs2)] += accept
+        swap[np.arange(n), np.arange(n)] += 1.0 - accept
+    return sweep @ swap
+
+
+def test_tempering_the_whole_posterior_is_exact(params):
+    pi = posterior_target(params, BETAS)
+    rounds = [posterior_round_matrix(params, BETAS, p) for p in (0, 1)]
+    for t in rounds:
+        ht.assert_stationary(pi, t)
+    ht.assert_converges(pi, rounds[0] @ rounds[1])
+    with pytest.raises(AssertionError, match="not stationary"):  # swaps that forget L at the hot rungs
+        ht.assert_stationary(pi, posterior_round_matrix(params, BETAS, 0, forget_rest=True))
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_step_follows_the_posterior_round_matrix(params, parity):
+    with ladder_model(params, 0, True):
+        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1)
+    assert step.can_temper_likelihood and not step.posterior_ladder
+    step.setup_chain(np.random.default_rng(30 + parity), 0, 1)
+    step.posterior_ladder, step.betas = True, BETAS.copy()
+    T = posterior_round_matrix(params, BETAS, parity)
+    ht.empirical_transition_check(one_round_each(step, BETAS, parity), T, 3 * NV, 3 * NH, n_draws=40)
+
+
+def test_tuning_switches_to_the_posterior_ladder_where_the_rbm_needs_tempering():
+    """The bundled prior (sharp) with a readout that involves only v: the ladder tempers the whole posterior."""
+    params = bundled_rbm()
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        pm.Normal("y", v[:4].sum() - v[4:8].sum(), 1.5, observed=1.0)
+        idata = pm.sample(draws=100, tune=200, chains=1, cores=1, random_seed=1, progressbar=False,
+                          compute_convergence_checks=False)
+    betas = np.stack(idata.sample_stats["betas"].values[0])
+    k = idata.sample_stats["n_temperatures"].values[0, -1]
+    assert k >= 3 and np.count_nonzero(betas[-1] == 1.0) == 1  # no separate replica of the RBM alone at beta = 1
