@@ -416,7 +416,7 @@ def autocorrelation(
     max_lag: int | None = None,
     sample_dims: tuple[str, str] = ("chain", "draw"),
 ) -> np.ndarray:
-    """Autocorrelation function ``R(Δt)`` of a quantity, averaged over chains (seed 000 Fig. 4).
+    """Autocorrelation function ``R(Δt)`` of a quantity, averaged over chains (Brügge, Fischer & Igel 2013, Fig. 4).
 
     Parameters
     ----------
@@ -470,7 +470,7 @@ def _fmt(value: float, se: float | None = None, *, percent: bool = False) -> str
 
 @dataclass(frozen=True)
 class SamplerComparison:
-    """Autocorrelation times of several samplers on one or more problems (seed 000 Table 2).
+    """Autocorrelation times of several samplers on one or more problems (Brügge, Fischer & Igel 2013, Table 2).
 
     Attributes
     ----------
@@ -520,7 +520,7 @@ class SamplerComparison:
         """``1 - τ_s / τ_ref`` for every sampler ``s`` after the first, shape (n_problems, n_samplers - 1).
 
         The fraction of steps saved for the same variance of a chain
-        average; seed 000: "17.28 % fewer steps" is a gain of 0.1728.
+        average; Brügge, Fischer & Igel (2013): "17.28 % fewer steps" is a gain of 0.1728.
         """
         with np.errstate(invalid="ignore", divide="ignore"):
             return 1.0 - self.tau[:, 1:] / self.tau[:, :1]
@@ -617,7 +617,7 @@ def compare_samplers(
     combine: str = "pooled",
     quantity: str | None = None,
 ) -> SamplerComparison:
-    """Autocorrelation times of two or more samplers side by side (seed 000 Table 2).
+    """Autocorrelation times of two or more samplers side by side (Brügge, Fischer & Igel 2013, Table 2).
 
     Parameters
     ----------
@@ -710,7 +710,7 @@ def compare_samplers(
 
 # ------------------------------------------------------------------ exact
 def exact_slem(params, kernel="gibbs", *, beta: float = 1.0) -> float:
-    """Second largest eigenvalue modulus of one sweep's exact transition matrix (seed 000 §4.1).
+    """Second largest eigenvalue modulus of one sweep's exact transition matrix (Brügge, Fischer & Igel 2013, §4.1).
 
     The chain's distance to equilibrium shrinks like ``SLEM**k`` after ``k``
     sweeps ("the convergence speed [...] is governed by the second largest
@@ -769,7 +769,7 @@ def exact_slem(params, kernel="gibbs", *, beta: float = 1.0) -> float:
 
 # --------------------------------------------------------- class changes
 class ClassChanges(NamedTuple):
-    """Mode changes of chains (seed 000 §4.4, Tables 3 and 4).
+    """Mode changes of chains (Brügge, Fischer & Igel 2013, §4.4, Tables 3 and 4).
 
     Attributes
     ----------
@@ -792,7 +792,7 @@ class ClassChanges(NamedTuple):
 def class_changes(
     v, *, classify: Callable | None = classify_modes, draw_dim: str = "draw", unit_dim: str | None = None
 ) -> ClassChanges:
-    """Count the class changes of chains, as seed 000 §4.4 does.
+    """Count the class changes of chains, as Brügge, Fischer & Igel (2013, §4.4) do.
 
     "A sample belongs to the same class as the mode to which it has the
     smallest Hamming distance. Ambiguous samples which could not be assigned

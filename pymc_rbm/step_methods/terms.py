@@ -93,8 +93,8 @@ class OtherTerms:
         Parameters
         ----------
         point : dict
-        states : ndarray of shape (n_states, *variable_shape)
-            In the variable's dtype.
+        states : ndarray of shape (n_states, ...)
+            The variable's values stacked on a new first axis, in its dtype.
 
         Returns
         -------
