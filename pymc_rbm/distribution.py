@@ -7,11 +7,11 @@ The value of :class:`RBM` is the visible vector (integers in {0, 1}, shape
 
 ``log Z`` depends on ``W`` and the biases. How the distribution treats it
 is fixed when the variable is made and recorded on the variable
-(:func:`log_partition_mode`):
+(:func:`~pymc_rbm.random_variable.log_partition_mode`):
 
 ``"exact"``
     Enumeration of the smaller layer as a differentiable PyTensor Op
-    (:class:`LogPartition`), so ``W`` and the biases may be random variables
+    (:class:`~pymc_rbm.random_variable.LogPartition`), so ``W`` and the biases may be random variables
     (NUTS on the weights of a small-hidden-layer RBM works).
 ``"given"``
     A number or tensor the user supplies (an estimate, e.g. from AIS).
@@ -22,194 +22,29 @@ is fixed when the variable is made and recorded on the variable
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytensor.tensor as pt
-from pymc.distributions.dist_math import check_parameters
 from pymc.distributions.distribution import Discrete
 from pymc.distributions.shape_utils import rv_size_is_none
-from pymc.logprob.abstract import _logprob
-from pytensor.gradient import grad_not_implemented
-from pytensor.graph.basic import Apply, Constant, Variable
-from pytensor.graph.op import Op
+from pytensor.graph.basic import Constant, Variable
 from pytensor.graph.traversal import ancestors
 from pytensor.tensor.random.op import RandomVariable
 
-from pymc_rbm.energy import RBMTensors, free_energy
-from pymc_rbm.estimators._result import LogPartitionEstimate
-from pymc_rbm.estimators.exact import (
-    REPEATED_ENUMERATION_BITS,
-    check_enumerable,
-    log_partition_exact,
-    moments_exact,
-    sample_visible_exact,
+from pymc_rbm.estimators.exact import check_enumerable
+from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.random_variable import (
+    AUTO_ENUMERATION_BITS,
+    RBMRV,
+    LogPartition,
+    core_parameters,
+    log_partition_mode,
+    rbm_params_of,
 )
-from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_float_array, check_positive_int
 
-__all__ = ["RBM", "RBMRV", "LogPartition", "log_partition_mode", "rbm_params_of"]
-
-#: Largest smaller layer that ``log_partition="auto"`` enumerates and that forward draws sample exactly:
-#: :data:`pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`, smaller than the estimators' one-off
-#: default because a model enumerates at every logp and gradient evaluation.
-AUTO_ENUMERATION_BITS = REPEATED_ENUMERATION_BITS
-
-LOG_PARTITION_MODES = ("exact", "given", "omitted")
-
-# Under PyTensor's Numba backend the Ops below run their NumPy ``perform`` in
-# object mode, by design (the work is NumPy/BLAS, not per-element code).
-warnings.filterwarnings(
-    "ignore", message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV)", category=UserWarning
-)
-
-
-def _params_or_none(W, vbias, hbias) -> RBMParams | None:
-    """RBMParams of numeric inputs, or None when they are not finite (an invalid point)."""
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
-        return None
-    return RBMParams(W, vbias, hbias)
-
-
-class LogPartition(Op):
-    """``log Z(W, vbias, hbias)`` by exact enumeration, with its exact gradient.
-
-    The gradient is ``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` computed by :class:`ExactMomentsOp`;
-    both share one cached enumeration of the smaller layer. Non-finite
-    parameters give ``NaN`` (a rejected point), never an exception.
-    """
-
-    __props__ = ("max_bits",)
-
-    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
-        self.max_bits = int(max_bits)
-
-    def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [pt.dscalar()])
-
-    def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
-        value = np.nan if params is None else log_partition_exact(params, max_bits=self.max_bits).log_z
-        outputs[0][0] = np.asarray(value, dtype="float64")
-
-    def infer_shape(self, node, input_shapes):
-        return [()]
-
-    def pullback(self, inputs, outputs, cotangents):
-        (g,) = cotangents
-        vh, v, h = ExactMomentsOp(self.max_bits)(*inputs)
-        return [g * vh, g * v, g * h]
-
-
-class ExactMomentsOp(Op):
-    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` by exact enumeration: the gradient of :class:`LogPartition`."""
-
-    __props__ = ("max_bits",)
-
-    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
-        self.max_bits = int(max_bits)
-
-    def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [inputs[0].type(), inputs[1].type(), inputs[2].type()])
-
-    def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
-        if params is None:
-            values = [np.full(np.shape(x), np.nan) for x in inputs]
-        else:
-            m = moments_exact(params, max_bits=self.max_bits)
-            values = [m.vh, m.v, m.h]
-        for out, value in zip(outputs, values):
-            out[0] = np.asarray(value, dtype="float64")
-
-    def infer_shape(self, node, input_shapes):
-        return list(input_shapes)
-
-    def pullback(self, inputs, outputs, cotangents):
-        return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
-
-
-class RBMRV(RandomVariable):
-    """Draws of the visible layer of a binary RBM.
-
-    Exact (enumeration of the smaller layer) when that layer has at most
-    ``max_bits`` units; otherwise ``gibbs_sweeps`` block-Gibbs sweeps from a
-    uniformly random start per draw, with a warning that the draws are
-    approximate.
-
-    Parameters
-    ----------
-    log_partition : {"exact", "given", "omitted"}
-        How the logp treats ``log Z`` (see :func:`log_partition_mode`).
-    max_bits : int
-        Largest smaller layer enumerated, for ``log Z`` and for draws.
-    gibbs_sweeps : int
-        Sweeps of the approximate sampler used beyond ``max_bits``.
-    """
-
-    name = "rbm"
-    signature = "(v,h),(v),(h),()->(v)"
-    dtype = "int64"
-    _print_name = ("RBM", "\\operatorname{RBM}")
-    __props__ = RandomVariable.__props__ + ("log_partition", "max_bits", "gibbs_sweeps")
-
-    def __init__(
-        self,
-        *args,
-        log_partition: str = "exact",
-        max_bits: int = AUTO_ENUMERATION_BITS,
-        gibbs_sweeps: int = 1000,
-        **kwargs,
-    ):
-        if log_partition not in LOG_PARTITION_MODES:
-            raise ValueError(f"log_partition mode must be one of {LOG_PARTITION_MODES}, got {log_partition!r}")
-        self.log_partition = log_partition
-        self.max_bits = int(max_bits)
-        self.gibbs_sweeps = int(gibbs_sweeps)
-        super().__init__(*args, **kwargs)
-
-    def rng_fn(self, rng, W, vbias, hbias, log_z, size):
-        batch = np.broadcast_shapes(W.shape[:-2], vbias.shape[:-1], hbias.shape[:-1])
-        size = batch if size is None else tuple(size)
-        W, vbias, hbias = (
-            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 2), (vbias, 1), (hbias, 1))
-        )
-        # PyTensor may hand the parameters broadcast to the batch shape: draw
-        # all at once when every batch element has the same RBM.
-        first = (0,) * len(size)
-        if all(np.all(x == x[first]) for x in (W, vbias, hbias)) if size else True:
-            return self._draw(RBMParams(W[first], vbias[first], hbias[first]), size, rng)
-        out = np.empty(size + (W.shape[-2],), dtype=np.int64)
-        for idx in np.ndindex(*size):
-            out[idx] = self._draw(RBMParams(W[idx], vbias[idx], hbias[idx]), (), rng)
-        return out
-
-    def _draw(self, params: RBMParams, size: tuple, rng) -> np.ndarray:
-        if min(params.n_visible, params.n_hidden) <= self.max_bits:
-            return sample_visible_exact(params, size, rng=rng, max_bits=self.max_bits)
-        return _approximate_draws(params, size, rng, self.gibbs_sweeps)
-
-
-def _approximate_draws(params: RBMParams, size: tuple, rng, n_sweeps: int) -> np.ndarray:
-    """Block-Gibbs draws: one chain per draw from a uniform start, ``n_sweeps`` sweeps."""
-    from pymc_rbm.kernels.gibbs import gibbs_sweep
-    from pymc_rbm.kernels.state import RBMState
-
-    warnings.warn(
-        f"both layers of this RBM ({params.n_visible} visible, {params.n_hidden} hidden) are too large "
-        f"to enumerate: forward draws are approximate ({n_sweeps} block-Gibbs sweeps per draw from a "
-        "uniformly random start; set gibbs_sweeps=... to change)",
-        UserWarning,
-        stacklevel=2,
-    )
-    n = int(np.prod(size))
-    v = (rng.random((n, params.n_visible)) < 0.5).astype(np.float64)
-    state = RBMState(v=v, h=np.zeros((n, params.n_hidden)))
-    for _ in range(n_sweeps):
-        state, _ = gibbs_sweep(rng, state, params)
-    return state.v.astype(np.int64).reshape(*size, params.n_visible)
+# RBMRV, LogPartition, log_partition_mode and rbm_params_of are defined (and documented) in
+# pymc_rbm.random_variable, which the step methods build on; they stay importable from here.
+__all__ = ["RBM"]
 
 
 def _depends_on_random_variables(*tensors) -> list:
@@ -408,7 +243,7 @@ class RBM(Discrete):
 
     def support_point(rv, size, W, vbias, hbias, log_z):
         """One deterministic mean-field pass: ``v = 1[vbias + W·sigmoid(hbias) > 0]``."""
-        W, vbias, hbias, log_z = _core(W, vbias, hbias, log_z)
+        W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
         v = pt.cast(pt.gt(vbias + W @ pt.sigmoid(hbias), 0), "int64")
         if not rv_size_is_none(size):
             v = pt.full((*size, v.shape[-1]), v)
@@ -430,31 +265,6 @@ def _as_parameter(value, name: str):
     if isinstance(value, Variable):
         return pt.as_tensor_variable(value, dtype="float64")
     return pt.as_tensor_variable(check_float_array(value, name), dtype="float64")
-
-
-def _core(*params):
-    """Drop batch dimensions that PyMC's rewrites add to the (unbatched) parameters."""
-    return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (2, 1, 1, 0))]
-
-
-@_logprob.register(RBMRV)
-def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
-    [value] = values
-    W, vbias, hbias, log_z = _core(W, vbias, hbias, log_z)
-    logp = -free_energy(value, RBMTensors(W, vbias, hbias))
-    if op.log_partition == "exact":
-        logp = logp - LogPartition(op.max_bits)(W, vbias, hbias)
-    elif op.log_partition == "given":
-        logp = logp - log_z
-    binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
-    logp = pt.switch(binary, logp, -np.inf)
-    return check_parameters(
-        logp,
-        pt.all(pt.isfinite(W)),
-        pt.all(pt.isfinite(vbias)),
-        pt.all(pt.isfinite(hbias)),
-        msg="W, vbias and hbias must be finite",
-    )
 
 
 def _check_static_shapes(W, vbias, hbias) -> None:
@@ -492,29 +302,6 @@ def _check_observed(observed, W) -> None:
     check_binary(value, n_visible, name="observed data of the RBM")
 
 
-def log_partition_mode(rv) -> str:
-    """How the logp of an :class:`RBM` variable treats ``log Z``.
-
-    Returns
-    -------
-    {"exact", "given", "omitted"}
-        ``"omitted"`` means the logp is unnormalised (constant parameters).
-    """
-    op = getattr(rv.owner, "op", None)
-    if not isinstance(op, RBMRV):
-        raise TypeError(f"{rv} is not an RBM random variable")
-    return op.log_partition
-
-
-def rbm_params_of(rv) -> RBMTensors:
-    """The symbolic ``W``, ``vbias`` and ``hbias`` of an :class:`RBM` variable."""
-    op = getattr(rv.owner, "op", None)
-    if not isinstance(op, RBMRV):
-        raise TypeError(f"{rv} is not an RBM random variable")
-    W, vbias, hbias, _ = op.dist_params(rv.owner)
-    return RBMTensors(W, vbias, hbias)
-
-
 # Register the RBM step methods with pm.sample (FlipTheState is then chosen for RBM variables by itself).
-# At the end of the module: pymc_rbm.step_methods imports RBMRV from here.
+# They build on pymc_rbm.random_variable, below this module.
 import pymc_rbm.step_methods  # noqa: E402, F401

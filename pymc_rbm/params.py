@@ -24,18 +24,6 @@ from pymc_rbm.validation import check_float_array
 __all__ = ["RBMParams", "SpinRBMParams"]
 
 
-def _as_readonly_float(name: str, value, ndim: int, dtype) -> np.ndarray:
-    """Copy ``value`` into a read-only float array of ``ndim`` dimensions.
-
-    Raises a ValueError naming ``name`` for a non-floating ``dtype``, complex
-    or non-numeric values, a wrong number of dimensions, or values that are
-    not finite (:func:`pymc_rbm.validation.check_float_array`).
-    """
-    arr = check_float_array(value, name, ndim, dtype=dtype)
-    arr.setflags(write=False)
-    return arr
-
-
 def _check_shapes(W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray, names=("W", "vbias", "hbias")):
     n_visible, n_hidden = W.shape
     if n_visible == 0 or n_hidden == 0:
@@ -86,9 +74,9 @@ class RBMParams:
     hbias: np.ndarray
 
     def __init__(self, W, vbias, hbias, *, dtype=np.float64):
-        W = _as_readonly_float("W", W, 2, dtype)
-        vbias = _as_readonly_float("vbias", vbias, 1, dtype)
-        hbias = _as_readonly_float("hbias", hbias, 1, dtype)
+        W = check_float_array(W, "W", 2, dtype=dtype, readonly=True)
+        vbias = check_float_array(vbias, "vbias", 1, dtype=dtype, readonly=True)
+        hbias = check_float_array(hbias, "hbias", 1, dtype=dtype, readonly=True)
         _check_shapes(W, vbias, hbias)
         object.__setattr__(self, "W", W)
         object.__setattr__(self, "vbias", vbias)
@@ -279,9 +267,9 @@ class SpinRBMParams:
     hfield: np.ndarray
 
     def __init__(self, J, vfield, hfield, *, dtype=np.float64):
-        J = _as_readonly_float("J", J, 2, dtype)
-        vfield = _as_readonly_float("vfield", vfield, 1, dtype)
-        hfield = _as_readonly_float("hfield", hfield, 1, dtype)
+        J = check_float_array(J, "J", 2, dtype=dtype, readonly=True)
+        vfield = check_float_array(vfield, "vfield", 1, dtype=dtype, readonly=True)
+        hfield = check_float_array(hfield, "hfield", 1, dtype=dtype, readonly=True)
         _check_shapes(J, vfield, hfield, names=("J", "vfield", "hfield"))
         object.__setattr__(self, "J", J)
         object.__setattr__(self, "vfield", vfield)

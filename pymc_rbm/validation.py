@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_binary", "check_float_array", "check_float_dtype", "check_positive_int", "check_real"]
+__all__ = ["check_binary", "check_bool", "check_float_array", "check_float_dtype", "check_positive_int", "check_real"]
 
 
 def check_binary(data, n_visible: int | None = None, *, name: str = "data", dtype=np.float64) -> np.ndarray:
@@ -137,7 +137,9 @@ def check_float_dtype(dtype, name: str = "dtype") -> np.dtype:
     return dt
 
 
-def check_float_array(value, name: str, ndim: int | None = None, *, dtype=np.float64, finite: bool = True) -> np.ndarray:
+def check_float_array(
+    value, name: str, ndim: int | None = None, *, dtype=np.float64, finite: bool = True, readonly: bool = False
+) -> np.ndarray:
     """A new float array of ``value``, or a ValueError naming ``name``.
 
     Anything ``np.asarray`` accepts is taken (lists, arrays, objects with
@@ -156,11 +158,13 @@ def check_float_array(value, name: str, ndim: int | None = None, *, dtype=np.flo
         Type of the copy (see :func:`check_float_dtype`).
     finite : bool, default True
         Refuse NaN and infinite values.
+    readonly : bool, default False
+        Return the copy read-only (the arrays of :class:`~pymc_rbm.params.RBMParams`).
 
     Returns
     -------
     ndarray
-        A writeable copy that shares no memory with ``value``.
+        A copy that shares no memory with ``value``, writeable unless ``readonly``.
     """
     dtype = check_float_dtype(dtype)
     try:
@@ -185,4 +189,16 @@ def check_float_array(value, name: str, ndim: int | None = None, *, dtype=np.flo
     if finite and not np.all(np.isfinite(arr)):
         bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
+    if readonly:
+        arr.setflags(write=False)
     return arr
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` as a bool, or a TypeError: only True and False (Python's or NumPy's) are taken.
+
+    ``1``, ``"yes"`` and ``None`` are refused rather than read by their truth value.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

@@ -11,7 +11,6 @@ import inspect
 import numpy as np
 
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators.ais import ais, reverse_ais
 from pymc_rbm.estimators.exact import (
     MAX_ENUMERATION_BITS,
@@ -32,6 +31,7 @@ from pymc_rbm.estimators.mean_field import (
     moments_mean_field,
     moments_mixture_mean_field,
 )
+from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.estimators.rts import rts
 from pymc_rbm.estimators.sams import sams
 from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling

@@ -70,15 +70,13 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from pymc_rbm._runtime import Progress as _Progress
 from pymc_rbm._runtime import blas_threads
 from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY, propagate_activation
 from pymc_rbm.kernels.flip import flip_layer
-from pymc_rbm.kernels.gibbs import _bernoulli
-from pymc_rbm.kernels.operators import operator_alpha as _operator_alpha
+from pymc_rbm.kernels.gibbs import gibbs_layer_
+from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_float_dtype
-from pymc_rbm.validation import check_positive_int as _check_positive_int
 
 __all__ = [
     "default_schedule",
@@ -255,7 +253,7 @@ def log_mean_exp(x, axis=None):
     return logsumexp(x, axis=axis) - np.log(n)
 
 
-def _softplus_sum(z: np.ndarray) -> np.ndarray:
+def softplus_sum_(z: np.ndarray) -> np.ndarray:
     """``Σ softplus(z)`` over the last axis, summed in float64; overwrites ``z``."""
     pos = np.maximum(z, 0.0).sum(axis=-1, dtype=np.float64)
     np.abs(z, out=z)
@@ -450,9 +448,9 @@ class AnnealingPath:
         -------
         v, a, vb : the new state as :meth:`start` returns it.
         """
-        h = _bernoulli(rng, self.hidden_logits(a, coef), self.dtype)
+        h = gibbs_layer_(rng, self.hidden_logits(a, coef), self.dtype)
         logit = self.visible_logits(h, coef)
-        v_new = _bernoulli(rng, logit, self.dtype) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
+        v_new = gibbs_layer_(rng, logit, self.dtype) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
         a, _ = propagate_activation(
             a, v, v_new, self.W, self.hidden_activation, force_full=refresh, max_fraction=BATCH_FRACTION
         )
@@ -475,7 +473,7 @@ class AnnealingPath:
         c = np.asarray(coef, dtype=np.float64)
         lin = vb @ c if c.ndim == 1 else (vb * c).sum(axis=-1)
         z = self._hidden_scale(np.atleast_2d(c).astype(self.dtype)) * a
-        return lin + _softplus_sum(z)
+        return lin + softplus_sum_(z)
 
     def log_f_ladder(self, a: np.ndarray, vb: np.ndarray, coefs, *, max_block: int = 2**22) -> np.ndarray:
         """``log f_λ(v)`` of each chain at every point of a ladder.
@@ -499,7 +497,7 @@ class AnnealingPath:
         step = max(1, max_block // max(1, n * H))
         for s in range(0, c.shape[0], step):
             z = scale[None, s : s + step, :] * a[:, None, :]
-            out[:, s : s + step] += _softplus_sum(z)
+            out[:, s : s + step] += softplus_sum_(z)
         return out
 
 
@@ -615,7 +613,7 @@ def path_and_operator(models, data=None, *, base=None, smoothing=0.005, dtype=np
     path : AnnealingPath
     alpha : float
     """
-    alpha = _operator_alpha(operator)
+    alpha = operator_alpha(operator)
     dtype = check_float_dtype(dtype)
     if isinstance(models, RBMParams):
         first = models
@@ -662,7 +660,7 @@ def initial_log_z(init, log_z_pilot: np.ndarray, *, flat: str) -> np.ndarray:
     return g - g[0]
 
 
-def _blas_threads(n_chains: int, path: "AnnealingPath"):
+def path_blas_threads(n_chains: int, path: "AnnealingPath"):
     """:func:`pymc_rbm._runtime.blas_threads` for ``n_chains`` chains on ``path``."""
     return blas_threads(n_chains, path.n_visible, path.n_hidden)
 

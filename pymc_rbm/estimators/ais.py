@@ -25,29 +25,29 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_rbm._runtime import StopOnInterrupt, single_blas_thread
-from pymc_rbm.estimators._result import LogPartitionEstimate
+from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators._tempering import (  # the path's public names stay importable from here
     AnnealingPath,
     PilotRun,
-    _blas_threads,
-    _check_positive_int,
-    _Progress,
-    _softplus_sum,
     base_rate_vbias,
     check_schedule,
     default_schedule,
     log_mean_exp,
     path_and_operator,
+    path_blas_threads,
     pilot_run,
+    softplus_sum_,
     thermodynamic_length,
 )
+from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY, propagate_activation
 from pymc_rbm.kernels.flip import flip_layer
-from pymc_rbm.kernels.gibbs import _bernoulli
+from pymc_rbm.kernels.gibbs import gibbs_layer_
 from pymc_rbm.kernels.state import sigmoid_
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_positive_int
+
+_Progress = Progress  # under the name that tests/estimators/test_ais.py takes from this module
 
 __all__ = ["ais", "reverse_ais", "adaptive_schedule"]
 # re-exported from _tempering (documented there): AnnealingPath, PilotRun, pilot_run, base_rate_vbias,
@@ -126,7 +126,7 @@ class Annealed(NamedTuple):
 
 
 def _anneal(
-    path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: _Progress, record=(), stop=None
+    path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: Progress, record=(), stop=None
 ) -> Annealed:
     """Run AIS along ``betas`` from states ``v0`` drawn from ``p_{betas[0]}`` (one target model).
 
@@ -191,7 +191,7 @@ def _anneal(
         bad = ~np.isfinite(inc)
         if bad.any():  # exp overflowed: the two softplus sums in float64 (rare; extreme |δ|)
             a64 = a[bad].astype(np.float64)
-            inc[bad] = _softplus_sum(a64 * beta) - _softplus_sum(a64 * float(betas[k - 1]))
+            inc[bad] = softplus_sum_(a64 * beta) - softplus_sum_(a64 * float(betas[k - 1]))
             sig[bad] = sigmoid_(a[bad] * dt.type(beta))
         log_w += inc
         if k < K:
@@ -199,7 +199,7 @@ def _anneal(
             h *= dt.type(beta)
             logit = h @ WT
             logit += b_a + beta * d
-            v_new = _bernoulli(rng, logit, dt) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
+            v_new = gibbs_layer_(rng, logit, dt) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
             a, _ = propagate_activation(  # refreshed on every FULL_EVERY-th step, as in AnnealingPath.sweep's callers
                 a, v, v_new, W, path.hidden_activation, force_full=k % FULL_EVERY == 0, max_fraction=BATCH_FRACTION
             )
@@ -213,7 +213,7 @@ def _anneal(
 
 
 def _anneal_in_threads(
-    path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: _Progress, record=(), n_jobs: int = 1
+    path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: Progress, record=(), n_jobs: int = 1
 ) -> Annealed:
     """:func:`_anneal` with the chains split into ``n_jobs`` groups run in parallel threads.
 
@@ -231,7 +231,7 @@ def _anneal_in_threads(
         return _anneal(path, rng, v0, betas, alpha, bar, record)
     groups = np.array_split(np.arange(n), n_jobs)
     rngs = rng.spawn(n_jobs)
-    quiet = _Progress(0, "", False)
+    quiet = Progress(0, "", False)
     stop = threading.Event()
 
     def one(i):
@@ -297,8 +297,8 @@ def adaptive_schedule(
         Nondecreasing from exactly 0 to exactly 1.
     pilot : PilotRun
     """
-    n_steps = _check_positive_int(n_steps, "n_steps")
-    n_pilot = _check_positive_int(n_pilot, "n_pilot")
+    n_steps = check_positive_int(n_steps, "n_steps")
+    n_pilot = check_positive_int(n_pilot, "n_pilot")
     if not 0.0 <= float(floor) < 1.0:
         raise ValueError(f"floor must lie in [0, 1), got {floor!r}")
     grid = np.linspace(0.0, 1.0, n_pilot + 1)
@@ -450,14 +450,14 @@ def ais(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    n_chains = _check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
-    n_jobs = _check_positive_int(n_jobs, "n_jobs")
+    n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
+    n_jobs = check_positive_int(n_jobs, "n_jobs")
     adaptive = isinstance(schedule, str) and schedule == "adaptive"
     if isinstance(schedule, str) and not adaptive:
         raise ValueError(f'schedule must be None, "adaptive", an int or an array of β values, got {schedule!r}')
     if n_steps is not None and not (schedule is None or adaptive):
         raise ValueError("n_steps applies to schedule=None or 'adaptive' only; give the schedule itself instead")
-    n_steps = 14500 if n_steps is None else _check_positive_int(n_steps, "n_steps")
+    n_steps = 14500 if n_steps is None else check_positive_int(n_steps, "n_steps")
     with StopOnInterrupt() as guard:  # from here on Ctrl-C ends the run with a warning, not a traceback
         if not adaptive:
             betas = default_schedule(n_steps) if schedule is None else check_schedule(schedule)
@@ -466,7 +466,7 @@ def ais(
         )
         log_z0 = path.log_z_base
         total = n_steps + n_pilot if adaptive else betas.size - 1
-        with _Progress(total, "AIS", progress) as bar, _blas_threads(n_chains, path):
+        with Progress(total, "AIS", progress) as bar, path_blas_threads(n_chains, path):
             if adaptive:
                 betas, _ = adaptive_schedule(
                     path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, alpha=alpha, bar=bar
@@ -567,7 +567,7 @@ def reverse_ais(
     x = check_binary(data, params.n_visible, name="data").reshape(-1, params.n_visible)
     if x.shape[0] == 0:
         raise ValueError("data has no rows")
-    n_jobs = _check_positive_int(n_jobs, "n_jobs")
+    n_jobs = check_positive_int(n_jobs, "n_jobs")
     if n_chains is None:
         if x.shape[0] < 2:
             raise ValueError(
@@ -576,7 +576,7 @@ def reverse_ais(
             )
         rows = np.arange(x.shape[0])
     else:
-        n_chains = _check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
+        n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
         rows = rng.choice(x.shape[0], size=n_chains, replace=n_chains > x.shape[0])
     betas = check_schedule(schedule)
     path, alpha = path_and_operator(
@@ -591,8 +591,8 @@ def reverse_ais(
     start = x[rows]
     with (
         StopOnInterrupt() as guard,
-        _Progress(betas.size - 1, "reverse AIS", progress) as bar,
-        _blas_threads(start.shape[0], path),
+        Progress(betas.size - 1, "reverse AIS", progress) as bar,
+        path_blas_threads(start.shape[0], path),
     ):
         log_w = _anneal_in_threads(path, rng, start, betas[::-1].copy(), alpha, bar, n_jobs=n_jobs).log_w
     if guard.interrupted:

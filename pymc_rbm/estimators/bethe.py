@@ -43,8 +43,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
-from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators.exact import ExactMoments
+from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.estimators.tap import AdaptiveDamping
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_binary, check_real

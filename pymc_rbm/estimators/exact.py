@@ -25,7 +25,7 @@ from scipy.special import expit, logsumexp
 
 from pymc_rbm._runtime import Progress
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators._result import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
 

@@ -42,11 +42,11 @@ import numpy as np
 from scipy.special import logsumexp
 
 from pymc_rbm.energy import softplus
-from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators.exact import EnumerationTooLarge, ExactMoments
-from pymc_rbm.estimators.tap import _solve as _solve_tap
-from pymc_rbm.estimators.tap import tap_fixed_point, tap_free_energy
-from pymc_rbm.params import RBMParams, SpinRBMParams, _as_readonly_float
+from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.tap import solve_tap, tap_fixed_point, tap_free_energy
+from pymc_rbm.params import RBMParams, SpinRBMParams
+from pymc_rbm.validation import check_float_array
 
 __all__ = [
     "BoltzmannMachine",
@@ -106,8 +106,8 @@ class BoltzmannMachine:
     b: np.ndarray
 
     def __init__(self, J, b, *, atol: float = 1e-12):
-        J = _as_readonly_float("J", J, 2, np.float64)
-        b = _as_readonly_float("b", b, 1, np.float64)
+        J = check_float_array(J, "J", 2, readonly=True)
+        b = check_float_array(b, "b", 1, readonly=True)
         n = J.shape[0]
         if J.shape != (n, n) or n == 0:
             raise ValueError(f"J must be a non-empty square matrix, got shape {J.shape}")
@@ -619,7 +619,7 @@ def _check_params(params) -> RBMParams:
 def _naive_rbm(params, *, n_starts, data, n_data_starts, damping, tol, max_iter, temperatures, rng):
     params = _check_params(params)
     temps = _check_temperatures([1.0] if temperatures is None else temperatures)
-    sol, _ = _solve_tap(
+    sol, _ = solve_tap(
         RBMParams(params.W / temps[0], params.vbias / temps[0], params.hbias / temps[0]),
         order=1,
         n_starts=n_starts,

@@ -111,24 +111,23 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import chi2
 
-from pymc_rbm._runtime import StopOnInterrupt
-from pymc_rbm.estimators._result import LogPartitionEstimate
+from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators._tempering import (
     AnnealingPath,
-    _blas_threads,
-    _check_positive_int,
-    _Progress,
     check_init,
     check_occupancy,
     check_schedule,
     initial_log_z,
     path_and_operator,
+    path_blas_threads,
     pilot_run,
     spread_stderr,
     thermodynamic_length,
 )
+from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_positive_int
 
 __all__ = ["rts", "check_ladder", "Ladder", "build_ladder", "rts_round"]
 
@@ -240,8 +239,8 @@ def build_ladder(
     wanted = check_ladder(betas)
     if not (np.isfinite(spacing) and spacing > 0.0):
         raise ValueError(f"spacing must be a positive number, got {spacing!r}")
-    min_rungs = _check_positive_int(min_rungs, "min_rungs")
-    fine = np.linspace(0.0, 1.0, _check_positive_int(n_pilot, "n_pilot") + 1)
+    min_rungs = check_positive_int(min_rungs, "min_rungs")
+    fine = np.linspace(0.0, 1.0, check_positive_int(n_pilot, "n_pilot") + 1)
     s_grid = fine if wanted is None else np.union1d(fine, wanted)
     M = path.n_models
     grid, grid_s, grid_seg = [path.coefficients(0.0, 0)], [0.0], [0]
@@ -464,12 +463,12 @@ def rts(
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     check_ladder(betas)
-    n_chains = _check_positive_int(
+    n_chains = check_positive_int(
         n_chains, "n_chains", 2, " (the standard error comes from the spread between chains)"
     )
-    n_rounds = _check_positive_int(n_rounds, "n_rounds")
-    n_sweeps = _check_positive_int(n_sweeps, "n_sweeps")
-    n_pilot = _check_positive_int(n_pilot, "n_pilot")
+    n_rounds = check_positive_int(n_rounds, "n_rounds")
+    n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
+    n_pilot = check_positive_int(n_pilot, "n_pilot")
     check_init(init, flat="flat")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
@@ -479,8 +478,8 @@ def rts(
     history, history_se, occupancy_history = [], [], []
     with (
         StopOnInterrupt() as guard,
-        _Progress(n_pilot + n_rounds * n_sweeps, "RTS", progress) as bar,
-        _blas_threads(n_chains, path),
+        Progress(n_pilot + n_rounds * n_sweeps, "RTS", progress) as bar,
+        path_blas_threads(n_chains, path),
     ):
         spacing = LADDER_SPACING if spacing is None else spacing
         ladder = build_ladder(path, rng, n_chains, betas, n_pilot=n_pilot, spacing=spacing, alpha=alpha, bar=bar)

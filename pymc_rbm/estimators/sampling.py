@@ -23,12 +23,13 @@ import time
 
 import numpy as np
 
+from pymc_rbm._runtime import Progress
 from pymc_rbm.energy import mean_hiddens, mean_visibles
-from pymc_rbm.estimators._tempering import _check_positive_int, _operator_alpha, _Progress
 from pymc_rbm.estimators.exact import ExactMoments
 from pymc_rbm.kernels import flip_sweep, gibbs_sweep, init_state
+from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_positive_int
 
 __all__ = ["SampledMoments", "moments_sampling"]
 
@@ -129,13 +130,13 @@ def moments_sampling(
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     rng = np.random.default_rng(rng)
-    n_chains = _check_positive_int(
+    n_chains = check_positive_int(
         n_chains, "n_chains", 2, " (the standard error comes from the spread between chains)"
     )
-    n_sweeps = _check_positive_int(n_sweeps, "n_sweeps")
-    burn_in = _check_positive_int(burn_in, "burn_in", 0)
-    block = _check_positive_int(block, "block")
-    alpha = _operator_alpha(operator)
+    n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
+    burn_in = check_positive_int(burn_in, "burn_in", 0)
+    block = check_positive_int(block, "block")
+    alpha = operator_alpha(operator)
     if alpha == 0.0:
         sweep = gibbs_sweep
     else:
@@ -150,7 +151,7 @@ def moments_sampling(
     sum_vh = np.zeros((n_chains, nv, nh))
     vs = np.empty((n_chains, min(block, n_sweeps), nv))
     ps = np.empty((n_chains, min(block, n_sweeps), nh))
-    with _Progress(burn_in + n_sweeps, "moments", progress) as bar:
+    with Progress(burn_in + n_sweeps, "moments", progress) as bar:
         for _ in range(burn_in):
             state, _ = sweep(rng, state, params)
             bar.advance()

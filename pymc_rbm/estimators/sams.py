@@ -84,22 +84,21 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import logsumexp
 
-from pymc_rbm._runtime import StopOnInterrupt
-from pymc_rbm.estimators._result import LogPartitionEstimate
+from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators._tempering import (
-    _blas_threads,
-    _check_positive_int,
-    _Progress,
     check_init,
     check_occupancy,
     initial_log_z,
     path_and_operator,
+    path_blas_threads,
     spread_stderr,
 )
+from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.estimators.rts import build_ladder, check_ladder
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_positive_int
 
 __all__ = ["sams", "SAMSGain"]
 
@@ -335,9 +334,9 @@ def sams(
     if not models or not all(isinstance(m, RBMParams) for m in models):
         raise TypeError("params must be an RBMParams or a non-empty sequence of RBMParams")
     check_ladder(betas)
-    n_runs = _check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
-    n_sweeps = _check_positive_int(n_sweeps, "n_sweeps")
-    n_pilot = _check_positive_int(n_pilot, "n_pilot")
+    n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
+    n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
+    n_pilot = check_positive_int(n_pilot, "n_pilot")
     if rao_blackwell not in ("global", "local", "none"):
         raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
     check_init(init, flat="zero")
@@ -347,8 +346,8 @@ def sams(
     t_done = 0
     with (
         StopOnInterrupt() as guard,
-        _Progress(n_pilot * len(models) + n_sweeps, "SAMS", progress) as bar,
-        _blas_threads(n_runs, path),
+        Progress(n_pilot * len(models) + n_sweeps, "SAMS", progress) as bar,
+        path_blas_threads(n_runs, path),
     ):
         spacing = SAMS_SPACING if spacing is None else spacing
         ladder = build_ladder(path, rng, n_runs, betas, n_pilot=n_pilot, spacing=spacing, alpha=alpha, bar=bar)

@@ -40,8 +40,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import entr, expit, log_expit
 
-from pymc_rbm.estimators._result import LogPartitionEstimate
 from pymc_rbm.estimators.exact import ExactMoments
+from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_real
 
@@ -53,6 +53,7 @@ __all__ = [
     "tap_free_energy",
     "tap_fixed_point",
     "tap_starts",
+    "solve_tap",
     "log_partition_tap",
     "moments_tap",
 ]
@@ -535,7 +536,27 @@ def _best(sol: TAPSolution) -> int:
     return int(pool[np.argmax(sol.neg_gibbs[pool])])
 
 
-def _solve(params, *, order, n_starts, data, n_data_starts, update, damping, tol, max_iter, rng, adaptive=True):
+def solve_tap(params, *, order, n_starts, data, n_data_starts, update, damping, tol, max_iter, rng, adaptive=True):
+    """The fixed points of :func:`tap_fixed_point` from the starts of :func:`tap_starts`, and the best one.
+
+    Parameters
+    ----------
+    params : RBMParams
+    order : {1, 2, 3}
+        1 is naive mean field (used by :mod:`pymc_rbm.estimators.mean_field`).
+    n_starts, data, n_data_starts, rng
+        As for :func:`tap_starts`.
+    update, damping, tol, max_iter, adaptive
+        As for :func:`tap_fixed_point`.
+
+    Returns
+    -------
+    solution : TAPSolution
+        One fixed point per start.
+    best : int
+        The start of largest ``-Γ`` (lowest free energy) among the converged ones, or among all when
+        none converged.
+    """
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     params = params.astype(np.float64)
@@ -666,7 +687,7 @@ def log_partition_tap(
     (True, True)
     """
     order = _check_order(order, (2, 3))
-    sol, best = _solve(
+    sol, best = solve_tap(
         params,
         order=order,
         n_starts=n_starts,
@@ -729,7 +750,7 @@ def moments_tap(params: RBMParams, *, order: int = 2, **options) -> ExactMoments
     unknown = set(options) - set(defaults)
     if unknown:
         raise TypeError(f"moments_tap got unexpected option(s) {sorted(unknown)}")
-    sol, best = _solve(params, order=order, **{**defaults, **options})
+    sol, best = solve_tap(params, order=order, **{**defaults, **options})
     mv, mh = sol.m_v[best], sol.m_h[best]
     vh = _pair_moments(params.W, mv, mh, order)
     diagnostics = {

@@ -46,6 +46,7 @@ from pymc_rbm.energy import hidden_activation, visible_activation
 from pymc_rbm.kernels.state import RBMState, SweepInfo, check_beta, sigmoid_, temper_
 
 __all__ = [
+    "check_alpha",
     "flip_probability",
     "stay_probability",
     "flip_layer",
@@ -56,7 +57,8 @@ __all__ = [
 ]
 
 
-def _check_alpha(alpha) -> float:
+def check_alpha(alpha) -> float:
+    """The flip/Gibbs mixture weight ``alpha`` as a float in [0, 1], or a ValueError (NaN included)."""
     a = float(alpha)
     if not 0.0 <= a <= 1.0:  # also refuses NaN
         raise ValueError(f"alpha must lie in [0, 1] (1: flip-the-state, 0: Gibbs), got {alpha!r}")
@@ -117,7 +119,7 @@ def flip_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
     >>> flip_probability([0, 1], [2.0, 2.0], alpha=0.0).round(6)  # Gibbs
     array([0.880797, 0.119203])
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     logit = np.array(logit, dtype=np.result_type(np.asarray(logit).dtype, np.float32), copy=True)
     on = np.asarray(x) != 0
     return _change_probability_(np.broadcast_to(on, logit.shape), logit, alpha)
@@ -145,7 +147,7 @@ def stay_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
     >>> stay_probability([0, 1, 1], [2.0, 2.0, 0.0]).round(6)
     array([0.      , 0.864665, 0.5     ])
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     stay = 1.0 - flip_probability(x, logit, 1.0) if alpha != 0.0 else 0.0
     if alpha != 1.0:
         stay = stay * alpha + (1.0 - alpha) * flip_probability(np.asarray(x) == 0, logit, 0.0)
@@ -186,7 +188,7 @@ def flip_layer(rng: np.random.Generator, x: np.ndarray, logit: np.ndarray, *, al
         The new states, in the dtype of ``x``.
     """
     logit = np.array(logit, dtype=np.result_type(np.asarray(logit).dtype, np.float32), copy=True)
-    return _update_(rng, x, logit, _check_alpha(alpha))[0]
+    return _update_(rng, x, logit, check_alpha(alpha))[0]
 
 
 def flip_hiddens(rng: np.random.Generator, h: np.ndarray, v: np.ndarray, params, beta=None, *, alpha: float = 1.0):
@@ -208,7 +210,7 @@ def flip_hiddens(rng: np.random.Generator, h: np.ndarray, v: np.ndarray, params,
         The new hidden states, in the dtype of ``h``.
     """
     a = temper_(hidden_activation(v, params), check_beta(beta, v.shape[0]))
-    return _update_(rng, h, a, _check_alpha(alpha))[0]
+    return _update_(rng, h, a, check_alpha(alpha))[0]
 
 
 def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params, beta=None, *, alpha: float = 1.0):
@@ -234,7 +236,7 @@ def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params
         The new visible states, in the dtype of ``v``.
     """
     a = temper_(visible_activation(h, params), check_beta(beta, h.shape[0]))
-    return _update_(rng, v, a, _check_alpha(alpha))[0]
+    return _update_(rng, v, a, check_alpha(alpha))[0]
 
 
 def flip_sweep(
@@ -281,7 +283,7 @@ def flip_sweep(
     >>> state.h.shape, info.n_changed.shape
     ((10, 4), (10,))
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_alpha(alpha)
     b = check_beta(beta, state.v.shape[0])
     h, n_h = _update_(rng, state.h, temper_(hidden_activation(state.v, params), b), alpha)
     v, n_v = _update_(rng, state.v, temper_(visible_activation(h, params), b), alpha)
@@ -301,4 +303,4 @@ def build_kernel(*, alpha: float = 1.0):
     callable
         ``kernel(rng, state, params, beta=None) -> (state, info)``.
     """
-    return functools.partial(flip_sweep, alpha=_check_alpha(alpha))
+    return functools.partial(flip_sweep, alpha=check_alpha(alpha))

@@ -17,13 +17,31 @@ from pymc_rbm.energy import hidden_activation, visible_activation
 from pymc_rbm.kernels.state import RBMState, SweepInfo, check_beta, sigmoid_, temper_
 from pymc_rbm.validation import check_binary
 
-__all__ = ["sample_hiddens", "sample_visibles", "gibbs_sweep", "init_state", "build_kernel"]
+__all__ = ["gibbs_layer_", "sample_hiddens", "sample_visibles", "gibbs_sweep", "init_state", "build_kernel"]
 
 
-def _bernoulli(rng: np.random.Generator, activation: np.ndarray, dtype) -> np.ndarray:
-    """Draw units with ``P(x = 1) = sigmoid(activation)``; overwrites ``activation``."""
-    sigmoid_(activation)
-    return (rng.random(activation.shape) < activation).astype(dtype, copy=False)
+def gibbs_layer_(rng: np.random.Generator, logit: np.ndarray, dtype=None) -> np.ndarray:
+    """One Gibbs update of a layer given its tempered logits, ``x = [u < sigmoid(logit)]`` (stochastic).
+
+    The Gibbs counterpart of :func:`pymc_rbm.kernels.flip.flip_layer`; it
+    overwrites ``logit`` (with the probabilities), so pass a copy to keep it.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        One uniform per unit is drawn, in C order.
+    logit : ndarray of shape (n_chains, n_units)
+        ``P(x = 1 | other layer) = sigmoid(logit)``; overwritten.
+    dtype : numpy dtype, optional
+        Of the result; default that of ``logit``.
+
+    Returns
+    -------
+    ndarray of shape (n_chains, n_units)
+        0/1 values.
+    """
+    sigmoid_(logit)
+    return (rng.random(logit.shape) < logit).astype(logit.dtype if dtype is None else dtype, copy=False)
 
 
 def sample_hiddens(rng: np.random.Generator, v: np.ndarray, params, beta=None) -> np.ndarray:
@@ -44,7 +62,7 @@ def sample_hiddens(rng: np.random.Generator, v: np.ndarray, params, beta=None) -
         0/1 values in the floating type of ``params``.
     """
     a = temper_(hidden_activation(v, params), check_beta(beta, v.shape[0]))
-    return _bernoulli(rng, a, a.dtype)
+    return gibbs_layer_(rng, a)
 
 
 def sample_visibles(rng: np.random.Generator, h: np.ndarray, params, beta=None) -> np.ndarray:
@@ -65,7 +83,7 @@ def sample_visibles(rng: np.random.Generator, h: np.ndarray, params, beta=None) 
         0/1 values in the floating type of ``params``.
     """
     a = temper_(visible_activation(h, params), check_beta(beta, h.shape[0]))
-    return _bernoulli(rng, a, a.dtype)
+    return gibbs_layer_(rng, a)
 
 
 def gibbs_sweep(rng: np.random.Generator, state: RBMState, params, beta=None) -> tuple[RBMState, SweepInfo]:

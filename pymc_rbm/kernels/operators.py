@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 
 from pymc_rbm.kernels import flip, gibbs
-from pymc_rbm.kernels.flip import _check_alpha
+from pymc_rbm.kernels.flip import check_alpha
 
 __all__ = ["operator_alpha", "build_operator"]
 
@@ -42,7 +42,7 @@ def operator_alpha(operator) -> float:
         return 0.0 if operator == "gibbs" else 1.0
     if isinstance(operator, numbers.Real) and not isinstance(operator, bool):
         try:
-            return _check_alpha(operator)
+            return check_alpha(operator)
         except ValueError:
             pass
     raise ValueError(f'operator must be "gibbs", "flip" or a mixture weight alpha in [0, 1], got {operator!r}')

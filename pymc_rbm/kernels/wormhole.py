@@ -78,7 +78,7 @@ from scipy.special import gammaln, logsumexp
 from scipy.stats import chi2
 
 from pymc_rbm.kernels.metropolis import metropolis_accept
-from pymc_rbm.validation import check_binary
+from pymc_rbm.validation import check_binary, check_bool
 
 __all__ = [
     "WormholeProposal",
@@ -169,12 +169,6 @@ def _check_states(x, n_units: int, binary: bool) -> np.ndarray:
     return x
 
 
-def _check_binary_flag(binary) -> bool:
-    if not isinstance(binary, (bool, np.bool_)):
-        raise TypeError(f"binary must be True or False, got {binary!r}")
-    return bool(binary)
-
-
 def _xor(x: np.ndarray, flip: np.ndarray) -> np.ndarray:
     """``x XOR flip`` for 0/1 states of any numeric dtype (a new array of ``x``'s dtype)."""
     return np.where(flip, 1 - x, x).astype(x.dtype, copy=False)
@@ -215,7 +209,7 @@ class PointWormholes:
     """
 
     def __init__(self, data, *, binary: bool):
-        self.binary = _check_binary_flag(binary)
+        self.binary = check_bool(binary, "binary")
         self.data = _check_data(data, self.binary)
         self.data.setflags(write=False)
 
@@ -659,7 +653,7 @@ class RegionWormholes:
 
     def __init__(self, centres, *, binary: bool, covariances=None, alpha: float | None = None,
                  radius: int | None = None):
-        self.binary = _check_binary_flag(binary)
+        self.binary = check_bool(binary, "binary")
         if self.binary:
             if covariances is not None or alpha is not None:
                 raise ValueError("binary regions are Hamming balls: give radius, not covariances or alpha")
@@ -742,7 +736,7 @@ class RegionWormholes:
         RegionWormholes
             With the fitted mixture as ``mixture`` (weights, means[, covariances]).
         """
-        binary = _check_binary_flag(binary)
+        binary = check_bool(binary, "binary")
         if binary:
             if alpha is not None:
                 raise ValueError("alpha sizes continuous ellipsoids; binary regions take radius")

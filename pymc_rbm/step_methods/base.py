@@ -45,7 +45,7 @@ invariant:
      is symmetric.
    - Flip-the-state and its α mixture: given ``h`` the units are independent,
      ``p(v | h) = Π_i p(v_i | h)`` and ``Q_h(v, v') = Π_i T_i(v_i, v'_i)`` with each
-     ``T_i`` reversible for ``p(v_i | h)`` (seed 000, Definition 1; the
+     ``T_i`` reversible for ``p(v_i | h)`` (Brügge, Fischer & Igel 2013, Definition 1; the
      mixture ``α T_i + (1 - α) G_i`` of two reversible kernels is reversible);
      a product of symmetric ``p(v_i | h) T_i(v_i, v'_i)`` is symmetric.
 
@@ -112,14 +112,14 @@ from pytensor.graph.traversal import ancestors
 from rich.progress import TextColumn
 from rich.table import Column
 
-from pymc_rbm.distribution import RBMRV, rbm_params_of
 from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
 from pymc_rbm.kernels import compiled as _compiled
 from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
 from pymc_rbm.kernels.compiled import draw_in_place
-from pymc_rbm.kernels.gibbs import _bernoulli
+from pymc_rbm.kernels.gibbs import gibbs_layer_
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
+from pymc_rbm.random_variable import is_rbm_variable, rbm_params_of
 from pymc_rbm.step_methods.terms import OtherTerms
 from pymc_rbm.validation import check_positive_int
 
@@ -128,11 +128,6 @@ __all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
 #: Batched variables use the compiled sweeps by default up to this many weights (above it, for several
 #: chains, NumPy's products were faster in benchmarks/sampler_speed.py-style timings).
 _COMPILED_BATCH_SIZE = 2**17
-
-
-def is_rbm_variable(var) -> bool:
-    """Whether ``var`` is a random variable of the :class:`~pymc_rbm.RBM` distribution."""
-    return isinstance(getattr(getattr(var, "owner", None), "op", None), RBMRV)
 
 
 def rbm_value_vars(model=None) -> list:
@@ -464,7 +459,7 @@ class RBMStep(BlockedStep):
 
     def _draw_hidden(self, a_h):
         """``h ~ p(h | v)`` from the activation ``hbias + v·W`` (the refresh), via the Gibbs kernel."""
-        return _bernoulli(self.rng, a_h.copy(), a_h.dtype)
+        return gibbs_layer_(self.rng, a_h.copy())
 
     # --------------------------------------------------------- one draw
     def _params_for(self, point) -> bool:

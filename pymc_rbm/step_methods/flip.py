@@ -1,10 +1,10 @@
-"""The flip-the-state operator (seed 000) on an RBM variable inside ``pm.sample``."""
+"""The flip-the-state operator (Brügge, Fischer & Igel 2013) on an RBM variable inside ``pm.sample``."""
 
 from __future__ import annotations
 
 from pymc.step_methods.compound import Competence
 
-from pymc_rbm.kernels.flip import _check_alpha, flip_layer
+from pymc_rbm.kernels.flip import check_alpha, flip_layer
 from pymc_rbm.step_methods.base import RBMStep, is_rbm_variable
 
 __all__ = ["FlipTheState"]
@@ -64,7 +64,7 @@ class FlipTheState(RBMStep):
     keeps_hidden = True
 
     def __init__(self, vars=None, *, alpha: float = 1.0, **kwargs):
-        self.alpha = _check_alpha(alpha)
+        self.alpha = check_alpha(alpha)
         super().__init__(vars, **kwargs)
 
     @staticmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pymc.step_methods.compound import Competence
 
-from pymc_rbm.kernels.gibbs import _bernoulli
+from pymc_rbm.kernels.gibbs import gibbs_layer_
 from pymc_rbm.step_methods.base import RBMStep, is_rbm_variable
 
 __all__ = ["BlockGibbs"]
@@ -67,7 +67,7 @@ class BlockGibbs(RBMStep):
         return {"gibbs": True}
 
     def _update_hidden(self, h, a_h):
-        return _bernoulli(self.rng, a_h.copy(), a_h.dtype)
+        return gibbs_layer_(self.rng, a_h.copy())
 
     def _update_visible(self, v, a_v):
-        return _bernoulli(self.rng, a_v.copy(), a_v.dtype)
+        return gibbs_layer_(self.rng, a_v.copy())

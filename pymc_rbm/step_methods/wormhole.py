@@ -1,4 +1,4 @@
-"""Wormhole Metropolis moves (seed 002) as a PyMC step: long-range jumps suggested by data.
+"""Wormhole Metropolis moves (Hinton, Welling & Mnih 2003) as a PyMC step: long-range jumps suggested by data.
 
 :class:`WormholeMetropolis` is a thin adapter over
 :mod:`pymc_rbm.kernels.wormhole`: the move only proposes, and
@@ -26,9 +26,9 @@ from pymc_rbm.kernels.wormhole import (
     OptimizationWormholes,
     PointWormholes,
     RegionWormholes,
-    _check_binary_flag,
     wormhole_step,
 )
+from pymc_rbm.validation import check_bool
 
 __all__ = ["WormholeMetropolis", "WormholeMetropolisState"]
 
@@ -162,7 +162,7 @@ class WormholeMetropolis(ArrayStepShared):
         discrete = [v.dtype in discrete_types for v in value_vars]
         if any(discrete) and not all(discrete):
             raise ValueError("WormholeMetropolis jumps discrete or continuous variables, not a mix of both")
-        self.binary = all(discrete) if binary is None else _check_binary_flag(binary)
+        self.binary = all(discrete) if binary is None else check_bool(binary, "binary")
         if self.binary and not all(discrete):
             raise ValueError("binary wormholes need discrete (0/1) variables")
 

@@ -1,0 +1,263 @@
+"""The RBM random variable of PyTensor: its Op, its logp and the exact ``log Z`` Op.
+
+:class:`RBMRV` draws the visible layer of a binary RBM; its logp is
+``-F(v) - log Z`` with the free energy of :func:`pymc_rbm.energy.free_energy`
+and ``log Z`` treated as :func:`log_partition_mode` says: enumerated by
+:class:`LogPartition` (differentiable, its gradient the exact moments of
+:class:`ExactMomentsOp`), given, or omitted. :func:`is_rbm_variable` and
+:func:`rbm_params_of` read an RBM variable of a model graph.
+
+The user-facing distribution, which checks its arguments and chooses the
+mode, is :class:`pymc_rbm.distribution.RBM`; this module is what the step
+methods build on, below it (importing :mod:`pymc_rbm.distribution` registers
+the step methods with ``pm.sample``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytensor.tensor as pt
+from pymc.distributions.dist_math import check_parameters
+from pymc.logprob.abstract import _logprob
+from pytensor.gradient import grad_not_implemented
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+from pytensor.tensor.random.op import RandomVariable
+
+from pymc_rbm.energy import RBMTensors, free_energy
+from pymc_rbm.estimators.exact import (
+    REPEATED_ENUMERATION_BITS,
+    log_partition_exact,
+    moments_exact,
+    sample_visible_exact,
+)
+from pymc_rbm.params import RBMParams
+
+__all__ = [
+    "AUTO_ENUMERATION_BITS",
+    "LOG_PARTITION_MODES",
+    "ExactMomentsOp",
+    "LogPartition",
+    "RBMRV",
+    "core_parameters",
+    "is_rbm_variable",
+    "log_partition_mode",
+    "rbm_params_of",
+]
+
+#: Largest smaller layer that ``log_partition="auto"`` enumerates and that forward draws sample exactly:
+#: :data:`pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`, smaller than the estimators' one-off
+#: default because a model enumerates at every logp and gradient evaluation.
+AUTO_ENUMERATION_BITS = REPEATED_ENUMERATION_BITS
+
+LOG_PARTITION_MODES = ("exact", "given", "omitted")
+
+# Under PyTensor's Numba backend the Ops below run their NumPy ``perform`` in
+# object mode, by design (the work is NumPy/BLAS, not per-element code).
+warnings.filterwarnings(
+    "ignore", message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV)", category=UserWarning
+)
+
+
+def _params_or_none(W, vbias, hbias) -> RBMParams | None:
+    """RBMParams of numeric inputs, or None when they are not finite (an invalid point)."""
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
+        return None
+    return RBMParams(W, vbias, hbias)
+
+
+class LogPartition(Op):
+    """``log Z(W, vbias, hbias)`` by exact enumeration, with its exact gradient.
+
+    The gradient is ``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` computed by :class:`ExactMomentsOp`;
+    both share one cached enumeration of the smaller layer. Non-finite
+    parameters give ``NaN`` (a rejected point), never an exception.
+    """
+
+    __props__ = ("max_bits",)
+
+    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
+        self.max_bits = int(max_bits)
+
+    def make_node(self, W, vbias, hbias):
+        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
+        return Apply(self, inputs, [pt.dscalar()])
+
+    def perform(self, node, inputs, outputs):
+        params = _params_or_none(*inputs)
+        value = np.nan if params is None else log_partition_exact(params, max_bits=self.max_bits).log_z
+        outputs[0][0] = np.asarray(value, dtype="float64")
+
+    def infer_shape(self, node, input_shapes):
+        return [()]
+
+    def pullback(self, inputs, outputs, cotangents):
+        (g,) = cotangents
+        vh, v, h = ExactMomentsOp(self.max_bits)(*inputs)
+        return [g * vh, g * v, g * h]
+
+
+class ExactMomentsOp(Op):
+    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` by exact enumeration: the gradient of :class:`LogPartition`."""
+
+    __props__ = ("max_bits",)
+
+    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
+        self.max_bits = int(max_bits)
+
+    def make_node(self, W, vbias, hbias):
+        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
+        return Apply(self, inputs, [inputs[0].type(), inputs[1].type(), inputs[2].type()])
+
+    def perform(self, node, inputs, outputs):
+        params = _params_or_none(*inputs)
+        if params is None:
+            values = [np.full(np.shape(x), np.nan) for x in inputs]
+        else:
+            m = moments_exact(params, max_bits=self.max_bits)
+            values = [m.vh, m.v, m.h]
+        for out, value in zip(outputs, values):
+            out[0] = np.asarray(value, dtype="float64")
+
+    def infer_shape(self, node, input_shapes):
+        return list(input_shapes)
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
+
+
+class RBMRV(RandomVariable):
+    """Draws of the visible layer of a binary RBM.
+
+    Exact (enumeration of the smaller layer) when that layer has at most
+    ``max_bits`` units; otherwise ``gibbs_sweeps`` block-Gibbs sweeps from a
+    uniformly random start per draw, with a warning that the draws are
+    approximate.
+
+    Parameters
+    ----------
+    log_partition : {"exact", "given", "omitted"}
+        How the logp treats ``log Z`` (see :func:`log_partition_mode`).
+    max_bits : int
+        Largest smaller layer enumerated, for ``log Z`` and for draws.
+    gibbs_sweeps : int
+        Sweeps of the approximate sampler used beyond ``max_bits``.
+    """
+
+    name = "rbm"
+    signature = "(v,h),(v),(h),()->(v)"
+    dtype = "int64"
+    _print_name = ("RBM", "\\operatorname{RBM}")
+    __props__ = RandomVariable.__props__ + ("log_partition", "max_bits", "gibbs_sweeps")
+
+    def __init__(
+        self,
+        *args,
+        log_partition: str = "exact",
+        max_bits: int = AUTO_ENUMERATION_BITS,
+        gibbs_sweeps: int = 1000,
+        **kwargs,
+    ):
+        if log_partition not in LOG_PARTITION_MODES:
+            raise ValueError(f"log_partition mode must be one of {LOG_PARTITION_MODES}, got {log_partition!r}")
+        self.log_partition = log_partition
+        self.max_bits = int(max_bits)
+        self.gibbs_sweeps = int(gibbs_sweeps)
+        super().__init__(*args, **kwargs)
+
+    def rng_fn(self, rng, W, vbias, hbias, log_z, size):
+        batch = np.broadcast_shapes(W.shape[:-2], vbias.shape[:-1], hbias.shape[:-1])
+        size = batch if size is None else tuple(size)
+        W, vbias, hbias = (
+            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 2), (vbias, 1), (hbias, 1))
+        )
+        # PyTensor may hand the parameters broadcast to the batch shape: draw
+        # all at once when every batch element has the same RBM.
+        first = (0,) * len(size)
+        if all(np.all(x == x[first]) for x in (W, vbias, hbias)) if size else True:
+            return self._draw(RBMParams(W[first], vbias[first], hbias[first]), size, rng)
+        out = np.empty(size + (W.shape[-2],), dtype=np.int64)
+        for idx in np.ndindex(*size):
+            out[idx] = self._draw(RBMParams(W[idx], vbias[idx], hbias[idx]), (), rng)
+        return out
+
+    def _draw(self, params: RBMParams, size: tuple, rng) -> np.ndarray:
+        if min(params.n_visible, params.n_hidden) <= self.max_bits:
+            return sample_visible_exact(params, size, rng=rng, max_bits=self.max_bits)
+        return _approximate_draws(params, size, rng, self.gibbs_sweeps)
+
+
+def _approximate_draws(params: RBMParams, size: tuple, rng, n_sweeps: int) -> np.ndarray:
+    """Block-Gibbs draws: one chain per draw from a uniform start, ``n_sweeps`` sweeps."""
+    from pymc_rbm.kernels.gibbs import gibbs_sweep
+    from pymc_rbm.kernels.state import RBMState
+
+    warnings.warn(
+        f"both layers of this RBM ({params.n_visible} visible, {params.n_hidden} hidden) are too large "
+        f"to enumerate: forward draws are approximate ({n_sweeps} block-Gibbs sweeps per draw from a "
+        "uniformly random start; set gibbs_sweeps=... to change)",
+        UserWarning,
+        stacklevel=2,
+    )
+    n = int(np.prod(size))
+    v = (rng.random((n, params.n_visible)) < 0.5).astype(np.float64)
+    state = RBMState(v=v, h=np.zeros((n, params.n_hidden)))
+    for _ in range(n_sweeps):
+        state, _ = gibbs_sweep(rng, state, params)
+    return state.v.astype(np.int64).reshape(*size, params.n_visible)
+
+
+def core_parameters(*params):
+    """Drop batch dimensions that PyMC's rewrites add to the (unbatched) parameters."""
+    return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (2, 1, 1, 0))]
+
+
+@_logprob.register(RBMRV)
+def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
+    [value] = values
+    W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
+    logp = -free_energy(value, RBMTensors(W, vbias, hbias))
+    if op.log_partition == "exact":
+        logp = logp - LogPartition(op.max_bits)(W, vbias, hbias)
+    elif op.log_partition == "given":
+        logp = logp - log_z
+    binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
+    logp = pt.switch(binary, logp, -np.inf)
+    return check_parameters(
+        logp,
+        pt.all(pt.isfinite(W)),
+        pt.all(pt.isfinite(vbias)),
+        pt.all(pt.isfinite(hbias)),
+        msg="W, vbias and hbias must be finite",
+    )
+
+
+
+def is_rbm_variable(var) -> bool:
+    """Whether ``var`` is a random variable of the :class:`~pymc_rbm.RBM` distribution."""
+    return isinstance(getattr(getattr(var, "owner", None), "op", None), RBMRV)
+
+
+def _rbm_op(rv) -> RBMRV:
+    if not is_rbm_variable(rv):
+        raise TypeError(f"{rv} is not an RBM random variable")
+    return rv.owner.op
+
+
+def log_partition_mode(rv) -> str:
+    """How the logp of an :class:`~pymc_rbm.RBM` variable treats ``log Z``.
+
+    Returns
+    -------
+    {"exact", "given", "omitted"}
+        ``"omitted"`` means the logp is unnormalised (constant parameters).
+    """
+    return _rbm_op(rv).log_partition
+
+
+def rbm_params_of(rv) -> RBMTensors:
+    """The symbolic ``W``, ``vbias`` and ``hbias`` of an :class:`~pymc_rbm.RBM` variable."""
+    W, vbias, hbias, _ = _rbm_op(rv).dist_params(rv.owner)
+    return RBMTensors(W, vbias, hbias)
