@@ -130,11 +130,13 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
     a_v = np.array(a_v, dtype=np.float64) if valid else np.empty_like(v)
     W = np.ascontiguousarray(params.W, dtype=np.float64)
     W_T = np.ascontiguousarray(W.T) if W_T is None else W_T
-    n_incremental = compiled[0](
-        u, v, h, a_h, a_v, W, W_T, np.asarray(params.vbias, dtype=np.float64),
-        np.asarray(params.hbias, dtype=np.float64), float(alpha), bool(gibbs), valid, int(n_incremental),
-        FULL_EVERY,
-    )
+    vbias, hbias = np.asarray(params.vbias, dtype=np.float64), np.asarray(params.hbias, dtype=np.float64)
+    if dense(*v.shape, h.shape[1]):
+        n_incremental = _dense_sweeps(u, v, h, a_h, a_v, valid, W, W_T, vbias, hbias, float(alpha), bool(gibbs),
+                                      int(n_incremental))
+    else:
+        n_incremental = compiled[0](u, v, h, a_h, a_v, W, W_T, vbias, hbias, float(alpha), bool(gibbs), valid,
+                                    int(n_incremental), FULL_EVERY)
     return v, h, a_h, a_v, n_incremental
 
 
@@ -174,10 +176,83 @@ def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, par
         ``n_incremental`` after the sweeps.
     """
     u = rng.random((n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1])))
-    return _compiled()[2](
-        u, v, h, a_h, a_v, params.W, W_T, params.vbias, params.hbias, float(alpha), bool(gibbs), bool(a_v_valid),
-        int(n_incremental), FULL_EVERY, v_out, stats,
-    )
+    if not dense(*v.shape, h.shape[1]):
+        return _compiled()[2](
+            u, v, h, a_h, a_v, params.W, W_T, params.vbias, params.hbias, float(alpha), bool(gibbs),
+            bool(a_v_valid), int(n_incremental), FULL_EVERY, v_out, stats,
+        )
+    nb = _module()
+    counts = np.empty((2, v.shape[0]))  # per chain: the visible and hidden changes of the last sweep
+    start = (v.copy(), h.copy()) if n_sweeps > 1 else None
+    n_incremental = _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, params.W, W_T, params.vbias, params.hbias,
+                                  float(alpha), bool(gibbs), int(n_incremental), counts)
+    e = np.empty_like(a_h)
+    pos = nb.neg_abs(a_h, e)
+    stats[:, 0] = nb.free_energy_from_exp(v, params.vbias, pos, np.exp(e, out=e))
+    if start is None:
+        v_out[...] = v
+        stats[:, 1:] = counts.T
+    else:
+        stats[:, 1] = nb.changes_and_copy(v, start[0], v_out)
+        stats[:, 2] = nb.changes_and_copy(h, start[1], np.empty_like(h))
+    return n_incremental
+
+
+def dense(n_chains: int, n_visible: int, n_hidden: int) -> bool:
+    """Whether a batch of this size runs the dense path (:data:`DENSE_MIN_WEIGHTS`)."""
+    return n_chains > 1 and n_chains * n_visible * n_hidden >= DENSE_MIN_WEIGHTS
+
+
+def _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental, counts=None):
+    """The sweeps of :func:`carried_sweeps` for a large batch, in place; returns ``n_incremental``.
+
+    Each layer is updated by the rule of :mod:`pymc_rbm.kernels._numba` in two compiled passes around
+    one vectorised ``np.exp`` of the layer. The activation of the other layer then follows by the rows
+    of the units that changed when at most :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the
+    layer's entries changed, else by one BLAS product (its bias added in the next pass over it).
+    ``counts[0]``, ``counts[1]`` receive the visible and hidden changes of the last sweep per chain.
+    """
+    nb = _module()
+    n_chains, n_v = v.shape
+    n_h = h.shape[1]
+    mix = not gibbs and alpha not in (0.0, 1.0)
+    size = n_chains * max(n_v, n_h)
+    e1 = np.empty(size)
+    e2 = np.empty(size) if mix else e1
+    changed = np.empty(size, dtype=np.int64)
+    counts = np.empty((2, n_chains)) if counts is None else counts
+
+    def layer(u, x, a, bias, add_bias, count) -> int:
+        f1, f2 = e1[: x.size].reshape(x.shape), e2[: x.size].reshape(x.shape)
+        nb.layer_exponents(x, a, bias, add_bias, alpha, gibbs, f1, f2)
+        np.exp(f1, out=f1)
+        if mix:
+            np.exp(f2, out=f2)
+        return nb.layer_states(u, x, a, f1, f2, alpha, gibbs, changed, count)
+
+    h_pending = False  # a_h lacks hbias (a product left it out)
+    for t in range(u.shape[0]):
+        if n_incremental >= FULL_EVERY:
+            n_incremental, a_v_valid, h_pending = 0, False, True
+            np.dot(v, W, out=a_h)
+        n = layer(u[t, : n_chains * n_h].reshape(n_chains, n_h), h, a_h, hbias, h_pending, counts[1])
+        v_pending = not (a_v_valid and n <= BATCH_FRACTION * h.size)
+        if v_pending:
+            np.dot(h, W_T, out=a_v)
+        elif n:
+            nb.add_changed_listed(a_v, h, changed, n, W_T)
+            n_incremental += 1
+        a_v_valid = True
+        n = layer(u[t, n_chains * n_h :].reshape(n_chains, n_v), v, a_v, vbias, v_pending, counts[0])
+        h_pending = n > BATCH_FRACTION * v.size
+        if h_pending:
+            np.dot(v, W, out=a_h)
+        elif n:
+            nb.add_changed_listed(a_h, v, changed, n, W)
+            n_incremental += 1
+    if h_pending:
+        nb.add_bias(a_h, hbias)
+    return n_incremental
 
 
 def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
@@ -271,6 +346,9 @@ def count_round_trips(labels, last_end, went_up) -> int:
     return int(_module().count_round_trips(labels, last_end, went_up))
 
 
+_ONES = np.ones(64)
+
+
 def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, betas=None, alpha: float = 1.0,
                       alpha_visible: float | None = None, gibbs: bool = False):
     """Per row: the hidden update, then the same operator's visible update on logits tilted by ``tilt`` (stochastic).
@@ -306,10 +384,12 @@ def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, beta
     n_rows = v.shape[0]
     u = rng.random((n_rows, h.shape[1] + v.shape[1]))
     h_new, proposal, logits = np.empty_like(h), np.empty_like(v), np.empty_like(v)
+    betas = _ONES[:n_rows] if betas is None and n_rows <= _ONES.size else betas
     betas = np.ones(n_rows) if betas is None else np.asarray(betas, dtype=np.float64)
-    tilt = np.broadcast_to(np.asarray(tilt, np.float64), v.shape)
+    tilt = np.asarray(tilt, dtype=np.float64)
+    tilt = tilt.reshape(v.shape) if tilt.size == v.size else np.ascontiguousarray(np.broadcast_to(tilt, v.shape))
     alpha_v = alpha if alpha_visible is None else alpha_visible
-    _module().informed_proposal(u, v, h, params.W, W_T, params.vbias, params.hbias, betas, np.ascontiguousarray(tilt),
+    _module().informed_proposal(u, v, h, params.W, W_T, params.vbias, params.hbias, betas, tilt,
                                 float(alpha), float(alpha_v), bool(gibbs), h_new, proposal, logits)
     return h_new, proposal, logits
 

@@ -488,13 +488,16 @@ class ReplicaExchange(RBMStep):
         cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
         v_out = cold_v.astype(self._out_dtype)
         self._v_left = v_out.tobytes()
-        n_changed = np.count_nonzero(cold_v != v_start, axis=-1)
-        n_hidden_changed = np.count_nonzero(cold_h != h_start, axis=-1)
+        n_changed = (cold_v != v_start).sum(axis=-1)
+        n_hidden_changed = (cold_h != h_start).sum(axis=-1)
         if corrected:
             accept, accept_rate = accept_sum / rounds, accepted / rounds
         else:
             accept = accept_rate = self._ones
-        fe = free_energy(cold_v, params)
+        if self.compiled:
+            fe = compiled.free_energy_from_activation(cold_v, hidden_activation(cold_v, params), params.vbias)
+        else:
+            fe = free_energy(cold_v, params)
         stats = self._chain_stats(fe, n_changed, n_hidden_changed, accept, accept_rate, refreshed)
         if self.record_hidden:
             stats["hidden"] = cold_h.astype(np.int8).reshape(-1)

@@ -108,10 +108,18 @@ class OtherTerms:
         """``v`` once per unit of row ``row``, with that unit flipped: shape ``(n_visible, *v.shape)``."""
         n = v.shape[-1]
         flat = v.reshape(-1, n)
+        if flat.shape[0] == 1:  # one chain: the row XOR each unit vector, in one operation
+            return np.abs(flat - self._unit_vectors(n, v.dtype)).reshape((n, *v.shape))
         out = np.repeat(flat[None], n, axis=0)
         idx = np.arange(n)
         out[idx, row, idx] = 1 - out[idx, row, idx]
         return out.reshape((n, *v.shape))
+
+    def _unit_vectors(self, n: int, dtype) -> np.ndarray:
+        eye = getattr(self, "_eye", None)
+        if eye is None or eye.shape[0] != n or eye.dtype != dtype:
+            eye = self._eye = np.eye(n, dtype=dtype)
+        return eye
 
     def tilt(self, point, v: np.ndarray, row: int, log_rest: float | None = None) -> tuple[np.ndarray, float]:
         """The exact tilt of row ``row`` at ``v`` and ``log L(v)``, in one vectorised call.
