@@ -14,6 +14,7 @@ is imported, as the step methods are registered).
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import pymc.sampling.mcmc as _mcmc
@@ -89,7 +90,15 @@ def install() -> None:
 
     @functools.wraps(original)
     def run_convergence_checks(idata, model):
-        return original(idata, model) + rbm_convergence_checks(idata, model)
+        if not any(is_rbm_variable(rv) for rv in model.free_RVs):
+            return original(idata, model)
+        # ArviZ's R-hat divides by a zero within-chain variance for units that never change (a constant
+        # chain); that NumPy warning says nothing a user can act on, and the checks below say what it means
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", r"(invalid value|divide by zero) encountered in scalar divide",
+                                    RuntimeWarning)
+            found = original(idata, model)
+        return found + rbm_convergence_checks(idata, model)
 
     run_convergence_checks._pymc_rbm = True
     _mcmc.run_convergence_checks = run_convergence_checks
