@@ -35,7 +35,7 @@ def test_chains_start_apart_unless_asked_not_to(caplog):
     params = RBMParams.random(16, 4, scale=0.01, rng=0)
     with pm.Model():
         v = RBM("v", params.W, params.vbias, params.hbias)
-        idata = pm.sample(draws=5, tune=1, chains=3, cores=1, random_seed=5, progressbar=False,
+        idata = pm.sample(draws=5, tune=5, chains=3, cores=1, random_seed=5, progressbar=False,
                           discard_tuned_samples=False, compute_convergence_checks=False, step=FlipTheState([v]))
         with pytest.raises(ValueError, match="random_start"):
             FlipTheState([v], random_start="yes")
