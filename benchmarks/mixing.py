@@ -143,7 +143,8 @@ def summarize(idata, seconds: float, params, p_exact) -> dict:
     iid = np.mean([0.5 * np.abs(rng.multinomial(flat.shape[0], p_exact) / flat.shape[0] - p_exact).sum()
                    for _ in range(20)])
     return {
-        "draws": v.shape[1], "seconds": seconds, "tv": tv, "iid": iid, "ess_s": ess / seconds, "trips_s": trips / seconds,
+        "draws": v.shape[1], "seconds": seconds, "tv": tv, "iid": iid,
+        "ess_s": ess / seconds, "trips_s": trips / seconds,
         "distinct": len(np.unique(flat, axis=0)),
         "rungs": int(ss["n_temperatures"].values[:, -1].max()) if "n_temperatures" in ss else 1,
     }
@@ -188,7 +189,8 @@ def main(argv=None) -> None:
                   f"{'ESS/s F':>9} {'trips/s':>8} {'rungs':>5} {'distinct':>8}")
             for sampler, r in rows:
                 gain = (base["tv"] ** 2 * base["seconds"]) / (r["tv"] ** 2 * r["seconds"])
-                print(f"{sampler:<18} {r['draws']:>7} {r['seconds']:>6.1f} {r['tv']:>7.3f} {r['iid']:>7.3f} {gain:>13.2f} "
+                print(f"{sampler:<18} {r['draws']:>7} {r['seconds']:>6.1f} {r['tv']:>7.3f} {r['iid']:>7.3f} "
+                      f"{gain:>13.2f} "
                       f"{r['ess_s']:>9.1f} {r['trips_s']:>8.1f} {r['rungs']:>5} {r['distinct']:>8}")
 
 

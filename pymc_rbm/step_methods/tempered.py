@@ -289,6 +289,9 @@ class ReplicaExchange(RBMStep):
                 "Use FlipTheState or BlockGibbs for an RBM with random parameters."
             )
         # the whole posterior of v can be tempered when the other terms depend on nothing else that is free
+        # compiled rounds loop over replicas and rows; for many chains of a large RBM BLAS products win
+        small = self._n_chains == 1 or self.n_visible * self.n_hidden <= 2**17
+        self.compiled_rounds = bool(self.compiled and small)
         self.can_temper_likelihood = bool(
             self.corrected and self.informed and self._n_chains == 1 and self.other_terms.input_names == [self._name]
         )
@@ -494,7 +497,7 @@ class ReplicaExchange(RBMStep):
             accept, accept_rate = accept_sum / rounds, accepted / rounds
         else:
             accept = accept_rate = self._ones
-        if self.compiled:
+        if self.compiled_rounds:
             fe = compiled.free_energy_from_activation(cold_v, hidden_activation(cold_v, params), params.vbias)
         else:
             fe = free_energy(cold_v, params)
@@ -523,9 +526,10 @@ class ReplicaExchange(RBMStep):
         corrected = v_int is not None
         hot = k - 1 if corrected else k
         parity = state.n_rounds % 2
-        if self.compiled and hot:
+        if self.compiled_rounds and hot:
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
-                                    self.replica_labels, swap_sum, swap_n, alpha=self.alpha, gibbs=not self.keeps_hidden)
+                                    self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
+                                    gibbs=not self.keeps_hidden)
         elif hot:
             flat = RBMState(state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1))
             new, _ = self._sweep_kernel(self.rng, flat, params, np.repeat(self.betas[:hot], n))
@@ -535,7 +539,7 @@ class ReplicaExchange(RBMStep):
             v_int, log_rest = self._cold_sweep(point, params, v_int, log_rest, accept_sum, accepted)
         if k > 1:
             v_int, log_rest = self._swap_round(point, params, v_int, log_rest, swap_sum, swap_n,
-                                               hot_swapped=self.compiled)
+                                               hot_swapped=self.compiled_rounds)
         return v_int, log_rest
 
     def _posterior_round(self, point, params, accept_sum, accepted, swap_sum, swap_n):
@@ -553,7 +557,7 @@ class ReplicaExchange(RBMStep):
         beta = self.betas[:, None]
         v, h = state.v[:, 0], state.h[:, 0]
         log_rest, tilt = self._replica_tilts(point, v)
-        if self.compiled:
+        if self.compiled_rounds:
             h, proposal, logits = compiled.informed_proposal(
                 self.rng, v, h, self.params, self.W_T, tilt, betas=self.betas, alpha=self.alpha,
                 alpha_visible=self.informed_alpha, gibbs=not self.keeps_hidden)
@@ -570,7 +574,7 @@ class ReplicaExchange(RBMStep):
             b = beta[moved]
             args = (v[moved], proposal[moved], logits[moved], b * tilt[moved], b * tilt_new,
                     b[:, 0] * log_rest[moved], b[:, 0] * log_new)
-            if self.compiled:
+            if self.compiled_rounds:
                 log_ratio = compiled.tilted_log_ratio(*args, alpha=self.informed_alpha, gibbs=not self.keeps_hidden)
             else:
                 log_ratio = tilted_log_ratio(*args, self.informed_alpha)
@@ -624,7 +628,7 @@ class ReplicaExchange(RBMStep):
         state = self._replicas
         v = state.v[-1]
         single = self._n_chains == 1  # then the tilt at the current state is kept between sweeps
-        if single and self.informed and self.compiled:  # hidden update and tilted proposal in one call
+        if single and self.informed and self.compiled_rounds:  # hidden update and tilted proposal in one call
             if self._tilt is None:
                 self._tilt, log_rest = self.other_terms.tilt(point, v_int, 0, log_rest)
             h, proposal, a_v = compiled.informed_proposal(
@@ -662,7 +666,7 @@ class ReplicaExchange(RBMStep):
         if self.informed:
             tilt = self._tilt if tilt is None else tilt
             tilt_new, log_new = self.other_terms.tilt(point, new_int, row)
-            if self.compiled:
+            if self.compiled_rounds:
                 log_ratio = float(compiled.tilted_log_ratio(
                     v[row][None], proposal[None], a_v[row][None], tilt[None], tilt_new[None], log_rest, log_new,
                     alpha=self.informed_alpha, gibbs=not self.keeps_hidden)[0])
@@ -728,7 +732,7 @@ class ReplicaExchange(RBMStep):
 
     def _count_round_trips(self) -> None:
         """A replica that went from the bottom rung to the top and back to the bottom completes a round trip."""
-        if self.compiled:
+        if self.compiled_rounds:
             self.round_trips += compiled.count_round_trips(self.replica_labels, self.trip_ends, self.trip_up)
             return
         cols = np.arange(self.replica_labels.shape[1])
