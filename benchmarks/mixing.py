@@ -38,6 +38,12 @@ distribution). Chains run one after another (``cores=1``), one BLAS thread.
 Run from the repository root::
 
     python benchmarks/mixing.py [--models bundled readouts evidence] [--draws 5000] [--chains 4] [--seed 1]
+
+With ``--fixed DRAWS`` every sampler makes the same number of draws instead,
+once per model seed (``--seeds``): the setting of "4 chains x 1000 draws after
+1000 tuning draws" (``--fixed 1000 --samplers FlipTheState default``) or of
+"4 x 5000 draws against BinaryGibbsMetropolis" (``--fixed 5000 --models
+evidence --samplers BGM default``).
 """
 
 from __future__ import annotations
@@ -159,10 +165,16 @@ def main(argv=None) -> None:
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--pilot", type=int, default=300, help="draws per chain of the pilot runs")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--fixed", type=int, default=None, metavar="DRAWS",
+                        help="instead of equal time: every sampler makes DRAWS draws per chain, for each of --seeds")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="model seeds of --fixed")
     args = parser.parse_args(argv)
     logging.getLogger("pymc").setLevel(logging.ERROR)
 
     with threadpool_limits(1):
+        if args.fixed is not None:
+            fixed_draws(args)
+            return
         for model in args.models:
             params, add, log_rest = make_model(model, np.random.default_rng(args.seed))
             p_exact = exact_posterior(params, log_rest)
@@ -192,6 +204,23 @@ def main(argv=None) -> None:
                 print(f"{sampler:<18} {r['draws']:>7} {r['seconds']:>6.1f} {r['tv']:>7.3f} {r['iid']:>7.3f} "
                       f"{gain:>13.2f} "
                       f"{r['ess_s']:>9.1f} {r['trips_s']:>8.1f} {r['rungs']:>5} {r['distinct']:>8}")
+
+
+def fixed_draws(args) -> None:
+    """The issue's setting: each sampler for a fixed number of draws; TV and wall time per model seed."""
+    print(f"{'model':<9} {'seed':>4} {'sampler':<18} {'s':>6} {'TV':>7} {'TV iid':>7} {'rungs':>5}")
+    for model in args.models:
+        for seed in args.seeds:
+            params, add, log_rest = make_model(model, np.random.default_rng(seed))
+            p_exact = exact_posterior(params, log_rest)
+            for sampler in args.samplers:
+                if sampler == "default+wormholes" and model == "evidence":
+                    continue
+                run(sampler, params, add, 20, 20, 1, seed)  # compile and warm up
+                idata, seconds = run(sampler, params, add, args.fixed, args.tune, args.chains, seed)
+                r = summarize(idata, seconds, params, p_exact)
+                print(f"{model:<9} {seed:>4} {sampler:<18} {seconds:>6.2f} {r['tv']:>7.4f} {r['iid']:>7.4f} "
+                      f"{r['rungs']:>5}", flush=True)
 
 
 if __name__ == "__main__":
