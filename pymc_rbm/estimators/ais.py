@@ -49,7 +49,7 @@ from pymc_rbm.validation import check_binary, check_positive_int
 
 _Progress = Progress  # under the name that tests/estimators/test_ais.py takes from this module
 
-__all__ = ["ais", "reverse_ais", "adaptive_schedule"]
+__all__ = ["ais", "reverse_ais", "adaptive_schedule", "weights_summary"]
 # re-exported from _tempering (documented there): AnnealingPath, PilotRun, pilot_run, base_rate_vbias,
 # check_schedule, default_schedule, log_mean_exp
 
@@ -80,11 +80,27 @@ def _interrupted(method: str, t0: float, n_chains: int) -> LogPartitionEstimate:
 VARIANCE_CHECKPOINTS = (0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
 
 
-def _weights_summary(log_w: np.ndarray, log_z0: float, *, sign: float = 1.0):
+def weights_summary(log_w: np.ndarray, log_z0: float, *, sign: float = 1.0):
     """Estimate, delta-method stderr, ±3σ interval and ESS from log importance weights.
 
-    ``sign = 1``: the weights estimate ``Z / Z_0``; ``sign = -1``: they
-    estimate ``Z_0 / Z`` (reverse AIS).
+    Parameters
+    ----------
+    log_w : ndarray of shape (n_chains,)
+        Log importance weights, float64.
+    log_z0 : float
+        Log partition function of the base distribution.
+    sign : {1.0, -1.0}, default 1.0
+        1: the weights estimate ``Z / Z_0`` (AIS); -1: ``Z_0 / Z`` (reverse AIS).
+
+    Returns
+    -------
+    log_z : float
+    stderr : float
+        Delta-method standard error of ``log Z``.
+    interval : tuple of float
+        The ±3σ interval of the mean weight, mapped to ``log Z``.
+    ess : float
+        Effective sample size of the weights.
     """
     n = log_w.size
     shift = float(log_w.max())
@@ -476,7 +492,7 @@ def ais(
             run = _anneal_in_threads(path, rng, v0, betas, alpha, bar, record=steps, n_jobs=n_jobs)
     if guard.interrupted:
         return _interrupted("ais", t0, n_chains)
-    log_z, se, interval, ess = _weights_summary(run.log_w, log_z0)
+    log_z, se, interval, ess = weights_summary(run.log_w, log_z0)
     return LogPartitionEstimate(
         log_z=log_z,
         method="ais",
@@ -597,7 +613,7 @@ def reverse_ais(
         log_w = _anneal_in_threads(path, rng, start, betas[::-1].copy(), alpha, bar, n_jobs=n_jobs).log_w
     if guard.interrupted:
         return _interrupted("reverse_ais", t0, rows.size)
-    log_z, se, interval, ess = _weights_summary(log_w, log_z0, sign=-1.0)
+    log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
     from pymc_rbm.energy import free_energy
 
     loglik = -free_energy(start, params) - log_z0 + log_w

@@ -39,13 +39,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators.ais import base_rate_vbias, check_schedule, default_schedule
+from pymc_rbm.estimators.ais import base_rate_vbias, check_schedule, default_schedule, weights_summary
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, uniform, x64_enabled
 from pymc_rbm.jax.sharding import chain_mesh, chain_sharding, padded_size, replicated
 from pymc_rbm.jax.sweep import update_layer
 from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_positive_int
+
+_TWO_CHAINS = " (the standard error comes from the spread of the chains' weights)"
 
 __all__ = ["anneal", "ais", "reverse_ais", "as_key"]
 
@@ -192,32 +195,6 @@ def anneal(key, v0, params: RBMArrays, base_vbias, betas, *, operator="gibbs", m
     )
 
 
-def _summary(log_w: np.ndarray, log_z0: float, sign: float):
-    """Estimate, delta-method standard error, ±3σ interval and ESS from log weights (float64)."""
-    n = log_w.size
-    shift = float(log_w.max())
-    w = np.exp(log_w - shift)
-    mean = float(w.mean())
-    sd = float(w.std(ddof=1)) if n > 1 else np.inf
-    se = sd / (mean * np.sqrt(n))
-    hi = np.log(mean + 3.0 * sd / np.sqrt(n)) + shift
-    lo_arg = mean - 3.0 * sd / np.sqrt(n)
-    lo = np.log(lo_arg) + shift if lo_arg > 0.0 else -np.inf
-    log_r = np.log(mean) + shift
-    if sign > 0:
-        log_z, interval = log_z0 + log_r, (log_z0 + lo, log_z0 + hi)
-    else:
-        log_z, interval = log_z0 - log_r, (log_z0 - hi, log_z0 - lo)
-    ess = float(w.sum() ** 2 / (w**2).sum())
-    return float(log_z), float(se), (float(interval[0]), float(interval[1])), ess
-
-
-def _positive_int(x, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name} must be a positive integer, got {x!r}")
-    return int(x)
-
-
 def _setup(params, dtype, devices, n_chains):
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
@@ -305,12 +282,12 @@ def ais(
     True
     """
     t0 = time.perf_counter()
-    n_chains = _positive_int(n_chains, "n_chains")
+    n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
     if isinstance(schedule, str):
         raise ValueError(f"schedule must be None, an int or an array of β values, got {schedule!r}")
     if n_steps is not None and schedule is not None:
         raise ValueError("n_steps applies to schedule=None only; give the schedule itself instead")
-    betas = default_schedule(14500 if n_steps is None else _positive_int(n_steps, "n_steps"))
+    betas = default_schedule(14500 if n_steps is None else check_positive_int(n_steps, "n_steps"))
     if schedule is not None:
         betas = check_schedule(schedule)
     alpha = operator_alpha(operator)
@@ -321,7 +298,7 @@ def ais(
     v0 = _base_draws(key_base, jnp.asarray(b_a, dtype=dt), n_pad)
     log_w, v = anneal(key_run, v0, from_params(params, dtype=dt), b_a, betas, operator=alpha, mesh=mesh)
     log_w = np.asarray(log_w, dtype=np.float64)[:n_chains]
-    log_z, se, interval, ess = _summary(log_w, log_z0, 1.0)
+    log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=1.0)
     return LogPartitionEstimate(
         log_z=log_z,
         method="ais",
@@ -404,7 +381,7 @@ def reverse_ais(
     if n_chains is None:
         rows = np.arange(x.shape[0])
     else:
-        n_chains = _positive_int(n_chains, "n_chains")
+        n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
         rows = np.asarray(jax.random.choice(key_rows, x.shape[0], (n_chains,), replace=n_chains > x.shape[0]))
     betas = check_schedule(schedule)
     alpha = operator_alpha(operator)
@@ -415,7 +392,7 @@ def reverse_ais(
     v0 = np.concatenate([start, np.repeat(start[:1], n_pad - rows.size, axis=0)])
     log_w, _ = anneal(key_run, v0, from_params(params, dtype=dt), b_a, betas[::-1], operator=alpha, mesh=mesh)
     log_w = np.asarray(log_w, dtype=np.float64)[: rows.size]
-    log_z, se, interval, ess = _summary(log_w, log_z0, -1.0)
+    log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
     loglik = -free_energy(start, params) - log_z0 + log_w
     return LogPartitionEstimate(
         log_z=log_z,
