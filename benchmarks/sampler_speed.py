@@ -25,9 +25,20 @@ Every run starts from the same burnt-in state (2000 flip-the-state sweeps of
 the stationary regime, not of the first sweeps from ``pm.sample``'s initial
 point (where many units change at once). Each timing is the fastest of
 ``--repeats`` runs (the machine may be shared); all ratios come from the same
-run. Run from the repository root::
+run.
 
-    python benchmarks/sampler_speed.py [--quick] [--draws 2000] [--bgm-draws 200] [--repeats 3]
+The batch table (``--batch 100``; 0 skips it) times a batch of chains in one
+variable, ``RBM(..., shape=(batch, 784))`` on the 784x500 RBM with weights
+U[-0.05, 0.05] (most units change in every sweep, so the step methods take
+their dense path of BLAS products): microseconds per draw through
+``pm.sample`` against the two-gemm floor ``V·W`` and ``H·Wᵀ`` of the batch,
+scikit-learn's ``BernoulliRBM.gibbs`` on the same batch where scikit-learn is
+installed, and ``pm.sample``'s own cost per draw of a batched variable (a step
+that copies the point). The timings are interleaved over ``--repeats`` rounds
+and the fastest of each kept. Run from the repository root::
+
+    python benchmarks/sampler_speed.py [--quick] [--draws 2000] [--bgm-draws 200] [--repeats 3] [--batch 100]
+    python benchmarks/sampler_speed.py --batch-only      # the batch table alone
 """
 
 from __future__ import annotations
@@ -102,17 +113,21 @@ def draw_floor_us(params: RBMParams, repeats: int = 7, number: int = 2000) -> fl
 
 
 class IdleStep(BlockedStep):
-    """A step that hands the point back unchanged: what ``pm.sample`` itself costs per draw."""
+    """A step that hands the point back unchanged (with ``copy``, a copy of it): what ``pm.sample`` itself
+    costs per draw."""
 
     name = "idle"
     stats_dtypes_shapes = {"free_energy": (np.float64, [])}
 
-    def __init__(self, vars, rng=None):
+    def __init__(self, vars, rng=None, copy=False):
         self.vars = vars
         self.rng = np.random.default_rng(rng)
         self.stats_dtypes = [{"free_energy": np.float64}]
+        self.copy = copy
 
     def step(self, point):
+        if self.copy:
+            point = {name: np.array(value, copy=True) for name, value in point.items()}
         return point, [{"free_energy": 0.0}]
 
     @staticmethod
@@ -120,9 +135,9 @@ class IdleStep(BlockedStep):
         return Competence.INCOMPATIBLE
 
 
-def rbm_model(params):
+def rbm_model(params, batch: int | None = None):
     with pm.Model() as model:
-        RBM("v", params.W, params.vbias, params.hbias)
+        RBM("v", params.W, params.vbias, params.hbias, shape=None if batch is None else (batch, params.n_visible))
     return model
 
 
@@ -171,6 +186,82 @@ def run_sampler(model, make_step, draws: int, tune: int, repeats: int, start, se
     return best * 1e6, idata
 
 
+def gemm_floor_us(params: RBMParams, batch: int, number: int = 20) -> float:
+    """Time of ``V @ W`` plus ``H @ W.T`` for a batch of ``batch`` chains (one run of ``number`` pairs), in µs."""
+    rng = np.random.default_rng(0)
+    W = np.ascontiguousarray(params.W)
+    v = (rng.random((batch, params.n_visible)) < 0.5).astype(np.float64)
+    h = (rng.random((batch, params.n_hidden)) < 0.5).astype(np.float64)
+    t = time.perf_counter()
+    for _ in range(number):
+        v @ W
+        h @ W.T
+    return (time.perf_counter() - t) / number * 1e6
+
+
+def sklearn_gibbs_us(params: RBMParams, start: np.ndarray, number: int = 20):
+    """Time of scikit-learn's ``BernoulliRBM.gibbs`` (one block-Gibbs sweep) on the batch ``start``, in µs;
+    None without scikit-learn."""
+    try:
+        from sklearn.neural_network import BernoulliRBM
+    except ImportError:
+        return None
+    rbm = BernoulliRBM(n_components=params.n_hidden, random_state=0)
+    rbm.components_ = np.ascontiguousarray(params.W.T)
+    rbm.intercept_hidden_, rbm.intercept_visible_ = np.array(params.hbias), np.array(params.vbias)
+    rbm.random_state_ = np.random.RandomState(0)
+    v = start.astype(np.float64)
+    rbm.gibbs(v)
+    t = time.perf_counter()
+    for _ in range(number):
+        rbm.gibbs(v)
+    return (time.perf_counter() - t) / number * 1e6
+
+
+def batch_table(batch: int, draws: int, rounds: int) -> None:
+    """The batch table: ``batch`` chains of the 784x500 RBM with weights U[-0.05, 0.05] (see the module docstring)."""
+    params = RBMParams.random(784, 500, scale=0.05, rng=1)
+    rng = np.random.default_rng(0)
+    state = init_state(rng, (rng.random((batch, 784)) < 0.5).astype(np.float64), params)
+    for _ in range(20):  # a few sweeps into the stationary regime (most units change in every one)
+        state, _ = flip_sweep(rng, state, params)
+    start = state.v.astype(np.int64)
+    model = rbm_model(params, batch)
+    samplers = {
+        "FlipTheState": lambda: FlipTheState(),
+        "BlockGibbs": lambda: BlockGibbs(),
+        "(idle step)": lambda: IdleStep(pm.modelcontext(None).value_vars, copy=True),
+    }
+    best = {"floor": np.inf, "sklearn": np.inf}
+    with threadpool_limits(1):
+        for sampler in samplers.values():  # compile and warm up outside the timed rounds
+            run_sampler(model, sampler, 5, 0, 1, start)
+        for _ in range(rounds):
+            best["floor"] = min(best["floor"], gemm_floor_us(params, batch))
+            for name, sampler in samplers.items():
+                us, _ = run_sampler(model, sampler, draws, 10, 1, start)
+                best[name] = min(best.get(name, np.inf), us)
+            us = sklearn_gibbs_us(params, start)
+            best["sklearn"] = min(best["sklearn"], np.inf if us is None else us)
+            best["floor"] = min(best["floor"], gemm_floor_us(params, batch))
+    floor = best["floor"]
+    print()
+    print(f"A batch of {batch} chains in one variable, 784x500, w~U[-.05,.05] (most units change every sweep); µs per")
+    print(f"draw (one sweep) through pm.sample, 1 BLAS thread, fastest of {rounds} interleaved rounds; floor = the two")
+    print("gemms V·W and H·Wᵀ of the batch, same run.")
+    header = f"{'sampler':34s} {'µs/draw':>9s} {'floor':>8s} {'ratio':>6s}"
+    print(header)
+    print("-" * len(header))
+    for name in ("FlipTheState", "BlockGibbs"):
+        print(f"{name + ' (pm.sample)':34s} {best[name]:9.0f} {floor:8.0f} {best[name] / floor:6.2f}")
+    if np.isfinite(best["sklearn"]):
+        print(f"{'sklearn BernoulliRBM.gibbs':34s} {best['sklearn']:9.0f} {floor:8.0f} {best['sklearn'] / floor:6.2f}")
+    else:
+        print(f"{'sklearn BernoulliRBM.gibbs':34s} {'(scikit-learn not installed)':>25s}")
+    idle = best["(idle step)"]
+    print(f"{'(idle step, pm.sample)':34s} {idle:9.0f} {floor:8.0f} {idle / floor:6.2f}   <- pm.sample's own cost")
+
+
 def fmt(x, spec=".1f"):
     return "stuck" if x is None or not np.isfinite(x) else format(x, spec)
 
@@ -181,8 +272,14 @@ def main():
     parser.add_argument("--bgm-draws", type=int, default=200, help="draws of BinaryGibbsMetropolis")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per sampler (fastest kept)")
     parser.add_argument("--quick", action="store_true", help="mnist_h500 (or the first model) and 100x50 only")
+    parser.add_argument("--batch", type=int, default=100, help="chains of the batch table (0: no batch table)")
+    parser.add_argument("--batch-draws", type=int, default=200, help="draws per timed run of the batch table")
+    parser.add_argument("--batch-only", action="store_true", help="the batch table alone")
     args = parser.parse_args()
     logging.getLogger("pymc").setLevel(logging.ERROR)
+    if args.batch_only:
+        batch_table(args.batch or 100, args.batch_draws, args.repeats)
+        return
 
     rows = []
     with threadpool_limits(1):
@@ -233,6 +330,8 @@ def main():
             f"{label:32s} {'(idle step)':14s} {1:6d} {us_idle:9.1f} {us_idle:9.1f} {floor:7.1f} "
             f"{us_idle / floor:6.2f}   <- pm.sample's own cost per draw, paid by every step method"
         )
+    if args.batch:
+        batch_table(args.batch, args.batch_draws, args.repeats)
 
 if __name__ == "__main__":
     main()

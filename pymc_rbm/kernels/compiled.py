@@ -18,16 +18,34 @@ small fraction. Every :data:`~pymc_rbm.kernels.activations.FULL_EVERY`
 incremental updates the activations are summed afresh, so rounding never
 drifts.
 
+**Large batches: BLAS products, one vectorised exponential per unit.** For a
+batch of :data:`DENSE_MIN_WEIGHTS` chain-weights or more (:func:`dense`) the
+sweeps run the dense path instead, chosen per sweep by cost: after a layer
+update the other layer's activation follows by the rows of the units that
+changed when at most
+:data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the layer's entries
+changed (measured break-even of those rows against one gemm: 0.25 of the
+entries for 100 chains of 784x500), else by one BLAS matrix product. Each
+layer's rule needs ``E = exp(-|a|)`` per unit, which one ``np.exp`` over the
+layer computes several times faster than a compiled loop's scalar ``exp``;
+two compiled passes around it take ``-|a|`` and then the new states. The
+free energy of a draw needs ``exp(-|a_h|)`` of its last state, which is what
+the next draw's hidden update needs too, so :func:`draw_in_place` keeps it
+for the caller. On 100 chains of 784x500 with dense changes the two gemms
+are most of a sweep (``benchmarks/sampler_speed.py``, batch table).
+
 **It is the same chain, draw for draw.** The uniforms are drawn in bulk from
 the caller's generator in exactly the order the NumPy kernels draw them
 (per sweep: the hidden layer, chains then units, then the visible layer),
-and each unit is updated with the same formula as
+and each unit is updated by the rule of
 :func:`~pymc_rbm.kernels.gibbs.sample_hiddens` /
 :func:`~pymc_rbm.kernels.flip.flip_probability`: ``x' = [u < p]`` for Gibbs,
-``x' = x XOR [u < q]`` for flip-the-state. Given the same generator the
-result equals the NumPy path's, except where a uniform falls within a
-rounding error of its threshold (``exp`` and the sums of rows may round
-differently in the last bit); ``tests/kernels/test_compiled.py`` checks the
+``x' = x XOR [u < q]`` for flip-the-state, written once in
+:mod:`pymc_rbm.kernels._numba` for both paths (there ``u < sigmoid(y)`` is
+tested as ``u (1 + exp(-|y|)) < 1`` or ``< exp(-|y|)``, without a division).
+Given the same generator the result equals the NumPy path's, except where a
+uniform falls within a rounding error of its threshold (``exp``, that form of
+the comparison and the sums of rows may round differently in the last bit); ``tests/kernels/test_compiled.py`` checks the
 equality over long runs, and the exactness of the chain itself is that of
 the NumPy kernels (checked on transition matrices).
 
@@ -38,6 +56,7 @@ callers use the NumPy kernels.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -62,6 +81,23 @@ __all__ = [
 #: vectorised ``np.exp``. Below it one compiled loop per draw costs less (its per-unit ``exp`` is scalar,
 #: but it makes no Python calls per sweep); benchmarks/sampler_speed.py measures both.
 DENSE_MIN_WEIGHTS = 2**21
+
+
+_scratch = threading.local()
+
+
+def _scratch_buffer(name: str, shape: tuple, dtype=np.float64) -> np.ndarray:
+    """A C-contiguous work array of ``shape``, kept per thread between calls.
+
+    The dense path's buffers are several hundred kilobytes: allocated afresh at every draw, their
+    first writes cost page faults on the order of the arithmetic done in them.
+    """
+    buffers = _scratch.__dict__.setdefault("buffers", {})
+    size = int(np.prod(shape))
+    buf = buffers.get(name)
+    if buf is None or buf.size < size or buf.dtype != dtype:
+        buf = buffers[name] = np.empty(size, dtype=dtype)
+    return buf[:size].reshape(shape)
 
 
 @functools.cache
@@ -132,8 +168,10 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
     W_T = np.ascontiguousarray(W.T) if W_T is None else W_T
     vbias, hbias = np.asarray(params.vbias, dtype=np.float64), np.asarray(params.hbias, dtype=np.float64)
     if dense(*v.shape, h.shape[1]):
-        n_incremental = _dense_sweeps(u, v, h, a_h, a_v, valid, W, W_T, vbias, hbias, float(alpha), bool(gibbs),
-                                      int(n_incremental))
+        n_incremental, h_pending = _dense_sweeps(u, v, h, a_h, a_v, valid, W, W_T, vbias, hbias, float(alpha),
+                                                 bool(gibbs), int(n_incremental))
+        if h_pending:
+            _module().add_bias_(a_h, hbias)
     else:
         n_incremental = compiled[0](u, v, h, a_h, a_v, W, W_T, vbias, hbias, float(alpha), bool(gibbs), valid,
                                     int(n_incremental), FULL_EVERY)
@@ -141,13 +179,14 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
 
 
 def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, params, W_T, n_sweeps: int, *,
-                  alpha: float = 1.0, gibbs: bool = False, n_incremental: int = 0, v_out, stats) -> int:
+                  alpha: float = 1.0, gibbs: bool = False, n_incremental: int = 0, v_out, stats,
+                  hidden_exp=None, hidden_exp_valid: bool = False) -> int:
     """:func:`carried_sweeps` on the caller's own arrays, with a draw's statistics (stochastic).
 
     The step methods' per-draw call: the state arrays are updated in place
     (no copies), and the free energy and the numbers of changed units are
-    computed in the same compiled call. The chain is :func:`carried_sweeps`'
-    for the same generator.
+    computed in the same call. The chain is :func:`carried_sweeps`' for the
+    same generator.
 
     Parameters
     ----------
@@ -169,28 +208,38 @@ def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, par
     stats : ndarray of shape (n_chains, 3), float64
         Receives per chain ``F(v)``, the visible units and the hidden units
         that differ from the state at the call.
+    hidden_exp : ndarray of shape (n_chains, n_hidden), optional
+        Where a batch on the dense path (:func:`dense`) keeps ``exp(-|a_h|)``,
+        which the free energy of a draw and the hidden update of the next
+        one share: pass the same array to every draw, with
+        ``hidden_exp_valid`` True when ``a_h`` is the one the previous draw
+        left (it then holds its ``exp(-|a_h|)``).
+    hidden_exp_valid : bool, default False
 
     Returns
     -------
     int
         ``n_incremental`` after the sweeps.
     """
-    u = rng.random((n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1])))
+    shape = (n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1]))
     if not dense(*v.shape, h.shape[1]):
+        u = rng.random(shape)
         return _compiled()[2](
             u, v, h, a_h, a_v, params.W, W_T, params.vbias, params.hbias, float(alpha), bool(gibbs),
             bool(a_v_valid), int(n_incremental), FULL_EVERY, v_out, stats,
         )
     nb = _module()
+    u = rng.random(out=_scratch_buffer("u", shape))
     counts = np.empty((2, v.shape[0]))  # per chain: the visible and hidden changes of the last sweep
     start = (v.copy(), h.copy()) if n_sweeps > 1 else None
-    n_incremental = _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, params.W, W_T, params.vbias, params.hbias,
-                                  float(alpha), bool(gibbs), int(n_incremental), counts)
-    e = np.empty_like(a_h)
-    pos = nb.neg_abs(a_h, e)
-    stats[:, 0] = nb.free_energy_from_exp(v, params.vbias, pos, np.exp(e, out=e))
+    E = _scratch_buffer("hidden_exp", a_h.shape) if hidden_exp is None else hidden_exp
+    n_incremental, h_pending = _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, params.W, W_T, params.vbias,
+                                             params.hbias, float(alpha), bool(gibbs), int(n_incremental), counts,
+                                             v_out, E if hidden_exp_valid and hidden_exp is not None else None)
+    linear = np.empty(v.shape[0])
+    nb.neg_abs(a_h, params.hbias, h_pending, E, linear)
+    stats[:, 0] = -(v @ params.vbias) - linear - nb.log1p_sums(np.exp(E, out=E))
     if start is None:
-        v_out[...] = v
         stats[:, 1:] = counts.T
     else:
         stats[:, 1] = nb.changes_and_copy(v, start[0], v_out)
@@ -203,56 +252,62 @@ def dense(n_chains: int, n_visible: int, n_hidden: int) -> bool:
     return n_chains > 1 and n_chains * n_visible * n_hidden >= DENSE_MIN_WEIGHTS
 
 
-def _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental, counts=None):
-    """The sweeps of :func:`carried_sweeps` for a large batch, in place; returns ``n_incremental``.
+def _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental, counts=None,
+                  v_out=None, hidden_exp=None):
+    """The sweeps of :func:`carried_sweeps` for a large batch, in place.
 
     Each layer is updated by the rule of :mod:`pymc_rbm.kernels._numba` in two compiled passes around
-    one vectorised ``np.exp`` of the layer. The activation of the other layer then follows by the rows
-    of the units that changed when at most :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the
-    layer's entries changed, else by one BLAS product (its bias added in the next pass over it).
-    ``counts[0]``, ``counts[1]`` receive the visible and hidden changes of the last sweep per chain.
+    one vectorised ``np.exp`` of the layer (none for the first hidden update when ``hidden_exp`` holds
+    ``exp(-|a_h|)`` already). The activation of the other layer then follows by the rows of the units
+    that changed when at most :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the layer's
+    entries changed, else by one BLAS product (its bias added in the next pass over it).
+    ``counts[0]``, ``counts[1]`` receive the visible and hidden changes of the last sweep per chain,
+    ``v_out`` the final ``v`` in its own dtype. Returns ``n_incremental`` and whether ``a_h`` still lacks
+    ``hbias`` (the caller adds it, or folds it into its next pass over ``a_h``).
     """
     nb = _module()
     n_chains, n_v = v.shape
     n_h = h.shape[1]
-    mix = not gibbs and alpha not in (0.0, 1.0)
-    size = n_chains * max(n_v, n_h)
-    e1 = np.empty(size)
-    e2 = np.empty(size) if mix else e1
-    changed = np.empty(size, dtype=np.int64)
+    E = _scratch_buffer("E", (n_chains * max(n_v, n_h),))
+    changes = _scratch_buffer("changes", E.shape, np.int8)
     counts = np.empty((2, n_chains)) if counts is None else counts
+    no_out, no_sums = np.empty((0, 0)), np.empty(0)
 
-    def layer(u, x, a, bias, add_bias, count) -> int:
-        f1, f2 = e1[: x.size].reshape(x.shape), e2[: x.size].reshape(x.shape)
-        nb.layer_exponents(x, a, bias, add_bias, alpha, gibbs, f1, f2)
-        np.exp(f1, out=f1)
-        if mix:
-            np.exp(f2, out=f2)
-        return nb.layer_states(u, x, a, f1, f2, alpha, gibbs, changed, count)
+    def layer(u, x, a, bias, add_bias, count, other, M, out=no_out, known=None) -> tuple[bool, bool]:
+        """Update ``x`` given ``a``; then ``other += (x' - x) M`` by rows, or say it needs a product."""
+        e = E[: x.size].reshape(x.shape)
+        if known is None:
+            nb.neg_abs(a, bias, add_bias, e, no_sums)
+            np.exp(e, out=e)
+        else:
+            e = known
+        d = changes[: x.size].reshape(x.shape)
+        n = nb.layer_states(u, x, a, e, alpha, gibbs, count, d, out)
+        by_rows = other is not None and n <= BATCH_FRACTION * x.size
+        if by_rows and n:
+            nb.add_changes(other, d, M)
+        return by_rows, by_rows and n > 0
 
     h_pending = False  # a_h lacks hbias (a product left it out)
     for t in range(u.shape[0]):
         if n_incremental >= FULL_EVERY:
-            n_incremental, a_v_valid, h_pending = 0, False, True
+            n_incremental, a_v_valid, h_pending, hidden_exp = 0, False, True, None
             np.dot(v, W, out=a_h)
-        n = layer(u[t, : n_chains * n_h].reshape(n_chains, n_h), h, a_h, hbias, h_pending, counts[1])
-        v_pending = not (a_v_valid and n <= BATCH_FRACTION * h.size)
-        if v_pending:
+        u_h, u_v = u[t, : n_chains * n_h].reshape(n_chains, n_h), u[t, n_chains * n_h :].reshape(n_chains, n_v)
+        by_rows, incremental = layer(u_h, h, a_h, hbias, h_pending, counts[1], a_v if a_v_valid else None, W_T,
+                                     known=hidden_exp)
+        hidden_exp = None
+        n_incremental += incremental
+        if not by_rows:
             np.dot(h, W_T, out=a_v)
-        elif n:
-            nb.add_changed_listed(a_v, h, changed, n, W_T)
-            n_incremental += 1
         a_v_valid = True
-        n = layer(u[t, n_chains * n_h :].reshape(n_chains, n_v), v, a_v, vbias, v_pending, counts[0])
-        h_pending = n > BATCH_FRACTION * v.size
+        last = t == u.shape[0] - 1 and v_out is not None
+        by_rows, incremental = layer(u_v, v, a_v, vbias, not by_rows, counts[0], a_h, W, v_out if last else no_out)
+        n_incremental += incremental
+        h_pending = not by_rows
         if h_pending:
             np.dot(v, W, out=a_h)
-        elif n:
-            nb.add_changed_listed(a_h, v, changed, n, W)
-            n_incremental += 1
-    if h_pending:
-        nb.add_bias(a_h, hbias)
-    return n_incremental
+    return n_incremental, h_pending
 
 
 def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:

@@ -125,11 +125,6 @@ from pymc_rbm.validation import check_positive_int
 
 __all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
 
-#: Batched variables use the compiled sweeps by default up to this many weights (above it, for several
-#: chains, NumPy's products were faster in benchmarks/sampler_speed.py-style timings).
-_COMPILED_BATCH_SIZE = 2**17
-
-
 def rbm_value_vars(model=None) -> list:
     """The value variables of the free :class:`~pymc_rbm.RBM` variables of a model.
 
@@ -233,11 +228,11 @@ class RBMStep(BlockedStep):
     blocked : bool, default False
         With several RBM variables, ``False`` makes one step per variable.
     compiled : bool, optional
-        Run the sweeps of a draw in one compiled call
+        Run the sweeps of a draw with the compiled kernel
         (:func:`pymc_rbm.kernels.compiled.carried_sweeps`, the same chain draw
-        for draw) when no correction applies. Default: when Numba is
-        available, for a single chain or an RBM of at most 2**17 weights
-        (measured faster there). ``False`` uses the NumPy kernels.
+        for draw; large batches take its dense path of BLAS products) when no
+        correction applies. Default: when Numba is available. ``False`` uses
+        the NumPy kernels.
     random_start : bool, default True
         On a chain's first tuning draw, replace the visible units by uniformly
         random ones, so that chains start apart. PyMC gives every chain the
@@ -317,13 +312,10 @@ class RBMStep(BlockedStep):
         self._setup_params(model, rv, initial_point, compile_kwargs)
         self._setup_rest(model, rv, value_var, compile_kwargs)
         self._setup_stats()
-        if self._compiled_choice is None:  # measured: faster for one chain, or any batch of a small RBM
-            small = self.n_visible * self.n_hidden <= _COMPILED_BATCH_SIZE
-            self.compiled = _compiled.available() and (self._n_chains == 1 or small)
-        else:
-            self.compiled = bool(self._compiled_choice)
+        self.compiled = _compiled.available() if self._compiled_choice is None else bool(self._compiled_choice)
         self._ones = np.ones(self._n_chains)
         self._all_hidden = np.full(self._n_chains, self.n_hidden)
+        self._hidden_exp = np.empty((self._n_chains, self.n_hidden))
         self._reset_cache()
 
     # ------------------------------------------------------------ set-up
@@ -414,6 +406,7 @@ class RBMStep(BlockedStep):
         self.n_incremental = 0
         self.param_inputs = None
         self._rest_cache = None
+        self._hidden_exp_valid = False  # exp(-|hbias + v·W|) of the compiled dense path, kept for the next draw
 
     # ---------------------------------------------------------- PyMC API
     @staticmethod
@@ -439,6 +432,7 @@ class RBMStep(BlockedStep):
         WithSamplingState.sampling_state.fset(self, state)
         self._start_pending = False  # a resumed chain has started already
         self._rest_cache = None
+        self._hidden_exp_valid = False
         vs = self.visible_state
         self._v_left = None if vs is None else vs.astype(self._out_dtype).tobytes()
         if self._param_fn is not None and self.param_inputs is not None:
@@ -531,6 +525,7 @@ class RBMStep(BlockedStep):
         corrected = self._rest_fn is not None
 
         if corrected or not self.compiled:
+            self._hidden_exp_valid = False
             h_start = d.h
             if corrected:
                 d.v_int = v_in.astype(self._out_dtype)
@@ -553,8 +548,10 @@ class RBMStep(BlockedStep):
             draw_stats = np.empty((n, 3))
             self.n_incremental = draw_in_place(
                 self.rng, d.v, d.h, d.a_h, d.a_v, a_v_valid, params, self.W_T, self.sweeps,
-                n_incremental=self.n_incremental, v_out=v_out, stats=draw_stats, **self._compiled_options(),
+                n_incremental=self.n_incremental, v_out=v_out, stats=draw_stats, hidden_exp=self._hidden_exp,
+                hidden_exp_valid=self._hidden_exp_valid and not refreshed, **self._compiled_options(),
             )
+            self._hidden_exp_valid = _compiled.dense(n, self.n_visible, self.n_hidden)
             free_energy, n_changed = draw_stats[:, 0], draw_stats[:, 1]
             n_hidden_changed = draw_stats[:, 2] if h_known else self._all_hidden
 

@@ -137,3 +137,64 @@ def test_free_energy_over_many_hidden_units_and_extreme_activations():
         v = (rng.random((3, 30)) < 0.5).astype(float)
         got = free_energy_from_activation(v, hidden_activation(v, params), params.vbias)
         np.testing.assert_allclose(got, free_energy(v, params), rtol=1e-13)
+
+
+# ------------------------------------------------------------ the dense path of large batches
+@pytest.fixture
+def dense_path(monkeypatch):
+    """Every batch of several chains takes the dense path (BLAS products, vectorised exponentials)."""
+    from pymc_rbm.kernels import compiled
+
+    monkeypatch.setattr(compiled, "DENSE_MIN_WEIGHTS", 1)
+    assert compiled.dense(2, 1, 1) and not compiled.dense(1, 1000, 1000)
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+@pytest.mark.parametrize("name, options", OPERATORS)
+def test_dense_path_is_the_same_chain_as_the_numpy_kernels(dense_path, model, name, options):
+    test_same_chain_as_the_numpy_kernels(model, name, options, 4)
+
+
+@pytest.mark.parametrize("name, options", OPERATORS)
+def test_dense_draw_in_place_is_the_same_chain_with_its_statistics(dense_path, name, options):
+    test_draw_in_place_is_the_same_chain_with_its_statistics(name, options, 3)
+
+
+@pytest.mark.parametrize("name, options", OPERATORS)
+@pytest.mark.parametrize("scale", [0.05, 1.0])
+def test_dense_draws_carry_the_hidden_exponentials(dense_path, name, options, scale):
+    """Draws that pass ``exp(-|a_h|)`` on to the next one are the chain of the NumPy kernels, with exact stats.
+
+    Weights of 0.05 change most units in every sweep (BLAS products); weights of 1 change few (rows)."""
+    from pymc_rbm.energy import RBMTensors, free_energy
+    from pymc_rbm.kernels.compiled import draw_in_place
+
+    params = RBMParams.random(20, 15, scale=scale, rng=3)
+    tensors = RBMTensors(np.ascontiguousarray(params.W), params.vbias, params.hbias)
+    W_T = np.ascontiguousarray(params.W.T)
+    rng = np.random.default_rng(2)
+    state = init_state(rng, (rng.random((5, params.n_visible)) < 0.5).astype(float), params)
+    v, h, a_h = state.v.copy(), state.h.copy(), hidden_activation(state.v, params)
+    a_v, hidden_exp = np.empty_like(v), np.empty_like(a_h)
+    r_numpy, r_draw = np.random.default_rng(4), np.random.default_rng(4)
+    sweep = _numpy_sweep(name)
+    n_incremental = 0
+    for draw in range(150):
+        block = 1 + draw % 3
+        v_start, h_start = v.copy(), h.copy()
+        v_out, stats = np.empty(v.shape, dtype=np.int64), np.empty((5, 3))
+        n_incremental = draw_in_place(r_draw, v, h, a_h, a_v, draw > 0, tensors, W_T, block, n_incremental=n_incremental,
+                                      v_out=v_out, stats=stats, hidden_exp=hidden_exp, hidden_exp_valid=draw > 0,
+                                      **options)
+        for _ in range(block):
+            state, _ = sweep(r_numpy, state, params)
+        np.testing.assert_array_equal(v, state.v)
+        np.testing.assert_array_equal(h, state.h)
+        np.testing.assert_array_equal(v_out, v)
+        np.testing.assert_allclose(hidden_exp, np.exp(-np.abs(hidden_activation(v, params))), rtol=1e-12)
+        np.testing.assert_allclose(stats[:, 0], free_energy(v, params), rtol=1e-12, atol=1e-10)
+        np.testing.assert_array_equal(stats[:, 1], (v != v_start).sum(axis=1))
+        np.testing.assert_array_equal(stats[:, 2], (h != h_start).sum(axis=1))
+    np.testing.assert_allclose(a_h, hidden_activation(v, params), atol=1e-9)
+    np.testing.assert_allclose(a_v, visible_activation(h, params), atol=1e-9)
+    assert r_numpy.random() == r_draw.random()
