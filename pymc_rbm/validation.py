@@ -166,6 +166,14 @@ def check_float_array(
     ndarray
         A copy that shares no memory with ``value``, writeable unless ``readonly``.
     """
+    if type(value) is np.ndarray and value.dtype == dtype and (ndim is None or value.ndim == ndim):
+        # the common case (fit builds RBMParams of its float64 arrays at every update): copy and check at once
+        # (the sum is finite when every entry is; where it is not, the full checks below say why)
+        arr = value.copy()
+        if not finite or math.isfinite(arr.sum()):
+            if readonly:
+                arr.setflags(write=False)
+            return arr
     dtype = check_float_dtype(dtype)
     try:
         raw = np.asarray(value)

@@ -176,6 +176,76 @@ def log1p_sums(e):  # pragma: no cover - compiled
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def sigmoid_of(a, E):  # pragma: no cover - compiled
+    """``sigmoid(a)`` given ``E = exp(-|a|)``."""
+    return (1.0 if a >= 0.0 else E) / (1.0 + E)
+
+
+# The two below are for small models (persistent_gibbs_gradient): they take every row, on or off, because a
+# test of each unit's state mispredicts half the time and costs more than the few multiplications it saves.
+@njit(cache=True, nogil=True)
+def add_rows(a, x, M, bias):  # pragma: no cover - compiled
+    """``a = bias + x @ M`` for one chain (1-D ``a`` and ``x``)."""
+    a[:] = bias
+    for i in range(x.shape[0]):
+        xi = x[i]
+        for j in range(M.shape[1]):
+            a[j] += xi * M[i, j]
+
+
+@njit(cache=True, nogil=True)
+def add_statistics(x, p, sign, gW, gv, gh):  # pragma: no cover - compiled
+    """``gv += sign x``, ``gh += sign p``, ``gW += sign x pᵀ`` for one sample (1-D ``x``, ``p``)."""
+    for j in range(p.shape[0]):
+        gh[j] += sign * p[j]
+    for i in range(x.shape[0]):
+        gv[i] += sign * x[i]
+        xi = sign * x[i]
+        for j in range(p.shape[0]):
+            gW[i, j] += xi * p[j]
+
+
+@njit(cache=True, nogil=True)
+def persistent_gibbs_gradient(u, batch, v, h, W, vbias, hbias):  # pragma: no cover - compiled
+    """PCD's gradient with block Gibbs: ``⟨x p(h|x)ᵀ⟩`` of ``batch`` minus that of the chains after
+    ``u.shape[0]`` sweeps ``v ~ p(v | h)``, ``h ~ p(h | v)`` of ``(v, h)`` in place (and likewise for
+    the biases), returned as ``(gW, gv, gh)``. ``u[t]`` holds sweep ``t``'s visible uniforms, chains
+    then units, then its hidden ones. (Few arguments: for the small models it serves, the call's
+    checking of each one costs more than the arithmetic.)"""
+    n_c, n_v = v.shape
+    n_h = h.shape[1]
+    W_T = np.ascontiguousarray(W.T)
+    gW = np.zeros((n_v, n_h))
+    gv = np.zeros(n_v)
+    gh = np.zeros(n_h)
+    a_h = np.empty(n_h)
+    a_v = np.empty(n_v)
+    p = np.empty(n_h)
+    w_pos, w_neg = 1.0 / batch.shape[0], -1.0 / n_c
+    for b in range(batch.shape[0]):
+        add_rows(a_h, batch[b], W, hbias)
+        for j in range(n_h):
+            p[j] = sigmoid_of(a_h[j], np.exp(-abs(a_h[j])))
+        add_statistics(batch[b], p, w_pos, gW, gv, gh)
+    n_sweeps = u.shape[0]
+    for t in range(n_sweeps):
+        u_v = u[t, : n_c * n_v].reshape(n_c, n_v)
+        u_h = u[t, n_c * n_v :].reshape(n_c, n_h)
+        for c in range(n_c):
+            add_rows(a_v, h[c], W_T, vbias)
+            for i in range(n_v):
+                v[c, i] = rule_state(u_v[c, i], v[c, i], a_v[i], np.exp(-abs(a_v[i])), 1.0, True)
+            add_rows(a_h, v[c], W, hbias)
+            for j in range(n_h):
+                E = np.exp(-abs(a_h[j]))
+                h[c, j] = rule_state(u_h[c, j], h[c, j], a_h[j], E, 1.0, True)
+                p[j] = sigmoid_of(a_h[j], E)
+            if t == n_sweeps - 1:
+                add_statistics(v[c], p, w_neg, gW, gv, gh)
+    return gW, gv, gh
+
+
 @njit(cache=True, nogil=True)
 def changes_and_copy(x, x_start, out):  # pragma: no cover - compiled
     """Units of ``x`` that differ from ``x_start``, per chain; ``out`` (any dtype) receives ``x``."""

@@ -66,6 +66,7 @@ __all__ = [
     "DENSE_MIN_WEIGHTS",
     "available",
     "dense",
+    "persistent_gibbs_gradient",
     "carried_sweeps",
     "draw_in_place",
     "free_energy_from_activation",
@@ -310,6 +311,38 @@ def _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gib
     return n_incremental, h_pending
 
 
+def persistent_gibbs_gradient(rng: np.random.Generator, batch, v, h, params, k: int):
+    """One PCD-k update's gradient with block Gibbs, in one compiled call (stochastic).
+
+    The data term of ``batch`` minus the model term of the persistent chains
+    ``(v, h)`` after ``k`` sweeps ``v ~ p(v | h)``, ``h ~ p(h | v)`` (the
+    visible layer first, from the ``h`` the chains carry), both with the
+    hidden units summed out: the gradient of
+    :func:`pymc_rbm.training.negative.gibbs_sweeps_visible_first` followed
+    by the statistics, the same chain for the same generator. For small
+    models, where NumPy's per-call costs are most of an update.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Per sweep, ``n_chains * n_visible`` uniforms then ``n_chains * n_hidden``.
+    batch : ndarray of shape (n_samples, n_visible), float64
+        Binary data.
+    v, h : ndarray of shape (n_chains, n_visible / n_hidden), float64, C order
+        The chains, updated in place.
+    params : RBMParams
+        float64.
+    k : int
+
+    Returns
+    -------
+    W, vbias, hbias : ndarray
+        The gradient (data minus model term) in each parameter.
+    """
+    u = rng.random((k, v.shape[0] * (v.shape[1] + h.shape[1])))
+    return _module().persistent_gibbs_gradient(u, batch, v, h, params.W, params.vbias, params.hbias)
+
+
 def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
     """``F(v) = -v·vbias - Σ_j softplus(a_h)_j`` from the carried ``a_h = hbias + v·W``, compiled.
 
@@ -334,6 +367,12 @@ def _module():
     """The compiled loops (:mod:`pymc_rbm.kernels._numba`); RuntimeError without Numba."""
     if _compiled() is None:  # pragma: no cover
         raise RuntimeError("the compiled kernels need Numba; use the NumPy kernels")
+    return _numba_module()
+
+
+@functools.cache
+def _numba_module():
+    """:mod:`pymc_rbm.kernels._numba`, imported once (an import statement per call costs a microsecond)."""
     from pymc_rbm.kernels import _numba
 
     return _numba

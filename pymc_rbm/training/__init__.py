@@ -27,14 +27,17 @@ from pymc_rbm.training.gradients import (
     gradient_from_statistics,
     log_likelihood_gradient,
     model_statistics,
+    sample_statistics,
 )
 from pymc_rbm.training.negative import (
     SAMPLING_METHODS,
     NegativePhase,
     contrastive_divergence,
     deterministic,
+    gibbs_sweeps_visible_first,
     parallel_tempering,
     persistent_contrastive_divergence,
+    phase_gradient,
 )
 
 __all__ = [
@@ -50,12 +53,15 @@ __all__ = [
     "data_statistics",
     "gradient_from_statistics",
     "model_statistics",
+    "sample_statistics",
     "log_likelihood_gradient",
     "NegativePhase",
     "contrastive_divergence",
     "persistent_contrastive_divergence",
     "parallel_tempering",
     "deterministic",
+    "gibbs_sweeps_visible_first",
+    "phase_gradient",
     "BMFit",
     "bm_model_moments",
     "bm_kl_divergence",

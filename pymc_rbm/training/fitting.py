@@ -35,7 +35,7 @@ from pymc_rbm.estimators.exact import REPEATED_ENUMERATION_BITS
 from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
 from pymc_rbm.params import RBMParams
-from pymc_rbm.training.gradients import DETERMINISTIC_METHODS, Gradient, data_statistics, gradient_from_statistics
+from pymc_rbm.training.gradients import DETERMINISTIC_METHODS, Gradient
 from pymc_rbm.training.negative import (
     SAMPLING_METHODS,
     NegativePhase,
@@ -43,6 +43,7 @@ from pymc_rbm.training.negative import (
     deterministic,
     parallel_tempering,
     persistent_contrastive_divergence,
+    phase_gradient,
 )
 from pymc_rbm.validation import check_binary, check_positive_int, check_real
 
@@ -437,12 +438,11 @@ class _Divergence:
     def parameters(self, arrays, update: int) -> bool:
         """True (and the reason kept) when the parameters after ``update`` are no longer usable."""
         self.at = update
-        if not all(np.all(np.isfinite(a)) for a in arrays):
+        largest = [float(np.abs(a).max()) for a in arrays]  # NaN or inf where an entry is: one pass each
+        if not all(math.isfinite(x) for x in largest):
             self.reason = "the parameters became non-finite"
-        else:
-            largest = max(float(np.abs(a).max()) for a in arrays)
-            if largest > self.scale:
-                self.reason = f"a parameter reached {largest:.3g} (beyond {self.scale:.3g})"
+        elif max(largest) > self.scale:
+            self.reason = f"a parameter reached {max(largest):.3g} (beyond {self.scale:.3g})"
         return bool(self.reason)
 
     def log_likelihood(self, ll: float, best: float, update: int) -> bool:
@@ -685,8 +685,7 @@ def fit(
             for idx in _batches(train_rng, n_samples, batch_size):
                 t_update = time.perf_counter()
                 batch = v[idx]
-                negative, chains, info = phase.step(train_rng, chains, params, batch)
-                grad = gradient_from_statistics(data_statistics(batch, params), negative)
+                grad, chains, info = phase_gradient(phase, train_rng, chains, params, batch)
                 steps = (grad.W - weight_decay * W if weight_decay else grad.W, grad.vbias, grad.hbias)
                 with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported below
                     for vel, g, p in zip(velocity, steps, (W, vbias, hbias)):

@@ -16,6 +16,7 @@ field, TAP, Bethe, mixture mean field).
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "Gradient",
     "DETERMINISTIC_METHODS",
     "data_statistics",
+    "sample_statistics",
     "gradient_from_statistics",
     "model_statistics",
     "log_likelihood_gradient",
@@ -54,7 +56,7 @@ class Gradient(NamedTuple):
 
     def norm(self) -> float:
         """Euclidean norm over all parameters."""
-        return float(np.sqrt(sum(float(np.sum(np.square(a))) for a in self)))
+        return math.sqrt(sum(float(np.vdot(a, a)) for a in self))
 
 
 def data_statistics(v, params: RBMParams) -> ExactMoments:
@@ -75,9 +77,24 @@ def data_statistics(v, params: RBMParams) -> ExactMoments:
         ``v`` of shape (n_visible,), ``h`` of shape (n_hidden,), ``vh`` of
         shape (n_visible, n_hidden).
     """
-    ph = mean_hiddens(v, params)
-    n = v.shape[0]
-    return ExactMoments(v=v.mean(axis=0), h=ph.mean(axis=0), vh=(v.T @ ph) / n)
+    return sample_statistics(v, mean_hiddens(v, params))
+
+
+def sample_statistics(v, ph) -> ExactMoments:
+    """``⟨v⟩``, ``⟨ph⟩`` and ``⟨v phᵀ⟩`` over a batch: :func:`data_statistics` given ``ph = p(h | v)``.
+
+    Parameters
+    ----------
+    v : ndarray of shape (n_samples, n_visible)
+    ph : ndarray of shape (n_samples, n_hidden)
+        The hidden probabilities of ``v`` (or hidden samples).
+
+    Returns
+    -------
+    ExactMoments
+    """
+    n = v.shape[0]  # sums over n, not .mean(): the same values, without mean's Python-level overhead
+    return ExactMoments(v=v.sum(axis=0) / n, h=ph.sum(axis=0) / n, vh=(v.T @ ph) / n)
 
 
 def gradient_from_statistics(positive: ExactMoments, negative: ExactMoments) -> Gradient:

@@ -9,7 +9,12 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
 :func:`~pymc_rbm.training.fitting.fit` returns, so training can be resumed.
 
 - CD-k: chains start at the batch and run ``k`` sweeps (Hinton 2002).
-- PCD-k: the chains persist between updates (Tieleman 2008).
+- PCD-k: the chains persist between updates (Tieleman 2008). With block
+  Gibbs each sweep updates the visible layer given the hidden state the
+  chain carries, then the hidden layer (:func:`gibbs_sweeps_visible_first`),
+  so that the hidden probabilities of the last sweep serve the statistics
+  and the hidden draw the next update: two matrix products per sweep and
+  one for the statistics, as in scikit-learn's ``BernoulliRBM``.
 - t-PT k: persistent ladders of ``t`` replicas, ``k`` sweeps each, then a
   swap round (Brügge, Fischer & Igel 2013, §4.2; :mod:`pymc_rbm.kernels.tempering`); the
   replicas at β = 1 are the samples.
@@ -19,7 +24,8 @@ The sweeps are the kernels of :mod:`pymc_rbm.kernels` (block Gibbs,
 flip-the-state, the α mixture), the ones ``pm.sample`` uses. Whenever the
 parameters changed since the last sweep, a persistent chain's hidden state is
 redrawn from ``p(h | v)`` before flip-the-state uses it (a stale ``h`` breaks
-invariance). With ``wormholes`` (Hinton, Welling & Mnih 2003), each chain at β = 1 is offered one
+invariance). Block Gibbs needs no redraw: its visible update given ``h`` is
+invariant for ``p(v, h)`` at the new parameters whatever ``h`` is. With ``wormholes`` (Hinton, Welling & Mnih 2003), each chain at β = 1 is offered one
 long-range move after the sweeps, accepted by the Metropolis rule on
 ``p(v) ∝ exp(-F(v))``; where it is accepted, ``h`` is redrawn from ``p(h | v)``.
 """
@@ -31,13 +37,20 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from pymc_rbm.energy import free_energy
+from pymc_rbm.energy import free_energy, hidden_activation, visible_activation
 from pymc_rbm.estimators.tap import UnphysicalFixedPoint
+from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels import tempering as _tempering
-from pymc_rbm.kernels.gibbs import init_state, sample_hiddens
+from pymc_rbm.kernels.gibbs import gibbs_layer_, gibbs_sweep, init_state, sample_hiddens
 from pymc_rbm.kernels.operators import build_operator
-from pymc_rbm.kernels.state import RBMState
-from pymc_rbm.training.gradients import data_statistics, model_statistics
+from pymc_rbm.kernels.state import RBMState, sigmoid_
+from pymc_rbm.training.gradients import (
+    Gradient,
+    data_statistics,
+    gradient_from_statistics,
+    model_statistics,
+    sample_statistics,
+)
 from pymc_rbm.validation import check_positive_int
 
 __all__ = [
@@ -47,6 +60,8 @@ __all__ = [
     "persistent_contrastive_divergence",
     "parallel_tempering",
     "deterministic",
+    "phase_gradient",
+    "gibbs_sweeps_visible_first",
     "wormhole_move",
 ]
 
@@ -68,11 +83,48 @@ class NegativePhase(NamedTuple):
         ``step(rng, chains, params, batch) -> (ExactMoments, chains, info)``:
         the model statistics for one update, the chains to carry on, and a
         dict of floats (acceptance rates) for the history.
+    gradient : callable or None
+        ``gradient(rng, chains, params, batch) -> (Gradient, chains, info)``:
+        the whole gradient of an update (data term minus model term), where
+        the phase computes it in one piece; None otherwise
+        (:func:`phase_gradient` then combines ``step`` with the data term).
+        It may update in place the chains it returned itself (never others).
     """
 
     name: str
     init: Callable
     step: Callable
+    gradient: Callable | None = None
+
+
+def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, params, batch):
+    """The gradient of one update: the data term of ``batch`` minus ``phase``'s model term (stochastic).
+
+    Parameters
+    ----------
+    phase : NegativePhase
+    rng : numpy.random.Generator
+    chains
+        The phase's chains (None for CD and the deterministic methods).
+    params : RBMParams
+    batch : ndarray of shape (n_samples, n_visible)
+
+    Returns
+    -------
+    gradient : Gradient
+    chains
+        To carry to the next update.
+    info : dict
+    """
+    if phase.gradient is not None:
+        return phase.gradient(rng, chains, params, batch)
+    return _step_gradient(phase.step, rng, chains, params, batch)
+
+
+def _step_gradient(step, rng, chains, params, batch):
+    """The gradient from a phase's ``step`` and the data term of ``batch``."""
+    negative, chains, info = step(rng, chains, params, batch)
+    return gradient_from_statistics(data_statistics(batch, params), negative), chains, info
 
 
 def _start_rows(rng: np.random.Generator, data: np.ndarray, n_chains: int) -> np.ndarray:
@@ -165,6 +217,37 @@ def _run_chains(rng, v, params, kernel, k: int, wormholes) -> tuple[RBMState, di
     return wormhole_move(rng, state, params, wormholes)
 
 
+def gibbs_sweeps_visible_first(rng: np.random.Generator, state: RBMState, params, k: int):
+    """``k`` block-Gibbs sweeps ``v ~ p(v | h)``, then ``h ~ p(h | v)`` (stochastic).
+
+    The kernel ``G_v G_h`` leaves ``p(v, h)`` invariant like ``G_h G_v``
+    (:func:`~pymc_rbm.kernels.gibbs.gibbs_sweep`), starting from the hidden
+    state the chain carries; the last hidden probabilities are returned for
+    Rao-Blackwellised statistics.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Per sweep, the visible uniforms then the hidden ones.
+    state : RBMState
+        ``v`` of shape (n_chains, n_visible), ``h`` of shape (n_chains, n_hidden).
+    params : RBMParams
+    k : int
+
+    Returns
+    -------
+    state : RBMState
+    hidden_probabilities : ndarray of shape (n_chains, n_hidden)
+        ``p(h | v)`` of the final ``v``, from which its ``h`` was drawn.
+    """
+    v, h = state.v, state.h
+    for _ in range(k):
+        v = gibbs_layer_(rng, visible_activation(h, params))
+        ph = sigmoid_(hidden_activation(v, params))
+        h = (rng.random(ph.shape) < ph).astype(ph.dtype)
+    return RBMState(v, h), ph
+
+
 def persistent_contrastive_divergence(
     kernel, k: int = 1, *, n_chains: int | None = None, wormholes=None
 ) -> NegativePhase:
@@ -184,21 +267,50 @@ def persistent_contrastive_divergence(
     Returns
     -------
     NegativePhase
+
+    Notes
+    -----
+    With the block Gibbs kernel (and no wormholes) the sweeps are
+    :func:`gibbs_sweeps_visible_first` from the chains' carried ``h``: it
+    needs no redraw of ``h`` (which Gibbs' own hidden update would discard)
+    and its last hidden probabilities are the statistics', so an update costs
+    five matrix products instead of seven; for a model too small for the
+    dense path of :mod:`pymc_rbm.kernels.compiled` the whole gradient is one
+    compiled call (:func:`~pymc_rbm.kernels.compiled.persistent_gibbs_gradient`,
+    the same chain). Other kernels redraw ``h`` from ``p(h | v)`` at the new
+    parameters and run their sweeps.
     """
 
     k = check_positive_int(k, "k")
     n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
+    visible_first = kernel is gibbs_sweep and wormholes is None
 
     def init(rng, data, params, batch_size=None):
         n = n_chains or batch_size or data.shape[0]
         return init_state(rng, _start_rows(rng, data, n), params)
 
     def step(rng, chains, params, batch):
+        if visible_first:
+            state, ph = gibbs_sweeps_visible_first(rng, chains, params, k)
+            return sample_statistics(state.v, ph), state, {}
         # the parameters changed since the last update: h is redrawn before the first sweep
         state, info = _run_chains(rng, chains.v, params, kernel, k, wormholes)
         return data_statistics(state.v, params), state, info
 
-    return NegativePhase("pcd", init, step)
+    returned = []  # the chains this phase returned last: only those are updated in place
+
+    def gradient(rng, chains, params, batch):
+        if compiled.dense(chains.v.shape[0], params.n_visible, params.n_hidden):  # BLAS products pay there
+            return _step_gradient(step, rng, chains, params, batch)
+        if returned and chains is returned[0]:
+            v, h = chains
+        else:  # chains of the caller (a resumed fit) stay as they are
+            v, h = (np.array(x, dtype=np.float64, order="C") for x in chains)
+        grad = compiled.persistent_gibbs_gradient(rng, batch, v, h, params, k)
+        returned[:] = [RBMState(v, h)]
+        return Gradient(*grad), returned[0], {}
+
+    return NegativePhase("pcd", init, step, gradient if visible_first and compiled.available() else None)
 
 
 def parallel_tempering(

@@ -120,3 +120,65 @@ def test_phase_constructors_validate():
     pcd_chains = persistent_contrastive_divergence(kernel).init(rng, START, PARAMS)
     with pytest.raises(TypeError, match="TemperedState"):
         phase.step(rng, pcd_chains, PARAMS, START)
+
+
+# ------------------------------------------------------------ PCD with block Gibbs: visible layer first
+def test_visible_first_gibbs_sweep_follows_its_exact_matrix():
+    """``G_v G_h`` (v given the carried h, then h given v) leaves p(v, h) invariant and is what the sweep does."""
+    from pymc_rbm.kernels import RBMState
+    from pymc_rbm.testing import assert_stationary, empirical_transition_check, joint_distribution, layer_matrices
+    from pymc_rbm.training import gibbs_sweeps_visible_first
+
+    params = RBMParams.random(3, 2, scale=2.0, rng=4)
+    t_h, t_v = layer_matrices(params, "gibbs")
+    T = t_v @ t_h
+    assert_stationary(joint_distribution(params), T)
+
+    def kernel(rng, state):
+        new, ph = gibbs_sweeps_visible_first(rng, state, params, 1)
+        np.testing.assert_allclose(ph, 1.0 / (1.0 + np.exp(-(params.hbias + new.v @ params.W))))
+        return RBMState(new.v, new.h)
+
+    empirical_transition_check(kernel, T, 3, 2, n_draws=1500, rng=3)
+
+
+def test_pcd_gibbs_samples_the_model_with_summed_out_statistics():
+    phase = persistent_contrastive_divergence(build_operator("gibbs"), k=1, n_chains=3000)
+    rng = np.random.default_rng(0)
+    chains = phase.init(rng, START, PARAMS)
+    for _ in range(40):
+        stats, chains, _ = phase.step(rng, chains, PARAMS, START)
+    assert_frequencies(visible_counts(chains.v), np.exp(log_marginal_visible(PARAMS)))
+    ph = 1.0 / (1.0 + np.exp(-(PARAMS.hbias + chains.v @ PARAMS.W)))
+    np.testing.assert_allclose(stats.vh, chains.v.T @ ph / 3000)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_compiled_pcd_gradient_is_the_numpy_chain_and_gradient(k):
+    """The one-call gradient of small models: the chain of gibbs_sweeps_visible_first, the gradient of the statistics."""
+    from pymc_rbm.kernels.compiled import persistent_gibbs_gradient
+    from pymc_rbm.training import data_statistics, gibbs_sweeps_visible_first, gradient_from_statistics, phase_gradient
+    from pymc_rbm.training.gradients import sample_statistics
+
+    params = RBMParams.random(7, 5, scale=1.5, rng=2)
+    batch = (np.random.default_rng(1).random((6, 7)) < 0.5).astype(float)
+    phase = persistent_contrastive_divergence(build_operator("gibbs"), k=k, n_chains=4)
+    assert phase.gradient is not None
+    chains = phase.init(np.random.default_rng(0), batch, params)
+    r_numpy, r_compiled = np.random.default_rng(5), np.random.default_rng(5)
+    for update in range(30):
+        state, ph = gibbs_sweeps_visible_first(r_numpy, chains, params, k)
+        expected = gradient_from_statistics(data_statistics(batch, params), sample_statistics(state.v, ph))
+        before = chains.v.copy()
+        grad, new_chains, info = phase_gradient(phase, r_compiled, chains, params, batch)
+        if update == 0:  # the caller's chains (here those of init) are not modified; the phase's own are reused
+            np.testing.assert_array_equal(chains.v, before)
+        np.testing.assert_array_equal(new_chains.v, state.v)
+        np.testing.assert_array_equal(new_chains.h, state.h)
+        for got, want in zip(grad, expected):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+        chains = new_chains
+    assert r_numpy.random() == r_compiled.random()
+    v, h = chains.v.copy(), chains.h.copy()
+    persistent_gibbs_gradient(np.random.default_rng(0), batch, v, h, params, k)  # in place on its arrays
+    assert not np.array_equal(v, chains.v) or not np.array_equal(h, chains.h)
