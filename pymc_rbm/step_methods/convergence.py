@@ -22,8 +22,8 @@ from pymc.stats.convergence import SamplerWarning, WarningType
 from pytensor.graph.basic import Constant
 
 from pymc_rbm.diagnostics import mixing_problems
-from pymc_rbm.distribution import rbm_params_of
 from pymc_rbm.energy import RBMTensors, free_energy
+from pymc_rbm.random_variable import rbm_params_of
 from pymc_rbm.step_methods.base import is_rbm_variable
 
 __all__ = ["rbm_convergence_checks", "install"]

@@ -95,7 +95,6 @@ from pymc.step_methods.state import dataclass_state
 from pytensor.graph.traversal import ancestors
 from pytensor.tensor.random.op import RandomVariable
 
-from pymc_rbm.distribution import rbm_params_of
 from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.flip import flip_layer
@@ -112,6 +111,7 @@ from pymc_rbm.kernels.tempering import (
     uniform_ladder,
 )
 from pymc_rbm.params import RBMParams
+from pymc_rbm.random_variable import rbm_params_of
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable
 
 __all__ = ["ReplicaExchange", "ReplicaExchangeState", "has_constant_parameters"]
