@@ -31,7 +31,7 @@ from pymc_rbm.estimators.mean_field import (
     moments_mean_field,
     moments_mixture_mean_field,
 )
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
 from pymc_rbm.estimators.rts import rts
 from pymc_rbm.estimators.sams import sams
 from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling
@@ -41,6 +41,7 @@ from pymc_rbm.validation import check_binary, check_real
 
 __all__ = [
     "LogPartitionEstimate",
+    "Moments",
     "ExactMoments",
     "EnumerationTooLarge",
     "MAX_ENUMERATION_BITS",
@@ -143,7 +144,7 @@ def log_partition(
     return fn(params, **options)
 
 
-def moments(params: RBMParams, method: str = "exact", *, rng=None, **options) -> ExactMoments:
+def moments(params: RBMParams, method: str = "exact", *, rng=None, **options) -> Moments:
     """``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩`` of an RBM by the named method.
 
     Parameters
@@ -160,9 +161,10 @@ def moments(params: RBMParams, method: str = "exact", *, rng=None, **options) ->
 
     Returns
     -------
-    ExactMoments
-        For ``"sampling"`` a :class:`SampledMoments` (an ExactMoments with
-        ``stderr`` and ``diagnostics``).
+    Moments
+        An :class:`ExactMoments` for ``"exact"``; for ``"sampling"`` a
+        :class:`SampledMoments` (with ``stderr`` and ``diagnostics``); the
+        approximations' own (``"tap"``: with ``diagnostics``).
     """
     fn = _lookup(MOMENT_METHODS, method, "moments")
     if rng is not None and "rng" in inspect.signature(fn).parameters:

@@ -43,8 +43,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
-from pymc_rbm.estimators.exact import ExactMoments
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
 from pymc_rbm.estimators.tap import AdaptiveDamping
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_binary, check_real
@@ -526,7 +525,7 @@ def moments_bethe(
     max_iter: int = 500,
     adaptive: bool = True,
     rng=None,
-) -> ExactMoments:
+) -> Moments:
     """``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩`` from the Bethe fixed point (Huang & Toyoizumi 2015, eq. 6).
 
     The spin moments ``m``, ``m̂``, ``C`` of :func:`bethe_moments` are mapped
@@ -536,7 +535,7 @@ def moments_bethe(
 
     Returns
     -------
-    ExactMoments
+    Moments
     """
     spin, sol, best = _run(
         params,
@@ -554,4 +553,4 @@ def moments_bethe(
     v = 0.5 * (1.0 + mom.m)
     h = 0.5 * (1.0 + mom.m_hat)
     vh = 0.25 * (1.0 + mom.m[:, None] + mom.m_hat[None, :] + mom.C.T)
-    return ExactMoments(v=v, h=h, vh=vh)
+    return Moments(v=v, h=h, vh=vh)

@@ -25,7 +25,7 @@ from scipy.special import expit, logsumexp
 
 from pymc_rbm._runtime import Progress
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
 
@@ -427,8 +427,8 @@ def log_partition_exact(
     )
 
 
-class ExactMoments(NamedTuple):
-    """First and mixed second moments of an RBM.
+class ExactMoments(Moments):
+    """:class:`~pymc_rbm.estimators.results.Moments` computed exactly, by enumerating the smaller layer.
 
     Attributes
     ----------
@@ -440,9 +440,7 @@ class ExactMoments(NamedTuple):
         ``⟨v_i h_j⟩``, the derivative of ``log Z`` with respect to ``W``.
     """
 
-    v: np.ndarray
-    h: np.ndarray
-    vh: np.ndarray
+    __slots__ = ()
 
 
 def moments_exact(

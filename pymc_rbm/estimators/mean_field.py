@@ -42,8 +42,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from pymc_rbm.energy import softplus
-from pymc_rbm.estimators.exact import EnumerationTooLarge, ExactMoments
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.exact import EnumerationTooLarge
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
 from pymc_rbm.estimators.tap import solve_tap, tap_fixed_point, tap_free_energy
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_float_array
@@ -725,14 +725,14 @@ def log_partition_mean_field(
     )
 
 
-def moments_mean_field(params: RBMParams, **options) -> ExactMoments:
+def moments_mean_field(params: RBMParams, **options) -> Moments:
     """``⟨v⟩ ≈ m_v``, ``⟨h⟩ ≈ m_h``, ``⟨v hᵀ⟩ ≈ m_v m_hᵀ`` at the best naive mean-field solution.
 
     Options as in :func:`log_partition_mean_field`.
     """
     est = log_partition_mean_field(params, **options)
     mv, mh = est.diagnostics["m_v"], est.diagnostics["m_h"]
-    return ExactMoments(v=mv, h=mh, vh=np.outer(mv, mh))
+    return Moments(v=mv, h=mh, vh=np.outer(mv, mh))
 
 
 def _mixture_rbm(params, n_components, options) -> tuple[MixtureMeanField, SpinRBMParams]:
@@ -840,7 +840,7 @@ def moments_mixture_mean_field(
     max_iter: int = 200,
     init_scale: float = 1.0,
     rng=None,
-) -> ExactMoments:
+) -> Moments:
     """``⟨v⟩``, ``⟨h⟩``, ``⟨v hᵀ⟩`` as mixtures of the components' factorized moments.
 
     Lawrence, Bishop & Jordan (1998), eq. 28-29.
@@ -860,4 +860,4 @@ def moments_mixture_mean_field(
     nv = spin.n_visible
     alpha, p = sol.alpha[0], 0.5 * (1.0 + sol.m[0])  # (L,), (L, n) binary means per component
     pv, ph = p[:, :nv], p[:, nv:]
-    return ExactMoments(v=alpha @ pv, h=alpha @ ph, vh=np.einsum("l,li,la->ia", alpha, pv, ph))
+    return Moments(v=alpha @ pv, h=alpha @ ph, vh=np.einsum("l,li,la->ia", alpha, pv, ph))

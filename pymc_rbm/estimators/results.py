@@ -1,10 +1,36 @@
-"""The one result type that every log Z estimator returns."""
+"""The result types of the estimators: every log Z estimate, and the moments of an RBM."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-__all__ = ["LogPartitionEstimate"]
+import numpy as np
+
+__all__ = ["LogPartitionEstimate", "Moments"]
+
+
+class Moments(NamedTuple):
+    """First and mixed second moments of an RBM, ``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩``, however obtained.
+
+    What the approximations return (naive and mixture mean field, TAP,
+    Bethe) and the statistics of samples (the training's data and model
+    terms); :class:`~pymc_rbm.estimators.exact.ExactMoments`, a ``Moments``
+    too, is what enumeration computes exactly.
+
+    Attributes
+    ----------
+    v : ndarray of shape (n_visible,)
+        ``⟨v_i⟩``.
+    h : ndarray of shape (n_hidden,)
+        ``⟨h_j⟩``.
+    vh : ndarray of shape (n_visible, n_hidden)
+        ``⟨v_i h_j⟩``, the derivative of ``log Z`` with respect to ``W``.
+    """
+
+    v: np.ndarray
+    h: np.ndarray
+    vh: np.ndarray
 
 
 @dataclass(frozen=True)

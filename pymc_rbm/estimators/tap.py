@@ -40,8 +40,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import entr, expit, log_expit
 
-from pymc_rbm.estimators.exact import ExactMoments
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_real
 
@@ -73,10 +72,10 @@ class UnphysicalFixedPoint(RuntimeWarning):
 _DOMAIN_TOL = 1e-9
 
 
-class TAPMoments(ExactMoments):
-    """:class:`~pymc_rbm.estimators.ExactMoments` from a TAP fixed point, with what the check found.
+class TAPMoments(Moments):
+    """:class:`~pymc_rbm.estimators.Moments` from a TAP fixed point, with what the check found.
 
-    It is an ``ExactMoments`` (``v``, ``h``, ``vh``, unpacking and
+    It is a ``Moments`` (``v``, ``h``, ``vh``, unpacking and
     ``isinstance`` work as for every other method) with one more attribute.
 
     Attributes
@@ -720,7 +719,7 @@ def log_partition_tap(
     )
 
 
-def moments_tap(params: RBMParams, *, order: int = 2, **options) -> ExactMoments:
+def moments_tap(params: RBMParams, *, order: int = 2, **options) -> TAPMoments:
     """``⟨v⟩``, ``⟨h⟩`` and ``⟨v hᵀ⟩`` from the TAP fixed point of lowest free energy.
 
     The moments are the gradient of the TAP ``log Z`` with respect to the
@@ -738,7 +737,7 @@ def moments_tap(params: RBMParams, *, order: int = 2, **options) -> ExactMoments
     Returns
     -------
     TAPMoments
-        An ``ExactMoments`` with ``diagnostics``; ``physical`` is False, with
+        A :class:`~pymc_rbm.estimators.Moments` with ``diagnostics``; ``physical`` is False, with
         an :class:`UnphysicalFixedPoint` warning, when a pair moment lies
         outside [0, 1] (the moments are returned as the expansion gives them,
         not clipped: they are the gradient of the TAP estimate).

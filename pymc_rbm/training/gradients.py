@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_rbm.energy import mean_hiddens
-from pymc_rbm.estimators import MOMENT_METHODS, ExactMoments, moments
+from pymc_rbm.estimators import MOMENT_METHODS, Moments, moments
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
 
@@ -59,7 +59,7 @@ class Gradient(NamedTuple):
         return math.sqrt(sum(float(np.vdot(a, a)) for a in self))
 
 
-def data_statistics(v, params: RBMParams) -> ExactMoments:
+def data_statistics(v, params: RBMParams) -> Moments:
     """``⟨v⟩``, ``⟨p(h|v)⟩`` and ``⟨v p(h|v)ᵀ⟩`` averaged over a batch of visible vectors.
 
     The hidden units are summed out (Rao-Blackwellised): the data term of
@@ -73,14 +73,14 @@ def data_statistics(v, params: RBMParams) -> ExactMoments:
 
     Returns
     -------
-    ExactMoments
+    Moments
         ``v`` of shape (n_visible,), ``h`` of shape (n_hidden,), ``vh`` of
         shape (n_visible, n_hidden).
     """
     return sample_statistics(v, mean_hiddens(v, params))
 
 
-def sample_statistics(v, ph) -> ExactMoments:
+def sample_statistics(v, ph) -> Moments:
     """``⟨v⟩``, ``⟨ph⟩`` and ``⟨v phᵀ⟩`` over a batch: :func:`data_statistics` given ``ph = p(h | v)``.
 
     Parameters
@@ -91,20 +91,20 @@ def sample_statistics(v, ph) -> ExactMoments:
 
     Returns
     -------
-    ExactMoments
+    Moments
     """
     n = v.shape[0]  # sums over n, not .mean(): the same values, without mean's Python-level overhead
-    return ExactMoments(v=v.sum(axis=0) / n, h=ph.sum(axis=0) / n, vh=(v.T @ ph) / n)
+    return Moments(v=v.sum(axis=0) / n, h=ph.sum(axis=0) / n, vh=(v.T @ ph) / n)
 
 
-def gradient_from_statistics(positive: ExactMoments, negative: ExactMoments) -> Gradient:
+def gradient_from_statistics(positive: Moments, negative: Moments) -> Gradient:
     """The log-likelihood gradient ``positive - negative`` in ``(W, vbias, hbias)``.
 
     Parameters
     ----------
-    positive : ExactMoments
+    positive : Moments
         The data term (:func:`data_statistics` of the data).
-    negative : ExactMoments
+    negative : Moments
         The model term (samples or moments).
 
     Returns
@@ -120,7 +120,7 @@ def _check_method(method: str) -> str:
     return method
 
 
-def model_statistics(params: RBMParams, method: str = "exact", **options) -> ExactMoments:
+def model_statistics(params: RBMParams, method: str = "exact", **options) -> Moments:
     """The model term by a deterministic method: :func:`pymc_rbm.estimators.moments`.
 
     Parameters
@@ -138,7 +138,7 @@ def model_statistics(params: RBMParams, method: str = "exact", **options) -> Exa
 
     Returns
     -------
-    ExactMoments
+    Moments
     """
     return moments(params, _check_method(method), **options)
 

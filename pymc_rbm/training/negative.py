@@ -80,7 +80,7 @@ class NegativePhase(NamedTuple):
         ``init(rng, data, params, batch_size) -> chains``: the persistent
         chains (``None`` for CD and the deterministic methods).
     step : callable
-        ``step(rng, chains, params, batch) -> (ExactMoments, chains, info)``:
+        ``step(rng, chains, params, batch) -> (Moments, chains, info)``:
         the model statistics for one update, the chains to carry on, and a
         dict of floats (acceptance rates) for the history.
     gradient : callable or None
