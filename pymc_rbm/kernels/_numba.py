@@ -85,8 +85,8 @@ def update_units(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
 def update_layer(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
     """One chain's layer update by the rule, unit by unit (``out`` may be ``x``).
 
-    The operator is fixed per call, so each case gets a loop of its own (a loop over the general rule
-    with ``alpha`` and ``gibbs`` read at run time was 8 % slower for flip-the-state on mnist_h500)."""
+    The operator is fixed per call, so each case gets a loop of its own, specialised by the compiler
+    (a loop over the general rule reading ``alpha`` and ``gibbs`` at run time is slower; docs/sampling.md)."""
     if gibbs:
         update_units(u, x, a, 1.0, True, out)
     elif alpha == 1.0:
@@ -168,7 +168,7 @@ def log1p_sums(e):  # pragma: no cover - compiled
     for k in range(e.shape[0]):
         f = 0.0
         for b in range(0, e.shape[1], 512):
-            block = e[k, b : b + 512]  # a 1-D block: its product vectorises (indexing e[k, j] did not, 5x slower)
+            block = e[k, b : b + 512]  # a 1-D block: its product vectorises, indexing e[k, j] does not
             prod = 1.0
             for j in range(block.shape[0]):
                 prod *= 1.0 + block[j]

@@ -24,15 +24,15 @@ sweeps run the dense path instead, chosen per sweep by cost: after a layer
 update the other layer's activation follows by the rows of the units that
 changed when at most
 :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the layer's entries
-changed (measured break-even of those rows against one gemm: 0.25 of the
-entries for 100 chains of 784x500), else by one BLAS matrix product. Each
+changed (below the break-even of those rows against one gemm), else by one
+BLAS matrix product. Each
 layer's rule needs ``E = exp(-|a|)`` per unit, which one ``np.exp`` over the
 layer computes several times faster than a compiled loop's scalar ``exp``;
 two compiled passes around it take ``-|a|`` and then the new states. The
 free energy of a draw needs ``exp(-|a_h|)`` of its last state, which is what
 the next draw's hidden update needs too, so :func:`draw_in_place` keeps it
-for the caller. On 100 chains of 784x500 with dense changes the two gemms
-are most of a sweep (``benchmarks/sampler_speed.py``, batch table).
+for the caller. The measurements are in docs/sampling.md ("Batches of
+chains").
 
 **It is the same chain, draw for draw.** The uniforms are drawn in bulk from
 the caller's generator in exactly the order the NumPy kernels draw them
