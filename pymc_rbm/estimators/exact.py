@@ -430,14 +430,8 @@ def log_partition_exact(
 class ExactMoments(Moments):
     """:class:`~pymc_rbm.estimators.results.Moments` computed exactly, by enumerating the smaller layer.
 
-    Attributes
-    ----------
-    v : ndarray of shape (n_visible,)
-        ``⟨v_i⟩``.
-    h : ndarray of shape (n_hidden,)
-        ``⟨h_j⟩``.
-    vh : ndarray of shape (n_visible, n_hidden)
-        ``⟨v_i h_j⟩``, the derivative of ``log Z`` with respect to ``W``.
+    The attributes ``v``, ``h`` and ``vh`` (shapes ``(n_visible,)``,
+    ``(n_hidden,)``, ``(n_visible, n_hidden)``) are those of ``Moments``.
     """
 
     __slots__ = ()
