@@ -483,7 +483,7 @@ def rts(
     ):
         spacing = LADDER_SPACING if spacing is None else spacing
         ladder = build_ladder(path, rng, n_chains, betas, n_pilot=n_pilot, spacing=spacing, alpha=alpha, bar=bar)
-        coefs, K = ladder.coefs, ladder.coefs.shape[0]
+        coefs = ladder.coefs
         log_zhat = log_z1 + initial_log_z(init, ladder.log_z_init, flat="flat")
         log_z_init = log_zhat.copy()
         v, k = ladder.states, ladder.labels

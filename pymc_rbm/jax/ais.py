@@ -41,7 +41,7 @@ import numpy as np
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.ais import base_rate_vbias, check_schedule, default_schedule, weights_summary
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, uniform, x64_enabled
+from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, x64_enabled
 from pymc_rbm.jax.sharding import chain_mesh, chain_sharding, padded_size, replicated
 from pymc_rbm.jax.sweep import update_layer
 from pymc_rbm.kernels.operators import operator_alpha

@@ -98,7 +98,7 @@ from pytensor.tensor.random.op import RandomVariable
 from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.flip import flip_layer
-from pymc_rbm.kernels.informed import flip_tilt, propose_tilted, tilted_log_ratio
+from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.operators import build_operator, operator_alpha
 from pymc_rbm.kernels.state import RBMState
@@ -556,7 +556,7 @@ class ReplicaExchange(RBMStep):
         state = self._replicas
         beta = self.betas[:, None]
         v, h = state.v[:, 0], state.h[:, 0]
-        log_rest, tilt = self._replica_tilts(point, v)
+        log_rest, tilt = self.other_terms.tilts(point, v, self._shape, self._out_dtype)
         if self.compiled_rounds:
             h, proposal, logits = compiled.informed_proposal(
                 self.rng, v, h, self.params, self.W_T, tilt, betas=self.betas, alpha=self.alpha,
@@ -570,7 +570,7 @@ class ReplicaExchange(RBMStep):
         moved = np.flatnonzero(np.any(proposal != v, axis=1))
         accept_p = np.ones(v.shape[0])
         if moved.size:
-            log_new, tilt_new = self._replica_tilts(point, proposal[moved])
+            log_new, tilt_new = self.other_terms.tilts(point, proposal[moved], self._shape, self._out_dtype)
             b = beta[moved]
             args = (v[moved], proposal[moved], logits[moved], b * tilt[moved], b * tilt_new,
                     b[:, 0] * log_rest[moved], b[:, 0] * log_new)
@@ -601,16 +601,6 @@ class ReplicaExchange(RBMStep):
             self._count_round_trips()
         self._tilt = None
         return state.v[-1].astype(self._out_dtype).reshape(self._shape), float(log_rest[-1])
-
-    def _replica_tilts(self, point, v: np.ndarray):
-        """``log L`` and the flip tilt at each row of ``v`` (states of a one-chain variable), in one call."""
-        m, n = v.shape
-        flips = np.repeat(v[:, None, :], n + 1, axis=1)
-        idx = np.arange(n)
-        flips[:, idx + 1, idx] = 1.0 - flips[:, idx + 1, idx]
-        values = self.other_terms.log_rest_many(point, flips.reshape(m * (n + 1), *self._shape).astype(self._out_dtype))
-        values = values.reshape(m, n + 1)
-        return values[:, 0].copy(), flip_tilt(v, values[:, 0], values[:, 1:])
 
     def _rest_value(self, point, v_int, moved: bool) -> float:
         """``log L`` at the incoming state, cached while ``v`` and ``L``'s other inputs stay."""

@@ -121,6 +121,31 @@ class OtherTerms:
             eye = self._eye = np.eye(n, dtype=dtype)
         return eye
 
+    def tilts(self, point, states: np.ndarray, shape: tuple, dtype) -> tuple[np.ndarray, np.ndarray]:
+        """``log L`` and the flip tilt at each of several states of a one-chain variable, in one call.
+
+        Parameters
+        ----------
+        point : dict
+        states : ndarray of shape (n_states, n_visible)
+            0/1 values.
+        shape : tuple
+            The variable's shape (``(n_visible,)`` or ``(1, n_visible)``).
+        dtype : numpy dtype
+            The variable's dtype.
+
+        Returns
+        -------
+        log_rest : ndarray of shape (n_states,)
+        tilt : ndarray of shape (n_states, n_visible)
+        """
+        m, n = states.shape
+        flips = np.repeat(states[:, None, :], n + 1, axis=1)  # each state, then it with one unit flipped
+        idx = np.arange(n)
+        flips[:, idx + 1, idx] = 1.0 - flips[:, idx + 1, idx]
+        values = self.log_rest_many(point, flips.reshape(m * (n + 1), *shape).astype(dtype)).reshape(m, n + 1)
+        return values[:, 0].copy(), flip_tilt(states, values[:, 0], values[:, 1:])
+
     def tilt(self, point, v: np.ndarray, row: int, log_rest: float | None = None) -> tuple[np.ndarray, float]:
         """The exact tilt of row ``row`` at ``v`` and ``log L(v)``, in one vectorised call.
 

@@ -42,7 +42,6 @@ from pymc_rbm.estimators.tap import UnphysicalFixedPoint
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels import tempering as _tempering
 from pymc_rbm.kernels.gibbs import gibbs_layer_, gibbs_sweep, init_state, sample_hiddens
-from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.training.gradients import (
     Gradient,
