@@ -219,3 +219,22 @@ def test_ladder_and_input_validation(small):
         swap_neighbours(rng, (state.v, state.h), params, betas)
     with pytest.raises(ValueError, match="k must"):
         build_kernel(k=0)
+
+
+def test_equalized_ladder_spaces_the_barrier_evenly():
+    from pymc_rbm.kernels.tempering import communication_barrier, equalized_ladder
+
+    betas, rejection = np.array([0.0, 0.2, 0.5, 1.0]), np.array([0.1, 0.6, 0.3])
+    lam = communication_barrier(betas, rejection)
+    np.testing.assert_allclose(lam, [0.0, 0.1, 0.7, 1.0])
+    new = equalized_ladder(betas, rejection, 5)
+    assert new[0] == 0.0 and new[-1] == 1.0 and np.all(np.diff(new) > 0)
+    # the piecewise-linear barrier at the new rungs rises by the same step between neighbours
+    np.testing.assert_allclose(np.diff(np.interp(new, betas, lam)), 0.25, atol=1e-12)
+    # no rejection seen: evenly spaced in beta
+    np.testing.assert_allclose(equalized_ladder(betas, np.zeros(3), 3), [0.0, 0.5, 1.0])
+    for bad in ([0.1, 0.6], [0.1, 1.5, 0.3]):
+        with pytest.raises(ValueError, match="rejection"):
+            communication_barrier(betas, bad)
+    with pytest.raises(ValueError, match="n_temperatures"):
+        equalized_ladder(betas, rejection, 1)
