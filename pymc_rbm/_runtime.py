@@ -191,7 +191,23 @@ class StopOnInterrupt:
 
     def __exit__(self, exc_type, exc, tb):
         self._state.depth -= 1
-        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt) and self._outermost:
+        if exc_type is not None and self._outermost and _is_interrupt(exc):
             self.interrupted = True
             return True
         return False
+
+
+def _is_interrupt(exc: BaseException | None) -> bool:
+    """A ``KeyboardInterrupt``, or an error it caused on its way out of compiled code.
+
+    A Ctrl-C that lands while a Numba-compiled function hands its result back
+    to Python surfaces as ``SystemError: ... returned a result with an
+    exception set``, with the ``KeyboardInterrupt`` as its cause.
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False

@@ -129,3 +129,25 @@ def test_ctrl_c_during_rts_returns_the_rounds_that_ended():
     assert out["interrupted"] and out["done"] >= 2
     assert out["log_z"] == out["log_z"] and out["stderr"] > 0
     assert any("RTS was interrupted (Ctrl-C)" in w for w in out["warnings"]), out["warnings"]
+
+
+def test_an_interrupt_that_surfaces_from_compiled_code_is_still_an_interrupt():
+    """Ctrl-C while Numba boxes a result gives SystemError caused by the KeyboardInterrupt: still a clean stop."""
+    from pymc_rbm._runtime import StopOnInterrupt
+
+    def compiled_like():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as err:
+            raise SystemError("returned a result with an exception set") from err
+
+    with StopOnInterrupt() as guard:
+        compiled_like()
+    assert guard.interrupted
+    with pytest.raises(SystemError):  # an error that no interrupt caused goes through
+        with StopOnInterrupt():
+            raise SystemError("a real one")
+    with StopOnInterrupt() as outer:  # inner blocks let it through to the outermost
+        with StopOnInterrupt() as inner:
+            raise KeyboardInterrupt
+    assert outer.interrupted and not inner.interrupted
