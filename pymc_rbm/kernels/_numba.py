@@ -47,8 +47,8 @@ def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compile
 # ``q = alpha q_T + (1 - alpha) sigmoid(s)``, ``q_T = exp(min(s, 0))`` (1/2 at the tie ``s = 0``). Every
 # case needs the one exponential ``E = exp(-|a|)``: ``q_T`` is ``E`` or 1, and ``u < sigmoid(y)`` for
 # ``|y| = |a|`` is ``u (1 + E) < 1`` for ``y >= 0`` and ``u (1 + E) < E`` for ``y < 0`` (no division, no
-# overflow). :func:`update_layer` takes it unit by unit; a batch takes the exponentials of a whole layer in
-# one vectorised ``np.exp`` (:mod:`pymc_rbm.kernels.compiled`) and passes ``E`` to :func:`rule_state`.
+# overflow). :func:`update_layer` takes it unit by unit with a scalar ``exp``; a large batch takes each
+# row's exponentials in one vectorised loop (:func:`exp_neg_abs`) and passes ``E`` to :func:`rule_state`.
 @njit(cache=True, nogil=True, inline="always")
 def below_sigmoid(u, y, E):  # pragma: no cover - compiled
     """``u < sigmoid(y)`` given ``E = exp(-|y|)``."""
@@ -97,52 +97,9 @@ def update_layer(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
         update_units(u, x, a, alpha, False, out)
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
-def neg_abs(a, bias, add_bias, e, pos):  # pragma: no cover - compiled
-    """``e = -|a|``, the exponent of the rule's ``E``; with ``add_bias``, ``a += bias`` in place first
-    (after a product that left it out). ``pos``, when it has one entry per row, receives ``Σ_j max(a_j, 0)``:
-    the linear part of ``Σ softplus(a)``, whose rest is ``Σ log(1 + E)`` (:func:`log1p_sums`)."""
-    if add_bias:
-        add_bias_(a, bias)
-    sums = pos.shape[0] == a.shape[0]
-    for k in range(a.shape[0]):
-        p = 0.0
-        for j in range(a.shape[1]):
-            x = a[k, j]
-            e[k, j] = -abs(x)
-            if sums:
-                p += x if x > 0.0 else 0.0
-        if sums:
-            pos[k] = p
-
-
-@njit(cache=True, nogil=True)
-def layer_states(u, x, a, E, alpha, gibbs, counts, d, out):  # pragma: no cover - compiled
-    """A batch's layer update: ``x`` updated in place by :func:`rule_state` given ``E = exp(-|a|)``.
-
-    ``d`` (int8) receives each unit's change ``x' - x`` (0 or ±1, for :func:`add_changes`), ``counts``
-    the changed units per chain; returns their total. ``out``, when of ``x``'s shape,
-    receives ``x'`` in its own dtype too (the draw that the caller returns)."""
-    copy = out.shape == x.shape
-    total = 0
-    for k in range(x.shape[0]):
-        c = 0
-        for i in range(x.shape[1]):
-            old = x[k, i]
-            new = rule_state(u[k, i], old, a[k, i], E[k, i], alpha, gibbs)
-            x[k, i] = new
-            d[k, i] = np.int8(new - old)
-            if copy:
-                out[k, i] = new
-            c += 1 if new != old else 0
-        counts[k] = c
-        total += c
-    return total
-
-
 @njit(cache=True, nogil=True)
 def add_changes(a, d, M):  # pragma: no cover - compiled
-    """``a += d @ M`` by the rows of the nonzero entries of ``d`` (the changes of :func:`layer_states`),
+    """``a += d @ M`` by the rows of the nonzero entries of ``d`` (the changes of :func:`dense_layer`),
     in the order and with the arithmetic of :func:`add_changed_rows_`."""
     for k in range(d.shape[0]):
         for i in range(d.shape[1]):
@@ -160,21 +117,174 @@ def add_bias_(a, bias):  # pragma: no cover - compiled
             a[k, j] += bias[j]
 
 
+# ---------------------------------------------------------------- the dense path of large batches
+# Per layer, chain by chain: the row's exponentials ``E = exp(-|a|)`` (:func:`exp_neg_abs`) and its uniforms
+# (:func:`philox_uniforms`) in vectorised loops into buffers that stay in the L1 cache, then the rule
+# (:func:`rule_row`) over the row; no array of a whole layer's uniforms or exponentials is written.
+_U32 = np.uint64(0xFFFFFFFF)
+_PHILOX_M0, _PHILOX_M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_PHILOX_W0, _PHILOX_W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
+_TWO_M53 = 1.0 / 9007199254740992.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def philox4x32(c0, c1, c2, c3, k0, k1):  # pragma: no cover - compiled
+    """Philox4x32-10 (Salmon, Moraes, Dror & Shaw 2011): the 4 x 32 random bits of counter ``c`` under key ``k``.
+
+    Each word is a uint64 below 2**32. A counter-based generator: block ``c`` is a function of ``(c, k)``
+    alone, so a loop over counters has no carried state and vectorises (unlike NumPy's sequential PCG64,
+    one call per uniform)."""
+    for _ in range(10):
+        p0 = _PHILOX_M0 * c0
+        p1 = _PHILOX_M1 * c2
+        n0 = (p1 >> np.uint64(32)) ^ c1 ^ k0
+        n2 = (p0 >> np.uint64(32)) ^ c3 ^ k1
+        c1, c3 = p1 & _U32, p0 & _U32
+        c0, c2 = n0, n2
+        k0, k1 = (k0 + _PHILOX_W0) & _U32, (k1 + _PHILOX_W1) & _U32
+    return c0, c1, c2, c3
+
+
+@njit(cache=True, nogil=True)
+def philox_uniforms(key, row, stream, u):  # pragma: no cover - compiled
+    """Fill ``u`` (of even length) with uniforms ``m 2**-53`` (NumPy's ``random()`` resolution), two per block.
+
+    Block ``j`` (``u[2j]``, ``u[2j + 1]``) is Philox's counter ``(j, row, stream ^ key[2], key[3])`` under
+    the key ``(key[0], key[1])``: ``key`` holds four 32-bit words (uint64)."""
+    c1 = np.uint64(row) & _U32
+    c2 = (np.uint64(stream) ^ key[2]) & _U32
+    c3, k0, k1 = key[3], key[0], key[1]
+    for j in range(u.shape[0] // 2):
+        r0, r1, r2, r3 = philox4x32(np.uint64(j), c1, c2, c3, k0, k1)
+        u[2 * j] = np.float64(np.int64((r0 << np.uint64(21)) | (r1 >> np.uint64(11)))) * _TWO_M53
+        u[2 * j + 1] = np.float64(np.int64((r2 << np.uint64(21)) | (r3 >> np.uint64(11)))) * _TWO_M53
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # fdlibm's split of log 2: k * _LN2_HI is exact for |k| < 2**20
+_LN2_LO = 1.90821492927058770002e-10
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def exp_neg_abs(a, bias, add_bias, e, k_buf):  # pragma: no cover - compiled
+    """``e = exp(-|a|)`` for a 1-D row, in loops that vectorise; with ``add_bias``, ``a += bias`` first.
+
+    ``exp(y) = 2**k exp(r)``, ``r = y - k log 2`` in two parts (Cody & Waite 1980), ``|r| <= log(2) / 2``,
+    ``exp(r)`` by its Taylor polynomial to degree 13 (remainder below 1e-17 relative), ``2**k`` added to the
+    exponent bits: within one ulp of the exact value (measured: at most 0.85 ulp; NumPy's 0.71). Below
+    ``-708`` (subnormal results) NumPy's ``exp`` takes over. ``k_buf``: int64 work space of ``a``'s length.
+    """
+    n = a.shape[0]
+    n_tiny = 0
+    for i in range(n):
+        x = a[i]
+        if add_bias:
+            x += bias[i]
+            a[i] = x
+        y = -abs(x)
+        n_tiny += 1 if y < -708.0 else 0
+        y = max(y, -708.0)
+        k = np.floor(y * _LOG2E + 0.5)
+        r = (y - k * _LN2_HI) - k * _LN2_LO
+        p = 1.0 / 6227020800.0
+        p = p * r + 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        e[i] = p * r + 1.0
+        k_buf[i] = np.int64(k)
+    bits = e.view(np.int64)
+    for i in range(n):
+        bits[i] += k_buf[i] << 52  # exp(r) in [0.70, 1.42] times 2**k, k >= -1021: a normal number
+    if n_tiny:
+        for i in range(n):
+            if -abs(a[i]) < -708.0:
+                e[i] = np.exp(-abs(a[i]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rule_row(u, x, a, E, alpha, gibbs, d, out, copy):  # pragma: no cover - compiled
+    """One row (1-D arrays) by :func:`rule_state`, in place; ``d`` (int8) receives ``x' - x``, ``out`` (any
+    dtype) ``x'`` when ``copy``. Returns the number of changed units."""
+    c = 0
+    for i in range(x.shape[0]):
+        old = x[i]
+        new = rule_state(u[i], old, a[i], E[i], alpha, gibbs)
+        x[i] = new
+        d[i] = np.int8(new - old)
+        if copy:
+            out[i] = new
+        c += 1 if new != old else 0
+    return c
+
+
+@njit(cache=True, nogil=True)
+def dense_layer(key, stream, x, a, bias, add_bias, E, e_known, alpha, gibbs, counts, d, out):  # pragma: no cover
+    """A batch's layer update ``x`` (n_chains, n) given ``a``, in place, with the uniforms of ``(key, stream)``.
+
+    Row ``k`` takes ``philox_uniforms(key, k, stream, ·)``. ``E`` holds ``exp(-|a|)`` when ``e_known``; else,
+    when it has ``x``'s shape, it receives it (otherwise it is not touched). With ``add_bias``, ``a += bias``
+    first. ``d`` (int8) receives each unit's change, ``counts`` the changed units per chain, ``out`` (when of
+    ``x``'s shape) ``x'`` in its own dtype. Returns the total number of changed units."""
+    n_chains, n = x.shape
+    u = np.empty(n + (n & 1))
+    e_row = np.empty(n)
+    k_buf = np.empty(n, np.int64)
+    keep = E.shape == x.shape
+    copy = out.shape == x.shape
+    no_out = np.empty(n, out.dtype)
+    total = 0
+    for k in range(n_chains):
+        e = E[k] if keep else e_row
+        if not e_known:
+            exp_neg_abs(a[k], bias, add_bias, e, k_buf)
+        philox_uniforms(key, k, stream, u)
+        o = out[k] if copy else no_out
+        # the operator is fixed per call: a loop of its own for each case, specialised by the compiler
+        if gibbs:
+            c = rule_row(u, x[k], a[k], e, 1.0, True, d[k], o, copy)
+        elif alpha == 1.0:
+            c = rule_row(u, x[k], a[k], e, 1.0, False, d[k], o, copy)
+        elif alpha == 0.0:
+            c = rule_row(u, x[k], a[k], e, 0.0, False, d[k], o, copy)
+        else:
+            c = rule_row(u, x[k], a[k], e, alpha, False, d[k], o, copy)
+        counts[k] = c
+        total += c
+    return total
+
+
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
-def log1p_sums(e):  # pragma: no cover - compiled
-    """``Σ_j log(1 + e_j)`` per row for ``e`` in [0, 1]: one ``log`` of the product of 512 factors
-    (each in [1, 2], so the product cannot overflow; as :func:`free_energy`)."""
-    out = np.empty(e.shape[0])
-    for k in range(e.shape[0]):
+def dense_free_energy(v, a_h, hbias, add_bias, vbias, E, out):  # pragma: no cover - compiled
+    """``out[k] = F(v_k) = -v_k·vbias - Σ_j softplus(a_h)_kj`` from the carried ``a_h``; ``E`` receives
+    ``exp(-|a_h|)`` (the next draw's hidden update needs it). With ``add_bias``, ``a_h += hbias`` first.
+    ``Σ log(1 + E)`` is one ``log`` of the product of up to 512 factors in [1, 2], as :func:`free_energy`."""
+    k_buf = np.empty(a_h.shape[1], np.int64)
+    for k in range(a_h.shape[0]):
+        exp_neg_abs(a_h[k], hbias, add_bias, E[k], k_buf)
         f = 0.0
-        for b in range(0, e.shape[1], 512):
-            block = e[k, b : b + 512]  # a 1-D block: its product vectorises, indexing e[k, j] does not
+        for i in range(v.shape[1]):
+            f += v[k, i] * vbias[i]
+        pos = 0.0
+        for j in range(a_h.shape[1]):
+            pos += max(a_h[k, j], 0.0)
+        e = E[k]
+        logs = 0.0
+        for b in range(0, e.shape[0], 512):
+            block = e[b : b + 512]  # a 1-D block: its product vectorises, indexing e[k, j] does not
             prod = 1.0
             for j in range(block.shape[0]):
                 prod *= 1.0 + block[j]
-            f += np.log(prod)
-        out[k] = f
-    return out
+            logs += np.log(prod)
+        out[k] = -f - pos - logs
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -258,6 +368,16 @@ def changes_and_copy(x, x_start, out):  # pragma: no cover - compiled
             c += 1 if x[k, i] != x_start[k, i] else 0
         counts[k] = c
     return counts
+
+@njit(cache=True, nogil=True)
+def same_values(x, y):  # pragma: no cover - compiled
+    """Whether the 2-D arrays ``x`` and ``y`` (of one shape, any dtypes) hold equal values."""
+    for k in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            if x[k, i] != y[k, i]:
+                return False
+    return True
+
 
 @njit(cache=True, nogil=True)
 def sum_rows(a, x, M, bias):  # pragma: no cover - compiled

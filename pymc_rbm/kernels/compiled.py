@@ -18,26 +18,29 @@ small fraction. Every :data:`~pymc_rbm.kernels.activations.FULL_EVERY`
 incremental updates the activations are summed afresh, so rounding never
 drifts.
 
-**Large batches: BLAS products, one vectorised exponential per unit.** For a
-batch of :data:`DENSE_MIN_WEIGHTS` chain-weights or more (:func:`dense`) the
-sweeps run the dense path instead, chosen per sweep by cost: after a layer
+**Large batches: BLAS products, vectorised exponentials, counter-based uniforms.**
+For a batch of :data:`DENSE_MIN_WEIGHTS` chain-weights or more (:func:`dense`)
+the sweeps run the dense path instead, chosen per sweep by cost: after a layer
 update the other layer's activation follows by the rows of the units that
-changed when at most
-:data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the layer's entries
-changed (below the break-even of those rows against one gemm), else by one
-BLAS matrix product. Each
-layer's rule needs ``E = exp(-|a|)`` per unit, which one ``np.exp`` over the
-layer computes several times faster than a compiled loop's scalar ``exp``;
-two compiled passes around it take ``-|a|`` and then the new states. The
-free energy of a draw needs ``exp(-|a_h|)`` of its last state, which is what
-the next draw's hidden update needs too, so :func:`draw_in_place` keeps it
-for the caller. The measurements are in docs/sampling.md ("Batches of
-chains").
+changed when at most :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of
+the layer's entries changed (below the break-even of those rows against one
+gemm), else by one BLAS matrix product. Each layer is then one compiled pass,
+chain by chain: the row's ``E = exp(-|a|)`` and its uniforms in loops that
+vectorise, into buffers that stay in the L1 cache, then the rule over the row.
+The uniforms come from Philox4x32-10 (Salmon, Moraes, Dror & Shaw 2011), a
+counter-based generator whose key (:func:`dense_key`, four 32-bit words) is the
+only thing a dense call draws from the caller's generator: NumPy's PCG64 makes
+one uniform per call, sequentially, and cost about a tenth of the two products
+here. The uniforms have NumPy's 53-bit resolution; the exponentials are within
+one ulp. The free energy of a draw needs ``exp(-|a_h|)`` of its last state,
+which is what the next draw's hidden update needs too, so
+:func:`draw_in_place` keeps it for the caller. The measurements are in
+docs/sampling.md ("Batches of chains").
 
-**It is the same chain, draw for draw.** The uniforms are drawn in bulk from
-the caller's generator in exactly the order the NumPy kernels draw them
-(per sweep: the hidden layer, chains then units, then the visible layer),
-and each unit is updated by the rule of
+**It is the same chain, draw for draw.** Outside the dense path the uniforms
+are drawn in bulk from the caller's generator in exactly the order the NumPy
+kernels draw them (per sweep: the hidden layer, chains then units, then the
+visible layer), and each unit is updated by the rule of
 :func:`~pymc_rbm.kernels.gibbs.sample_hiddens` /
 :func:`~pymc_rbm.kernels.flip.flip_probability`: ``x' = [u < p]`` for Gibbs,
 ``x' = x XOR [u < q]`` for flip-the-state, written once in
@@ -45,9 +48,12 @@ and each unit is updated by the rule of
 tested as ``u (1 + exp(-|y|)) < 1`` or ``< exp(-|y|)``, without a division).
 Given the same generator the result equals the NumPy path's, except where a
 uniform falls within a rounding error of its threshold (``exp``, that form of
-the comparison and the sums of rows may round differently in the last bit); ``tests/kernels/test_compiled.py`` checks the
-equality over long runs, and the exactness of the chain itself is that of
-the NumPy kernels (checked on transition matrices).
+the comparison and the sums of rows may round differently in the last bit).
+The dense path's chain is the NumPy kernels' fed its uniforms
+(:func:`dense_uniforms`, in the same order). ``tests/kernels/test_compiled.py``
+checks both equalities over long runs and the dense path against the exact
+transition matrices; the exactness of the chain itself is that of the NumPy
+kernels (checked on transition matrices).
 
 Numba is a dependency of PyTensor; without it :func:`available` is False and
 callers use the NumPy kernels.
@@ -69,6 +75,9 @@ __all__ = [
     "persistent_gibbs_gradient",
     "carried_sweeps",
     "draw_in_place",
+    "same_values",
+    "dense_key",
+    "dense_uniforms",
     "free_energy_from_activation",
     "tempered_round",
     "count_round_trips",
@@ -161,16 +170,17 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
             raise ValueError("flip-the-state needs the current hidden state h")
         h, a_v = np.zeros((v.shape[0], params.W.shape[1])), None
     n_chains = v.shape[0]
-    u = rng.random((n_sweeps, n_chains * (h.shape[1] + v.shape[1])))
+    is_dense = dense(n_chains, v.shape[1], h.shape[1])
+    u = dense_key(rng) if is_dense else rng.random((n_sweeps, n_chains * (h.shape[1] + v.shape[1])))
     v, h, a_h = np.array(v, dtype=np.float64), np.array(h, dtype=np.float64), np.array(a_h, dtype=np.float64)
     valid = a_v is not None
     a_v = np.array(a_v, dtype=np.float64) if valid else np.empty_like(v)
     W = np.ascontiguousarray(params.W, dtype=np.float64)
     W_T = np.ascontiguousarray(W.T) if W_T is None else W_T
     vbias, hbias = np.asarray(params.vbias, dtype=np.float64), np.asarray(params.hbias, dtype=np.float64)
-    if dense(*v.shape, h.shape[1]):
-        n_incremental, h_pending = _dense_sweeps(u, v, h, a_h, a_v, valid, W, W_T, vbias, hbias, float(alpha),
-                                                 bool(gibbs), int(n_incremental))
+    if is_dense:
+        n_incremental, h_pending = _dense_sweeps(u, n_sweeps, v, h, a_h, a_v, valid, W, W_T, vbias, hbias,
+                                                 float(alpha), bool(gibbs), int(n_incremental))
         if h_pending:
             _module().add_bias_(a_h, hbias)
     else:
@@ -222,24 +232,23 @@ def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, par
     int
         ``n_incremental`` after the sweeps.
     """
-    shape = (n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1]))
     if not dense(*v.shape, h.shape[1]):
-        u = rng.random(shape)
+        u = rng.random((n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1])))
         return _compiled()[2](
             u, v, h, a_h, a_v, params.W, W_T, params.vbias, params.hbias, float(alpha), bool(gibbs),
             bool(a_v_valid), int(n_incremental), FULL_EVERY, v_out, stats,
         )
     nb = _module()
-    u = rng.random(out=_scratch_buffer("u", shape))
     counts = np.empty((2, v.shape[0]))  # per chain: the visible and hidden changes of the last sweep
     start = (v.copy(), h.copy()) if n_sweeps > 1 else None
+    known = hidden_exp_valid and hidden_exp is not None
     E = _scratch_buffer("hidden_exp", a_h.shape) if hidden_exp is None else hidden_exp
-    n_incremental, h_pending = _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, params.W, W_T, params.vbias,
-                                             params.hbias, float(alpha), bool(gibbs), int(n_incremental), counts,
-                                             v_out, E if hidden_exp_valid and hidden_exp is not None else None)
-    linear = np.empty(v.shape[0])
-    nb.neg_abs(a_h, params.hbias, h_pending, E, linear)
-    stats[:, 0] = -(v @ params.vbias) - linear - nb.log1p_sums(np.exp(E, out=E))
+    n_incremental, h_pending = _dense_sweeps(dense_key(rng), n_sweeps, v, h, a_h, a_v, a_v_valid, params.W, W_T,
+                                             params.vbias, params.hbias, float(alpha), bool(gibbs),
+                                             int(n_incremental), counts, v_out, E if known else None)
+    free_energy = np.empty(v.shape[0])
+    nb.dense_free_energy(v, a_h, params.hbias, h_pending, params.vbias, E, free_energy)
+    stats[:, 0] = free_energy
     if start is None:
         stats[:, 1:] = counts.T
     else:
@@ -248,20 +257,60 @@ def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, par
     return n_incremental
 
 
+def dense_key(rng: np.random.Generator) -> np.ndarray:
+    """The key of one dense call's uniforms: four 32-bit words (as uint64) from the caller's generator.
+
+    The dense path draws this and nothing else from ``rng``, whatever the number of sweeps and chains;
+    :func:`dense_uniforms` gives the uniforms it stands for.
+    """
+    return rng.integers(0, 2**32, size=4, dtype=np.uint64)
+
+
+def dense_uniforms(key, n_sweeps: int, n_chains: int, n_hidden: int, n_visible: int) -> np.ndarray:
+    """The uniforms that the dense path's sweeps use under ``key``, in the NumPy kernels' order.
+
+    Sweep ``t`` updates the hidden layer with stream ``2t`` and the visible layer with stream ``2t + 1``,
+    chain ``k`` taking row ``k`` of that stream (Philox4x32-10, Salmon et al. 2011; see
+    :mod:`pymc_rbm.kernels._numba`). Laid out as the NumPy kernels draw theirs: per sweep the hidden
+    layer, chains then units, then the visible layer; fed to them through a generator that hands these
+    out in order, they make the dense path's chain.
+
+    Parameters
+    ----------
+    key : ndarray of shape (4,), uint64
+        From :func:`dense_key`.
+    n_sweeps, n_chains, n_hidden, n_visible : int
+
+    Returns
+    -------
+    ndarray of shape (n_sweeps, n_chains * (n_hidden + n_visible))
+    """
+    nb = _module()
+    out = np.empty((n_sweeps, n_chains * (n_hidden + n_visible)))
+    for t in range(n_sweeps):
+        for layer, n in enumerate((n_hidden, n_visible)):
+            offset = layer * n_chains * n_hidden
+            for k in range(n_chains):
+                u = np.empty(n + (n & 1))
+                nb.philox_uniforms(np.asarray(key, dtype=np.uint64), k, 2 * t + layer, u)
+                out[t, offset + k * n : offset + (k + 1) * n] = u[:n]
+    return out
+
+
 def dense(n_chains: int, n_visible: int, n_hidden: int) -> bool:
     """Whether a batch of this size runs the dense path (:data:`DENSE_MIN_WEIGHTS`)."""
     return n_chains > 1 and n_chains * n_visible * n_hidden >= DENSE_MIN_WEIGHTS
 
 
-def _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental, counts=None,
-                  v_out=None, hidden_exp=None):
-    """The sweeps of :func:`carried_sweeps` for a large batch, in place.
+def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental,
+                  counts=None, v_out=None, hidden_exp=None):
+    """The sweeps of :func:`carried_sweeps` for a large batch, in place, with the uniforms of ``key``.
 
-    Each layer is updated by the rule of :mod:`pymc_rbm.kernels._numba` in two compiled passes around
-    one vectorised ``np.exp`` of the layer (none for the first hidden update when ``hidden_exp`` holds
-    ``exp(-|a_h|)`` already). The activation of the other layer then follows by the rows of the units
-    that changed when at most :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the layer's
-    entries changed, else by one BLAS product (its bias added in the next pass over it).
+    Each layer is one compiled pass (:func:`~pymc_rbm.kernels._numba.dense_layer`): per chain, the row's
+    exponentials (none for the first hidden update when ``hidden_exp`` holds ``exp(-|a_h|)`` already) and
+    uniforms in vectorised loops, then the rule. The activation of the other layer then follows by the
+    rows of the units that changed when at most :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of
+    the layer's entries changed, else by one BLAS product (its bias added in the next pass over it).
     ``counts[0]``, ``counts[1]`` receive the visible and hidden changes of the last sweep per chain,
     ``v_out`` the final ``v`` in its own dtype. Returns ``n_incremental`` and whether ``a_h`` still lacks
     ``hbias`` (the caller adds it, or folds it into its next pass over ``a_h``).
@@ -269,46 +318,51 @@ def _dense_sweeps(u, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gib
     nb = _module()
     n_chains, n_v = v.shape
     n_h = h.shape[1]
-    E = _scratch_buffer("E", (n_chains * max(n_v, n_h),))
-    changes = _scratch_buffer("changes", E.shape, np.int8)
+    changes = _scratch_buffer("changes", (n_chains * max(n_v, n_h),), np.int8)
     counts = np.empty((2, n_chains)) if counts is None else counts
-    no_out, no_sums = np.empty((0, 0)), np.empty(0)
+    no_array = np.empty((0, 0))
 
-    def layer(u, x, a, bias, add_bias, count, other, M, out=no_out, known=None) -> tuple[bool, bool]:
+    def layer(stream, x, a, bias, add_bias, count, other, M, out=no_array, known=None) -> tuple[bool, bool]:
         """Update ``x`` given ``a``; then ``other += (x' - x) M`` by rows, or say it needs a product."""
-        e = E[: x.size].reshape(x.shape)
-        if known is None:
-            nb.neg_abs(a, bias, add_bias, e, no_sums)
-            np.exp(e, out=e)
-        else:
-            e = known
         d = changes[: x.size].reshape(x.shape)
-        n = nb.layer_states(u, x, a, e, alpha, gibbs, count, d, out)
+        n = nb.dense_layer(key, stream, x, a, bias, add_bias, no_array if known is None else known,
+                           known is not None, alpha, gibbs, count, d, out)
         by_rows = other is not None and n <= BATCH_FRACTION * x.size
         if by_rows and n:
             nb.add_changes(other, d, M)
         return by_rows, by_rows and n > 0
 
     h_pending = False  # a_h lacks hbias (a product left it out)
-    for t in range(u.shape[0]):
+    for t in range(n_sweeps):
         if n_incremental >= FULL_EVERY:
             n_incremental, a_v_valid, h_pending, hidden_exp = 0, False, True, None
             np.dot(v, W, out=a_h)
-        u_h, u_v = u[t, : n_chains * n_h].reshape(n_chains, n_h), u[t, n_chains * n_h :].reshape(n_chains, n_v)
-        by_rows, incremental = layer(u_h, h, a_h, hbias, h_pending, counts[1], a_v if a_v_valid else None, W_T,
+        by_rows, incremental = layer(2 * t, h, a_h, hbias, h_pending, counts[1], a_v if a_v_valid else None, W_T,
                                      known=hidden_exp)
         hidden_exp = None
         n_incremental += incremental
         if not by_rows:
-            np.dot(h, W_T, out=a_v)
+            np.dot(h, W.T, out=a_v)  # W's own memory (as the gemm floor), not W_T's: half the data in the caches
         a_v_valid = True
-        last = t == u.shape[0] - 1 and v_out is not None
-        by_rows, incremental = layer(u_v, v, a_v, vbias, not by_rows, counts[0], a_h, W, v_out if last else no_out)
+        last = t == n_sweeps - 1 and v_out is not None
+        by_rows, incremental = layer(2 * t + 1, v, a_v, vbias, not by_rows, counts[0], a_h, W,
+                                     v_out if last else no_array)
         n_incremental += incremental
         h_pending = not by_rows
         if h_pending:
             np.dot(v, W, out=a_h)
     return n_incremental, h_pending
+
+
+def same_values(x, y) -> bool:
+    """Whether two arrays of shape (n_chains, n_units) hold equal values, whatever their dtypes.
+
+    The step methods' test of whether the point they receive is the one they left: one compiled pass
+    that stops at the first difference, no copy (NumPy's ``array_equal`` converts and allocates first).
+    """
+    if _compiled() is None:  # pragma: no cover
+        return bool(np.array_equal(x, y))
+    return bool(_module().same_values(x, y))
 
 
 def persistent_gibbs_gradient(rng: np.random.Generator, batch, v, h, params, k: int):

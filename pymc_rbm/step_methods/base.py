@@ -115,7 +115,7 @@ from rich.table import Column
 from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
 from pymc_rbm.kernels import compiled as _compiled
 from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
-from pymc_rbm.kernels.compiled import draw_in_place
+from pymc_rbm.kernels.compiled import draw_in_place, same_values
 from pymc_rbm.kernels.gibbs import gibbs_layer_
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
@@ -398,7 +398,6 @@ class RBMStep(BlockedStep):
         return self.params.W.shape[1]
 
     def _reset_cache(self) -> None:
-        self._v_left = None
         self.visible_state = None
         self.hidden_state = None
         self.hidden_input = None
@@ -433,8 +432,6 @@ class RBMStep(BlockedStep):
         self._start_pending = False  # a resumed chain has started already
         self._rest_cache = None
         self._hidden_exp_valid = False
-        vs = self.visible_state
-        self._v_left = None if vs is None else vs.astype(self._out_dtype).tobytes()
         if self._param_fn is not None and self.param_inputs is not None:
             self._set_params(*self._param_fn(*self.param_inputs), validate=False)
 
@@ -500,9 +497,8 @@ class RBMStep(BlockedStep):
 
         d = _Draw()
         refreshed = True
-        # By value, as bytes of the variable's dtype (a point of another dtype counts as moved: refreshing is
-        # always exact)
-        v_moved = v_in.dtype != self._out_dtype or v_in.tobytes() != self._v_left
+        # by value (refreshing is always exact; not refreshing needs the very state this step left)
+        v_moved = self.visible_state is None or not same_values(v_in, self.visible_state)
         if v_moved:
             self._rest_cache = None  # log L of the state this step left
         if params_changed or self.hidden_input is None or self.hidden_state is None:
@@ -556,7 +552,6 @@ class RBMStep(BlockedStep):
             n_hidden_changed = draw_stats[:, 2] if h_known else self._all_hidden
 
         self.visible_state, self.hidden_state, self.hidden_input, self.visible_input = d.v, d.h, d.a_h, d.a_v
-        self._v_left = v_out.tobytes()  # compared with the next incoming point
         if corrected:
             self._rest_cache = (self._rest_cache[0], d.log_rest)
             accept, accept_rate = d.accept_sum / self.sweeps, d.accepted / self.sweeps

@@ -409,8 +409,6 @@ class ReplicaExchange(RBMStep):
         RBMStep.sampling_state.fset(self, state)
         if self._replicas is not None and (self._replicas.v is None or self._replicas.h is None):
             self._replicas = None
-        if self._replicas is not None:
-            self._v_left = self._replicas.v[-1].astype(self._out_dtype).tobytes()
         self._tilt = None
 
     # ------------------------------------------------------------ the draw
@@ -466,7 +464,7 @@ class ReplicaExchange(RBMStep):
         if self._replicas is None or self._replicas.v.shape[0] != k:
             self._init_replicas(v_in.astype(np.float64))
             refreshed = True
-        elif v_in.dtype != self._out_dtype or v_in.tobytes() != self._v_left:
+        elif not compiled.same_values(v_in, self._replicas.v[-1]):  # by value: not the state this step left
             cold_v = v_in.astype(np.float64)
             self._replicas.v[-1] = cold_v
             self._replicas.h[-1] = self._draw_hidden(hidden_activation(cold_v, params))
@@ -490,7 +488,6 @@ class ReplicaExchange(RBMStep):
             self._rest_cache = (self._rest_cache[0], log_rest)
         cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
         v_out = cold_v.astype(self._out_dtype)
-        self._v_left = v_out.tobytes()
         n_changed = (cold_v != v_start).sum(axis=-1)
         n_hidden_changed = (cold_h != h_start).sum(axis=-1)
         if corrected:

@@ -1,4 +1,8 @@
-"""The compiled sweeps are the NumPy kernels' chain, draw for draw, and follow the exact matrices."""
+"""The compiled sweeps are the NumPy kernels' chain, draw for draw, and follow the exact matrices.
+
+The dense path of large batches draws its uniforms from a counter-based generator keyed by the caller's
+(:func:`~pymc_rbm.kernels.compiled.dense_uniforms`): fed those uniforms, the NumPy kernels make its chain.
+"""
 
 import numpy as np
 import pytest
@@ -6,8 +10,10 @@ import pytest
 from pymc_rbm import RBMParams
 from pymc_rbm.energy import hidden_activation, visible_activation
 from pymc_rbm.kernels import RBMState, flip_sweep, gibbs_sweep, init_state
-from pymc_rbm.kernels.compiled import available, carried_sweeps
+from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels.compiled import available, carried_sweeps, dense_key, dense_uniforms
 from pymc_rbm.testing import empirical_transition_check, transition_matrix
+from _uniforms import UniformStream
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs Numba")
 
@@ -17,6 +23,15 @@ MODELS = {
     "zero": RBMParams(np.zeros((6, 4)), np.zeros(6), np.zeros(4)),  # every unit at the tie
 }
 OPERATORS = [("gibbs", dict(gibbs=True)), ("flip", dict(alpha=1.0)), ("mixture", dict(alpha=0.3)), ("alpha0", dict(alpha=0.0))]
+
+
+def _kernel_rng(rng, n_sweeps, n_chains, params):
+    """What gives the NumPy kernels the uniforms of one compiled call of ``n_sweeps`` sweeps: ``rng`` itself,
+    or on the dense path the call's counter-based stream, its key drawn from ``rng`` as the call draws it."""
+    if not compiled.dense(n_chains, params.n_visible, params.n_hidden):
+        return rng
+    key = dense_key(rng)
+    return UniformStream(dense_uniforms(key, n_sweeps, n_chains, params.n_hidden, params.n_visible))
 
 
 def _numpy_sweep(name):
@@ -45,8 +60,9 @@ def test_same_chain_as_the_numpy_kernels(model, name, options, n_chains):
         )
         for old, arr in zip(before, (v, h, a_h)):
             assert old is not arr
+        r_kernel = _kernel_rng(r_numpy, block, n_chains, params)
         for _ in range(block):
-            state, _ = sweep(r_numpy, state, params)
+            state, _ = sweep(r_kernel, state, params)
         np.testing.assert_array_equal(v, state.v)
         np.testing.assert_array_equal(h, state.h)
         np.testing.assert_allclose(a_h, hidden_activation(v, params), atol=1e-9)
@@ -163,7 +179,8 @@ def test_dense_draw_in_place_is_the_same_chain_with_its_statistics(dense_path, n
 @pytest.mark.parametrize("name, options", OPERATORS)
 @pytest.mark.parametrize("scale", [0.05, 1.0])
 def test_dense_draws_carry_the_hidden_exponentials(dense_path, name, options, scale):
-    """Draws that pass ``exp(-|a_h|)`` on to the next one are the chain of the NumPy kernels, with exact stats.
+    """Draws that pass ``exp(-|a_h|)`` on to the next one are the chain of the NumPy kernels (fed the dense
+    path's uniforms), with exact stats.
 
     Weights of 0.05 change most units in every sweep (BLAS products); weights of 1 change few (rows)."""
     from pymc_rbm.energy import RBMTensors, free_energy
@@ -186,8 +203,9 @@ def test_dense_draws_carry_the_hidden_exponentials(dense_path, name, options, sc
         n_incremental = draw_in_place(r_draw, v, h, a_h, a_v, draw > 0, tensors, W_T, block, n_incremental=n_incremental,
                                       v_out=v_out, stats=stats, hidden_exp=hidden_exp, hidden_exp_valid=draw > 0,
                                       **options)
+        r_kernel = _kernel_rng(r_numpy, block, 5, params)
         for _ in range(block):
-            state, _ = sweep(r_numpy, state, params)
+            state, _ = sweep(r_kernel, state, params)
         np.testing.assert_array_equal(v, state.v)
         np.testing.assert_array_equal(h, state.h)
         np.testing.assert_array_equal(v_out, v)
@@ -198,3 +216,66 @@ def test_dense_draws_carry_the_hidden_exponentials(dense_path, name, options, sc
     np.testing.assert_allclose(a_h, hidden_activation(v, params), atol=1e-9)
     np.testing.assert_allclose(a_v, visible_activation(h, params), atol=1e-9)
     assert r_numpy.random() == r_draw.random()
+
+
+@pytest.mark.parametrize("name, options", OPERATORS[:3])
+def test_dense_sweep_follows_the_exact_matrix(dense_path, name, options):
+    """The dense path's chain (its own uniforms, a batch of every joint state) follows the exact matrix."""
+    test_compiled_sweep_follows_the_exact_matrix(name, options)
+
+
+# ------------------------------------------------------------ the dense path's uniforms and exponentials
+def test_philox_known_answers():
+    """Philox4x32-10 gives the known-answer vectors of Random123 (Salmon et al. 2011)."""
+    from numba import njit
+
+    from pymc_rbm.kernels._numba import philox4x32
+
+    block = njit(lambda c, k: philox4x32(c[0], c[1], c[2], c[3], k[0], k[1]))
+    cases = [
+        ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+        ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+        ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
+         [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+    ]
+    for counter, key, expected in cases:
+        got = block(np.array(counter, dtype=np.uint64), np.array(key, dtype=np.uint64))
+        assert [int(x) for x in got] == expected
+
+
+def test_dense_uniforms_are_uniform_and_keyed():
+    rng = np.random.default_rng(0)
+    key = dense_key(rng)
+    assert key.dtype == np.uint64 and key.shape == (4,) and (key < 2**32).all()
+    u = dense_uniforms(key, 3, 50, 37, 61)
+    assert u.shape == (3, 50 * (37 + 61))
+    np.testing.assert_array_equal(u, dense_uniforms(key, 3, 50, 37, 61))  # a function of the key
+    assert ((u >= 0) & (u < 1)).all() and (u * 2**53 == np.round(u * 2**53)).all()  # 53-bit resolution
+    n = u.size
+    assert abs(u.mean() - 0.5) < 5 * np.sqrt(1 / 12 / n)
+    assert abs(u.var() - 1 / 12) < 5 * np.sqrt(1 / 180 / n)
+    counts = np.bincount((u.ravel() * 20).astype(int), minlength=20)
+    chi2 = ((counts - n / 20) ** 2 / (n / 20)).sum()
+    assert chi2 < 60  # 19 degrees of freedom
+    flat = u.ravel()
+    assert abs(np.corrcoef(flat[:-1], flat[1:])[0, 1]) < 5 / np.sqrt(n)
+    assert len(np.unique(flat)) == n  # rows, layers and sweeps draw distinct streams
+    other = dense_uniforms(dense_key(rng), 3, 50, 37, 61)
+    assert not np.isin(other, u).any()
+
+
+def test_exp_neg_abs_is_exact_to_an_ulp():
+    from pymc_rbm.kernels._numba import exp_neg_abs
+
+    rng = np.random.default_rng(1)
+    a = np.concatenate([rng.normal(0, 1, 20001), rng.uniform(-800, 800, 4000),
+                        [0.0, -0.0, 1e-300, 708.0, -708.0, 708.5, -745.0, 746.0, 1e300, -1e300]])
+    bias = rng.normal(size=a.size)
+    x, e, k_buf = a.copy(), np.empty_like(a), np.empty(a.size, np.int64)
+    exp_neg_abs(x, bias, True, e, k_buf)
+    np.testing.assert_array_equal(x, a + bias)  # the bias added in place
+    exact = np.exp(-np.abs(x.astype(np.longdouble)))
+    normal = np.abs(x) <= 708
+    ulps = np.abs(e[normal] - exact[normal]) / np.spacing(exact[normal].astype(np.float64))
+    assert ulps.max() <= 1.0
+    np.testing.assert_array_equal(e[~normal], np.exp(-np.abs(x[~normal])))  # NumPy's below exp(-708)

@@ -1,8 +1,9 @@
 """The dense path of large batches through the step methods: the NumPy kernels' chain, refreshed when moved.
 
 A batch takes the dense path of :mod:`pymc_rbm.kernels.compiled` (BLAS products, vectorised
-exponentials, ``exp(-|a_h|)`` kept from one draw to the next) from
-:data:`~pymc_rbm.kernels.compiled.DENSE_MIN_WEIGHTS` chain-weights on; here every batch does.
+exponentials, ``exp(-|a_h|)`` kept from one draw to the next, counter-based uniforms keyed by the step's
+generator) from :data:`~pymc_rbm.kernels.compiled.DENSE_MIN_WEIGHTS` chain-weights on; here every batch does.
+Fed the uniforms of :func:`~pymc_rbm.kernels.compiled.dense_uniforms`, the NumPy kernels make its chain.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pymc_rbm.estimators import log_marginal_visible
 from pymc_rbm.kernels import compiled, flip_sweep, gibbs_sweep, init_state
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.step_methods import BlockGibbs, FlipTheState
+
+from _uniforms import UniformStream
 
 from ._stats import assert_visible_distribution
 
@@ -37,8 +40,8 @@ def params():
 @pytest.mark.parametrize("sweeps", [1, 3])
 @pytest.mark.parametrize("method", ["flip", "gibbs"])
 def test_step_is_the_kernel_and_refreshes_when_moved(params, method, sweeps):
-    """Draw for draw the NumPy kernel's chain; when another step moves v, h is redrawn (flip) as the kernel's
-    init_state does, and the kept exponentials are not reused."""
+    """Draw for draw the NumPy kernel's chain (fed the draw's uniforms); when another step moves v, h is redrawn
+    (flip) as the kernel's init_state does, and the kept exponentials are not reused."""
     cls, kernel = (FlipTheState, flip_sweep) if method == "flip" else (BlockGibbs, gibbs_sweep)
     with pm.Model() as model:
         RBM("v", params.W, params.vbias, params.hbias, shape=(K, NV))
@@ -55,8 +58,9 @@ def test_step_is_the_kernel_and_refreshes_when_moved(params, method, sweeps):
         v_in = point["v"].copy()
         point, stats = step.step(point)
         h_in = state.h
+        uniforms = UniformStream(compiled.dense_uniforms(compiled.dense_key(rng), sweeps, K, NH, NV))
         for _ in range(sweeps):
-            state, _ = kernel(rng, state, params)
+            state, _ = kernel(uniforms, state, params)
         assert_array_equal(point["v"], state.v)
         assert stats[0]["refreshed"] == (draw % 10 == 9 or draw == 0)
         assert_allclose(stats[0]["free_energy"], free_energy(state.v, params), rtol=1e-12)

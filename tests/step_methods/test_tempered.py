@@ -135,7 +135,6 @@ def start_round(step, vs, hs, parity):
     step._replicas = TemperedState(np.stack(vs), np.stack(hs), parity)
     step._reset_counters()
     cold = vs[-1].astype(np.int64)
-    step._v_left = cold.tobytes()
     step._rest_cache = None
     step._tilt = None
     return cold
