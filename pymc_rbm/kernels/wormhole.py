@@ -71,6 +71,7 @@ For example, point wormholes between two modes at ±3:
 
 from __future__ import annotations
 
+import copy
 from typing import NamedTuple
 
 import numpy as np
@@ -362,6 +363,24 @@ class OptimizationWormholes:
     def n_units(self) -> int:
         """Number of units (columns of the data)."""
         return self.data.shape[1]
+
+    def for_target(self, log_density_and_grad) -> OptimizationWormholes:
+        """The same moves (data and options) towards another log density: a shallow copy.
+
+        Parameters
+        ----------
+        log_density_and_grad : callable
+            As for the constructor.
+
+        Returns
+        -------
+        OptimizationWormholes
+        """
+        if not callable(log_density_and_grad):
+            raise TypeError("log_density_and_grad must be callable: f(x) -> (log_pi, grad)")
+        out = copy.copy(self)
+        out.log_density_and_grad = log_density_and_grad
+        return out
 
     def _evaluate(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         log_pi, grad = self.log_density_and_grad(x)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor
-from pymc.blocking import RaveledVars
+from pymc.blocking import DictToArrayBijection, RaveledVars
 from pymc.model import modelcontext
 from pymc.pytensorf import CallableTensor, compile, join_nonshared_inputs, make_shared_replacements
 from pymc.step_methods.arraystep import ArrayStepShared
@@ -184,7 +184,9 @@ class WormholeMetropolis(ArrayStepShared):
 
         if proposal is None:
             self.kind = kind
-            proposal = self._make_move(kind, data, n_regions, fit_seed, q, logp_q, compile_kwargs, move_kwargs)
+            q_start = DictToArrayBijection.map({v.name: initial_point[v.name] for v in value_vars}).data
+            proposal = self._make_move(kind, data, n_regions, fit_seed, q, logp_q, q_start, compile_kwargs,
+                                       move_kwargs)
         else:
             self.kind = "custom"
             if move_kwargs:
@@ -192,7 +194,6 @@ class WormholeMetropolis(ArrayStepShared):
             if not callable(getattr(proposal, "propose", None)):
                 raise TypeError("proposal must have a method propose(rng, x) -> WormholeProposal")
         self.proposal = proposal
-        self._current = None
 
         super().__init__(value_vars, shared, blocked=blocked, rng=rng)
         self._setup_stats()
@@ -220,7 +221,7 @@ class WormholeMetropolis(ArrayStepShared):
             f"(shapes {shapes}); give data of width {size}, or of the last axis of a single batched variable"
         )
 
-    def _make_move(self, kind, data, n_regions, fit_seed, q, logp_q, compile_kwargs, move_kwargs):
+    def _make_move(self, kind, data, n_regions, fit_seed, q, logp_q, q_start, compile_kwargs, move_kwargs):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         if kind == "point":
@@ -234,7 +235,8 @@ class WormholeMetropolis(ArrayStepShared):
         grad = pytensor.grad(logp_q, q)
         self._logp_grad = compile([q], [logp_q, grad], **compile_kwargs)
         self._logp_grad.trust_input = True
-        return OptimizationWormholes(data, self._rows_logp_grad, **move_kwargs)
+        # the target of row 0 at the initial point; each jump binds the row it moves (_row_proposal)
+        return OptimizationWormholes(data, self._rows_logp_grad(q_start, 0), **move_kwargs)
 
     def _setup_stats(self) -> None:
         if self._n_rows == 1:
@@ -258,13 +260,23 @@ class WormholeMetropolis(ArrayStepShared):
 
         return log_density
 
-    def _rows_logp_grad(self, x):
-        """``(log p, grad)`` for each row of ``x`` (the row being jumped, see :meth:`astep`)."""
-        base, k = self._current
-        out = [self._logp_grad(self._with_row(base, k, row)) for row in np.asarray(x)]
-        log_p = np.array([float(o[0]) for o in out])
-        grad = np.stack([np.asarray(o[1]).reshape(self._n_rows, self._n_units)[k] for o in out])
-        return log_p, grad
+    def _rows_logp_grad(self, base, k):
+        """``x -> (log p, grad)`` of the model with row ``k`` of ``base`` replaced by each row of ``x``, the
+        gradient in that row's units."""
+
+        def log_density_and_grad(x):
+            out = [self._logp_grad(self._with_row(base, k, row)) for row in np.asarray(x)]
+            log_p = np.array([float(o[0]) for o in out])
+            grad = np.stack([np.asarray(o[1]).reshape(self._n_rows, self._n_units)[k] for o in out])
+            return log_p, grad
+
+        return log_density_and_grad
+
+    def _row_proposal(self, base, k):
+        """The moves for a jump of row ``k`` of ``base``: optimization wormholes descend that row's density."""
+        if self._logp_grad is None:
+            return self.proposal
+        return self.proposal.for_target(self._rows_logp_grad(base, k))
 
     # ---------------------------------------------------------- PyMC API
     @staticmethod
@@ -282,12 +294,10 @@ class WormholeMetropolis(ArrayStepShared):
         log_alpha = np.full(n, np.nan)
         for k in np.flatnonzero(attempted):
             rows = q.reshape(n, self._n_units)
-            self._current = (q, k)
-            new, info = wormhole_step(self.rng, rows[k : k + 1], self._rows_logp(q, k), self.proposal)
+            new, info = wormhole_step(self.rng, rows[k : k + 1], self._rows_logp(q, k), self._row_proposal(q, k))
             accepted[k], changed[k], log_alpha[k] = info.accepted[0], info.region_changed[0], info.log_alpha[0]
             if info.accepted[0]:
                 q = self._with_row(q, k, new[0])
-        self._current = None
         if n == 1:
             stats = {
                 "attempted": bool(attempted[0]),
