@@ -45,15 +45,14 @@ __all__ = [
     "ExactMoments",
 ]
 
-#: Default largest smaller-layer size of a one-off enumeration (``2**24`` states: about a minute
-#: for 784 visible units on one core).
+#: Default largest smaller-layer size of a one-off enumeration (``2**24`` states; timings in docs/estimators.md).
 MAX_ENUMERATION_BITS = 24
 
 #: Default largest smaller-layer size where ``log Z`` is enumerated over and over: inside a PyMC model
 #: (:class:`pymc_rbm.RBM`, at every logp and gradient evaluation and every forward draw) and for the
-#: log-likelihood records of :func:`pymc_rbm.training.fit`. One enumeration of ``2**24`` states takes about
-#: a minute for 784 visible units, too long to repeat at every step of a sampler; ``2**20`` takes a few
-#: seconds. That is the one reason the two defaults differ.
+#: log-likelihood records of :func:`pymc_rbm.training.fit`. An enumeration of ``2**24`` states of a large
+#: layer is too long to repeat at every step of a sampler, one of ``2**20`` sixteen times shorter. That is the
+#: one reason the two defaults differ.
 REPEATED_ENUMERATION_BITS = 20
 
 #: Enumerations estimated to take longer than this (in seconds) are refused: at that size an
@@ -65,7 +64,7 @@ MAX_ENUMERATION_SECONDS = 3600.0
 PROGRESS_SECONDS = 10.0
 
 #: Unit-states per second per thread that the estimate of the time assumes: ``2**k`` states times the
-#: size of the other layer (measured 3-4e8 on this project's 2-core machines; a conservative figure).
+#: size of the other layer (a conservative figure; the measurements are in docs/estimators.md).
 ENUMERATION_RATE = 3e8
 
 _APPROXIMATE_METHODS = "'ais', 'rts', 'sams', 'tap', 'bethe', 'mean_field' or 'mixture_mean_field'"
@@ -282,7 +281,7 @@ def _enumerated_log_weights(params: RBMParams, n_threads: int, progress: bool = 
     """
     W, vbias, hbias = params.W, params.vbias, params.hbias
     n_big, k = W.shape
-    # low block: about 2**18 activations (2 MiB), the fastest measured on 784x20
+    # low block: about 2**18 activations (2 MiB), the size that ran fastest (docs/estimators.md)
     n_low = min(k, max(0, int(np.log2(max(1, 2**18 // n_big)))))
     n_high = k - n_low
     low_states = binary_states(n_low)

@@ -485,9 +485,8 @@ def tap_starts(
     ``n_starts - 1`` are random binary *hidden* states, of densities spread
     evenly over (0, 1) (start ``s`` has density ``(s - ½) / (n_starts - 1)``;
     stochastic), with ``m_v = sigmoid(vbias + W·m_h)``: on trained models
-    these find the modes that random visible states miss (on the MNIST RBMs
-    the naive mean-field bound from random visible starts is 50 to 100 nats
-    worse). Then up to ``n_data_starts`` rows of ``data``, chosen at random
+    these find the modes that random visible states miss (docs/estimators.md).
+    Then up to ``n_data_starts`` rows of ``data``, chosen at random
     without replacement. Where ``m_h`` is not drawn it is
     ``sigmoid(hbias + m_v·W)``.
 
@@ -660,21 +659,14 @@ def log_partition_tap(
 
     Notes
     -----
-    On a random 8 × 5 RBM with ``|w|`` about 50 the expansion gives 1116
-    against the exact 387 at a converged fixed point (residual below
-    ``tol``): its pair moments range from -2.8 to 3.3 and the estimate is
-    above the closed-form upper bound of 698, so it is flagged and warned
-    about. The four MNIST models are flagged too, more mildly: their pair
-    moments go down to -0.11 (h10), -0.044 (h20), -0.027 (h100) and
-    -0.00013 (h500).
-
-    TAP is not a bound. On the MNIST model mnist_h10 (rms weight 1, each
-    hidden unit coupled to 784 visible units) every start, data rows
-    included, reaches the same minimum of the order-2 ``Γ``: 233.22 against
-    the exact 226.11. There 60 % of the hidden units are half on, the
-    Onsager term contributes +67.5 nats and the order-1 value at that point
-    is 165.8 (the naive mean-field optimum is 225.5): the expansion is used
-    far outside its range. ``order=3`` gives 227.74 there.
+    TAP is not a bound. Far from weak coupling the expansion is used outside
+    its range and can land far above ``log Z`` at a converged fixed point:
+    its pair moments then leave [0, 1] or the estimate exceeds
+    :func:`log_partition_upper_bound`, and the result is flagged
+    (``diagnostics["physical"]``) and warned about. A large
+    ``diagnostics["terms"]["second_order"]`` shows the same. The figures on
+    the MNIST models and on a strongly coupled random RBM are in
+    docs/estimators.md ("Which method when").
 
     Examples
     --------
