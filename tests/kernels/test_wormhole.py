@@ -35,7 +35,6 @@ from pymc_rbm.kernels import (
     acceptance_probability,
     wormhole_step,
 )
-from pymc_rbm.kernels.wormhole import fit_bernoulli_mixture, fit_gaussian_mixture
 from pymc_rbm.testing import (
     assert_converges,
     assert_frequencies,
@@ -244,24 +243,12 @@ def test_default_radius_gives_disjoint_balls():
 
 
 # --------------------------------------------------------------- fitting
-def test_bernoulli_mixture_finds_the_artificial_modes():
+def test_regions_fitted_to_the_artificial_modes():
+    """The Bernoulli mixture's rounded means are the four prototypes (the EM itself: tests/test_mixtures.py)."""
     data = artificial_modes(400, p_flip=0.01, rng=0)
     moves = RegionWormholes.fit(data, 4, binary=True, rng=1)
     found = {tuple(c) for c in moves.centres.astype(int)}
     assert found == {tuple(c) for c in artificial_mode_prototypes().astype(int)}
-    weights, means = fit_bernoulli_mixture(data, 4, rng=1)
-    assert_allclose(weights.sum(), 1.0)
-    assert ((means > 0) & (means < 1)).all()
-
-
-def test_gaussian_mixture_recovers_separated_components():
-    rng = np.random.default_rng(0)
-    data = np.concatenate([rng.normal([-4, 0], [0.5, 0.2], (600, 2)), rng.normal([4, 1], [0.2, 0.7], (200, 2))])
-    weights, means, covs = fit_gaussian_mixture(data, 2, rng=1)
-    order = np.argsort(means[:, 0])
-    assert_allclose(weights[order], [0.75, 0.25], atol=1e-9)
-    assert_allclose(means[order], [[-4, 0], [4, 1]], atol=0.1)
-    assert_allclose(np.sqrt(np.diagonal(covs[order], axis1=1, axis2=2)), [[0.5, 0.2], [0.2, 0.7]], rtol=0.15)
 
 
 # --------------------------------------------------- continuous invariance
