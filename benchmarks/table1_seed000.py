@@ -153,6 +153,8 @@ def run_one(job):
         n_updates=run["updates"], eval_every=run["eval_every"], eval_data=eval_data, rng=run["seed"],
         progress=False,
     )
+    if res.stop_reason == "interrupted":  # Ctrl-C: fit returned early; this run is not finished, record nothing
+        raise KeyboardInterrupt
     ll = res.history.log_likelihood
     i = int(np.nanargmax(ll)) if np.any(np.isfinite(ll)) else 0
     return {
@@ -308,13 +310,17 @@ def main(argv=None):
     print(f"{len(runs)} runs planned, {len(runs) - len(todo)} already in {args.out}, {len(todo)} to run", flush=True)
     results = [done[run_key(r)] for r in runs if run_key(r) in done]
     jobs = [({**r, "code": code}, data, eval_data) for r in todo]
-    if args.jobs > 1 and jobs:
-        with ProcessPoolExecutor(args.jobs) as pool:
-            for fut in as_completed([pool.submit(run_one, j) for j in jobs]):
-                results.append(_finish(fut.result(), args.out, len(results) + 1, len(runs)))
-    else:
-        for j in jobs:
-            results.append(_finish(run_one(j), args.out, len(results) + 1, len(runs)))
+    try:
+        if args.jobs > 1 and jobs:
+            with ProcessPoolExecutor(args.jobs) as pool:
+                for fut in as_completed([pool.submit(run_one, j) for j in jobs]):
+                    results.append(_finish(fut.result(), args.out, len(results) + 1, len(runs)))
+        else:
+            for j in jobs:
+                results.append(_finish(run_one(j), args.out, len(results) + 1, len(runs)))
+    except KeyboardInterrupt:
+        where = f"; the finished ones are in {args.out}: the same command resumes" if args.out else ""
+        sys.exit(f"\ninterrupted after {len(results)} of {len(runs)} runs{where}")
     elapsed = time.perf_counter() - t0
     print()
     print_table(results, len(runs))
