@@ -102,6 +102,8 @@ on transition matrices in ``test_step_exact.py``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
@@ -191,10 +193,46 @@ class RBMStepState(StepMethodState):
     n_incremental: int = 0
 
 
-class _Draw:
-    """Per-draw working state of :meth:`RBMStep.step` (attribute access only)."""
+@dataclass
+class _Carried:
+    """What a step keeps between the draws of one chain: the fields of :class:`RBMStepState` and two caches.
 
-    __slots__ = ("v", "h", "a_h", "a_v", "v_int", "log_rest", "accept_sum", "accepted")
+    ``hidden_exp_valid``: the step's ``hidden_exp`` holds ``exp(-|hidden_input|)`` (the compiled dense path
+    keeps it for the next draw). ``rest``: ``(L's other inputs, log L)`` at ``visible_state``, or None.
+    """
+
+    visible_state: np.ndarray | None = None
+    hidden_state: np.ndarray | None = None
+    hidden_input: np.ndarray | None = None
+    visible_input: np.ndarray | None = None
+    param_inputs: list | None = None
+    n_incremental: int = 0
+    hidden_exp_valid: bool = False
+    rest: tuple | None = None
+
+
+class _CarriedField:
+    """A field of :class:`RBMStepState` read and set on the step (as PyMC's sampling state does) and kept in
+    ``step.carried``."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, step, owner=None):
+        return self if step is None else getattr(step.carried, self.name)
+
+    def __set__(self, step, value):
+        setattr(step.carried, self.name, value)
+
+
+class _Correction:
+    """Per-draw state of the Metropolis correction: the integer point, ``log L`` there, acceptance sums."""
+
+    __slots__ = ("v_int", "log_rest", "accept_sum", "accepted")
+
+    def __init__(self, v_int, log_rest, n_chains):
+        self.v_int, self.log_rest = v_int, log_rest
+        self.accept_sum, self.accepted = np.zeros(n_chains), np.zeros(n_chains)
 
 
 class RBMStep(BlockedStep):
@@ -246,6 +284,13 @@ class RBMStep(BlockedStep):
     default_blocked = False
     keeps_hidden = True
     _state_class = RBMStepState
+    # the fields of RBMStepState live in ``self.carried``; PyMC's sampling state reads and sets them here
+    visible_state = _CarriedField()
+    hidden_state = _CarriedField()
+    hidden_input = _CarriedField()
+    visible_input = _CarriedField()
+    param_inputs = _CarriedField()
+    n_incremental = _CarriedField()
 
     stats_dtypes_shapes = {
         "free_energy": (np.float64, []),
@@ -308,7 +353,7 @@ class RBMStep(BlockedStep):
         self._batch_shape = value.shape[:-1]
         self._n_chains = int(np.prod(self._batch_shape, dtype=np.int64))
 
-        self.param_inputs = None
+        self._reset_cache()
         self._setup_params(model, rv, initial_point, compile_kwargs)
         self._setup_rest(model, rv, value_var, compile_kwargs)
         self._setup_stats()
@@ -398,14 +443,7 @@ class RBMStep(BlockedStep):
         return self.params.W.shape[1]
 
     def _reset_cache(self) -> None:
-        self.visible_state = None
-        self.hidden_state = None
-        self.hidden_input = None
-        self.visible_input = None
-        self.n_incremental = 0
-        self.param_inputs = None
-        self._rest_cache = None
-        self._hidden_exp_valid = False  # exp(-|hbias + v·W|) of the compiled dense path, kept for the next draw
+        self.carried = _Carried()
 
     # ---------------------------------------------------------- PyMC API
     @staticmethod
@@ -428,10 +466,9 @@ class RBMStep(BlockedStep):
 
     @sampling_state.setter
     def sampling_state(self, state: RBMStepState) -> None:
+        self._reset_cache()  # the caches are not part of the state
         WithSamplingState.sampling_state.fset(self, state)
         self._start_pending = False  # a resumed chain has started already
-        self._rest_cache = None
-        self._hidden_exp_valid = False
         if self._param_fn is not None and self.param_inputs is not None:
             self._set_params(*self._param_fn(*self.param_inputs), validate=False)
 
@@ -453,6 +490,90 @@ class RBMStep(BlockedStep):
         return gibbs_layer_(self.rng, a_h.copy())
 
     # --------------------------------------------------------- one draw
+    def step(self, point):
+        """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
+        point = self._chain_start(point)
+        v_in = point[self._name].reshape(self._n_chains, self.n_visible)
+        refreshed = self._bring_up_to_date(point, v_in)
+        if self.corrected:
+            v_int = v_in.astype(self._out_dtype)
+            correction = _Correction(v_int, self._rest_current(point, v_int), self._n_chains)
+            v_out, stats = self._numpy_draw(v_in, correction, point)
+        elif self.compiled:
+            v_out, stats = self._compiled_draw(v_in)
+        else:
+            v_out, stats = self._numpy_draw(v_in)
+        stats = self._chain_stats(*stats, refreshed)
+        if self.record_hidden:
+            stats["hidden"] = self.hidden_state.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
+        out = point.copy()
+        out[self._name] = v_out.reshape(self._shape)
+        return out, [stats]
+
+    def _bring_up_to_date(self, point, v_in) -> bool:
+        """Parameters, and ``h`` and the activations, for the point; True when ``h`` or v's were refreshed.
+
+        The state this step left is kept when neither the parameters nor (by value: refreshing is always
+        exact, keeping needs the very state) the visible units changed. Otherwise ``hbias + v·W`` is
+        computed afresh and ``h`` redrawn from ``p(h | v)``, except by Gibbs after a move of v alone: its
+        hidden update does not read ``h``, which it keeps with ``vbias + W·h`` for the incremental update.
+        """
+        c = self.carried
+        params_changed = self._param_fn is not None and self._params_for(point)
+        v_moved = c.visible_state is None or not same_values(v_in, c.visible_state)
+        if v_moved:
+            c.rest = None  # log L of the state this step left
+        afresh = params_changed or c.hidden_input is None or c.hidden_state is None
+        if not (afresh or v_moved):
+            return False
+        c.visible_state = v_in.astype(np.float64, order="C")
+        c.hidden_input = self._full_h(c.visible_state)
+        c.hidden_exp_valid = False
+        if afresh:
+            c.n_incremental = 0
+        if afresh or self.keeps_hidden:
+            c.hidden_state = self._draw_hidden(c.hidden_input) if self.keeps_hidden else None
+            c.visible_input = None
+        return True
+
+    def _compiled_draw(self, v_in):
+        """The draw's sweeps in one compiled call on the carried arrays (:mod:`pymc_rbm.kernels.compiled`)."""
+        c, n = self.carried, self._n_chains
+        h_known = c.hidden_state is not None
+        if not h_known:  # Gibbs after a refresh: its hidden update does not read h
+            c.hidden_state = np.zeros((n, self.n_hidden))
+        a_v_valid = c.visible_input is not None and h_known
+        if not a_v_valid:
+            c.visible_input = np.empty_like(c.visible_state)
+        v_out = np.empty((n, self.n_visible), dtype=self._out_dtype)
+        stats = np.empty((n, 3))
+        c.n_incremental = draw_in_place(
+            self.rng, c.visible_state, c.hidden_state, c.hidden_input, c.visible_input, a_v_valid, self.params,
+            self.W_T, self.sweeps, n_incremental=c.n_incremental, v_out=v_out, stats=stats,
+            hidden_exp=self._hidden_exp, hidden_exp_valid=c.hidden_exp_valid,
+            **self._compiled_options(),
+        )
+        c.hidden_exp_valid = _compiled.dense(n, self.n_visible, self.n_hidden)
+        n_hidden_changed = stats[:, 2] if h_known else self._all_hidden
+        return v_out, (stats[:, 0], stats[:, 1], n_hidden_changed, self._ones, self._ones)
+
+    def _numpy_draw(self, v_in, correction: _Correction | None = None, point=None):
+        """The draw's sweeps with the NumPy kernels; with a ``correction``, each visible move is accepted
+        with the Metropolis ratio of the other model terms (module docstring)."""
+        c = self.carried
+        c.hidden_exp_valid = False
+        h_start = c.hidden_state
+        for _ in range(self.sweeps):
+            self._sweep(point, correction)
+        v_out = c.visible_state.astype(self._out_dtype)
+        free_energy = -(c.visible_state @ self.params.vbias) - softplus(c.hidden_input).sum(axis=-1)
+        n_hidden_changed = self._all_hidden if h_start is None else count_changes(c.hidden_state, h_start)
+        if correction is None:
+            return v_out, (free_energy, count_changes(v_out, v_in), n_hidden_changed, self._ones, self._ones)
+        c.rest = (c.rest[0], correction.log_rest)
+        accept, accept_rate = correction.accept_sum / self.sweeps, correction.accepted / self.sweeps
+        return v_out, (free_energy, count_changes(v_out, v_in), n_hidden_changed, accept, accept_rate)
+
     def _params_for(self, point) -> bool:
         """Bring the parameters up to date with the point; True when they changed."""
         if self._param_fn is None:
@@ -468,14 +589,14 @@ class RBMStep(BlockedStep):
     def _log_rest(self, point, v_int) -> float:
         return self.other_terms.log_rest(point, v_int.reshape(self._shape))
 
-    def _rest_current(self, point, d: _Draw) -> float:
+    def _rest_current(self, point, v_int) -> float:
         """``log L`` at the current state; cached while v (checked by the caller) and L's other inputs stay."""
         others = [point[n] for n in self._rest_input_names if n != self._name]
-        cache = self._rest_cache
+        cache = self.carried.rest
         if cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
             return cache[1]
-        value = self._log_rest(point, d.v_int)
-        self._rest_cache = ([np.array(a, copy=True) for a in others], value)
+        value = self._log_rest(point, v_int)
+        self.carried.rest = ([np.array(a, copy=True) for a in others], value)
         return value
 
     def _chain_start(self, point):
@@ -486,85 +607,6 @@ class RBMStep(BlockedStep):
         point = point.copy()
         point[self._name] = self.rng.integers(0, 2, size=self._shape).astype(self._out_dtype)
         return point
-
-    def step(self, point):
-        """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
-        point = self._chain_start(point)
-        params_changed = self._param_fn is not None and self._params_for(point)
-        params = self.params
-        n = self._n_chains
-        v_in = point[self._name].reshape(n, self._shape[-1])
-
-        d = _Draw()
-        refreshed = True
-        # by value (refreshing is always exact; not refreshing needs the very state this step left)
-        v_moved = self.visible_state is None or not same_values(v_in, self.visible_state)
-        if v_moved:
-            self._rest_cache = None  # log L of the state this step left
-        if params_changed or self.hidden_input is None or self.hidden_state is None:
-            d.v = v_in.astype(np.float64, order="C")
-            d.a_h = self._full_h(d.v)
-            d.h = self._draw_hidden(d.a_h) if self.keeps_hidden else None
-            d.a_v = None
-            self.n_incremental = 0
-        elif v_moved:
-            d.v = v_in.astype(np.float64, order="C")
-            d.a_h = self._full_h(d.v)
-            if self.keeps_hidden:
-                d.h, d.a_v = self._draw_hidden(d.a_h), None
-            else:  # Gibbs redraws h anyway: keep h and its activation for the incremental update
-                d.h, d.a_v = self.hidden_state, self.visible_input
-        else:
-            refreshed = False
-            d.v, d.h, d.a_h, d.a_v = self.visible_state, self.hidden_state, self.hidden_input, self.visible_input
-        h_known = d.h is not None
-        corrected = self._rest_fn is not None
-
-        if corrected or not self.compiled:
-            self._hidden_exp_valid = False
-            h_start = d.h
-            if corrected:
-                d.v_int = v_in.astype(self._out_dtype)
-                d.log_rest = self._rest_current(point, d)
-                d.accept_sum = np.zeros(n)
-                d.accepted = np.zeros(n)
-            for _ in range(self.sweeps):
-                self._sweep(point, d, params, corrected)
-            v_out = d.v.astype(self._out_dtype)
-            free_energy = -(d.v @ params.vbias) - softplus(d.a_h).sum(axis=-1)
-            n_changed = count_changes(v_out, v_in)
-            n_hidden_changed = count_changes(d.h, h_start) if h_known else self._all_hidden
-        else:  # the same chain in one compiled call, on the step's own arrays (kernels/compiled.py)
-            a_v_valid = d.a_v is not None and h_known
-            if not h_known:  # Gibbs after a refresh: its hidden update does not read h
-                d.h = np.zeros((n, self.n_hidden))
-            if not a_v_valid:
-                d.a_v = np.empty_like(d.v)
-            v_out = np.empty((n, self._shape[-1]), dtype=self._out_dtype)
-            draw_stats = np.empty((n, 3))
-            self.n_incremental = draw_in_place(
-                self.rng, d.v, d.h, d.a_h, d.a_v, a_v_valid, params, self.W_T, self.sweeps,
-                n_incremental=self.n_incremental, v_out=v_out, stats=draw_stats, hidden_exp=self._hidden_exp,
-                hidden_exp_valid=self._hidden_exp_valid and not refreshed, **self._compiled_options(),
-            )
-            self._hidden_exp_valid = _compiled.dense(n, self.n_visible, self.n_hidden)
-            free_energy, n_changed = draw_stats[:, 0], draw_stats[:, 1]
-            n_hidden_changed = draw_stats[:, 2] if h_known else self._all_hidden
-
-        self.visible_state, self.hidden_state, self.hidden_input, self.visible_input = d.v, d.h, d.a_h, d.a_v
-        if corrected:
-            self._rest_cache = (self._rest_cache[0], d.log_rest)
-            accept, accept_rate = d.accept_sum / self.sweeps, d.accepted / self.sweeps
-        else:
-            accept = accept_rate = self._ones
-
-        stats = self._chain_stats(free_energy, n_changed, n_hidden_changed, accept, accept_rate, refreshed)
-        if self.record_hidden:
-            stats["hidden"] = d.h.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
-
-        out = point.copy()
-        out[self._name] = v_out.reshape(self._shape)
-        return out, [stats]
 
     def _chain_stats(self, free_energy, n_changed, n_hidden_changed, accept, accept_rate, refreshed) -> dict:
         """The per-draw stats of the chains (arrays of shape (n_chains,)), shaped as declared."""
@@ -587,34 +629,38 @@ class RBMStep(BlockedStep):
             "refreshed": refreshed,
         }
 
-    def _sweep(self, point, d: _Draw, params, corrected: bool) -> None:
-        """Hidden update given v, then the (corrected) visible update given h; updates ``d``."""
-        force = self.n_incremental >= FULL_EVERY
+    def _sweep(self, point, correction: _Correction | None) -> None:
+        """Hidden update given v, then the (corrected) visible update given h, on the carried state."""
+        c = self.carried
+        force = c.n_incremental >= FULL_EVERY
         if force:
-            self.n_incremental = 0
-            d.a_h = self._full_h(d.v)
-        h_new = self._update_hidden(d.h, d.a_h)
-        if d.a_v is None or d.h is None:
-            d.a_v = self._full_v(h_new)
+            c.n_incremental = 0
+            c.hidden_input = self._full_h(c.visible_state)
+        h_new = self._update_hidden(c.hidden_state, c.hidden_input)
+        if c.visible_input is None or c.hidden_state is None:
+            c.visible_input = self._full_v(h_new)
         else:
-            d.a_v, inc = propagate_activation(d.a_v, d.h, h_new, self.W_T, self._full_v, force_full=force)
-            self.n_incremental += inc
-        d.h = h_new
+            c.visible_input, inc = propagate_activation(c.visible_input, c.hidden_state, h_new, self.W_T,
+                                                        self._full_v, force_full=force)
+            c.n_incremental += inc
+        c.hidden_state = h_new
 
-        v_new = self._update_visible(d.v, d.a_v)
-        if corrected:
-            self._correct(point, d, v_new)
-        d.a_h, inc = propagate_activation(d.a_h, d.v, v_new, params.W, self._full_h)
-        self.n_incremental += inc
-        d.v = v_new
+        v_new = self._update_visible(c.visible_state, c.visible_input)
+        if correction is not None:
+            self._correct(point, correction, v_new)
+        c.hidden_input, inc = propagate_activation(c.hidden_input, c.visible_state, v_new, self.params.W,
+                                                   self._full_h)
+        c.n_incremental += inc
+        c.visible_state = v_new
 
-    def _correct(self, point, d: _Draw, v_new) -> None:
+    def _correct(self, point, correction: _Correction, v_new) -> None:
         """Accept each chain's proposal with ``min(1, L(v') / L(v))``; rejected rows of ``v_new`` revert.
 
         Rows are visited in turn, ``L`` evaluated with only that row changed;
         an unchanged row is accepted without evaluation (its ratio is 1).
         """
-        rows = np.flatnonzero((v_new != d.v).any(axis=-1))
+        v, d = self.carried.visible_state, correction
+        rows = np.flatnonzero((v_new != v).any(axis=-1))
         if rows.size < v_new.shape[0]:
             unchanged = np.ones(v_new.shape[0])
             unchanged[rows] = 0.0
@@ -632,7 +678,7 @@ class RBMStep(BlockedStep):
                 d.accepted[k] += 1.0
             else:
                 v_int[k] = old
-                v_new[k] = d.v[k]
+                v_new[k] = v[k]
 
     # ------------------------------------------------------ progress bar
     @staticmethod

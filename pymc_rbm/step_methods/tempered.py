@@ -485,7 +485,7 @@ class ReplicaExchange(RBMStep):
         self.swap_sum[: k - 1] += swap_sum[: k - 1]
         self.swap_n[: k - 1] += swap_n[: k - 1]
         if corrected:
-            self._rest_cache = (self._rest_cache[0], log_rest)
+            self.carried.rest = (self.carried.rest[0], log_rest)
         cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
         v_out = cold_v.astype(self._out_dtype)
         n_changed = (cold_v != v_start).sum(axis=-1)
@@ -602,11 +602,11 @@ class ReplicaExchange(RBMStep):
     def _rest_value(self, point, v_int, moved: bool) -> float:
         """``log L`` at the incoming state, cached while ``v`` and ``L``'s other inputs stay."""
         others = [point[name] for name in self._rest_input_names if name != self._name]
-        cache = self._rest_cache
+        cache = self.carried.rest
         if not moved and cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
             return cache[1]
         value = self.other_terms.log_rest(point, v_int)
-        self._rest_cache = ([np.array(a, copy=True) for a in others], value)
+        self.carried.rest = ([np.array(a, copy=True) for a in others], value)
         self._tilt = None  # the tilt at the state the step left no longer applies
         return value
 

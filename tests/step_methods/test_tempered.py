@@ -135,7 +135,7 @@ def start_round(step, vs, hs, parity):
     step._replicas = TemperedState(np.stack(vs), np.stack(hs), parity)
     step._reset_counters()
     cold = vs[-1].astype(np.int64)
-    step._rest_cache = None
+    step.carried.rest = None
     step._tilt = None
     return cold
 
