@@ -189,11 +189,14 @@ def print_table(records: list[dict], planned: int | None = None) -> None:
     """Median of the maximum log-likelihood per method and rate, G against T, paired by seed."""
     s = records[0]
     cells: dict = {}
+    diverged: dict = {}
     for r in records:
         cells.setdefault((r["method"], r["lr"]), {}).setdefault(r["operator"], {})[r["seed"]] = r["best"]
+        if r.get("stop_reason") == "diverged":
+            diverged.setdefault((r["method"], r["lr"], r["operator"]), set()).add(r["seed"])
     header = (
         f"{'method':>9} {'rate':>5} {'pairs':>5} | {'median max LL G':>15} {'median max LL T':>15} {'T - G':>7} | "
-        f"{'T > G':>6} {'Wilcoxon p':>10} {'sig.':>4} | paper"
+        f"{'T > G':>6} {'Wilcoxon p':>10} {'sig.':>4} {'div. G/T':>8} | paper"
     )
     print(header)
     print("-" * len(header))
@@ -210,10 +213,11 @@ def print_table(records: list[dict], planned: int | None = None) -> None:
         diff = f - g
         p = wilcoxon(f, g).pvalue if np.any(diff != 0) else 1.0
         star = "*" if p < 0.05 else ""
+        div = "/".join(str(len(diverged.get((m, lr, op), set()) & set(seeds))) for op in ("gibbs", "flip"))
         print(
             f"{label:>9} {lr:>5.2f} {len(seeds):>5} | {np.median(g):>15.4f} {np.median(f):>15.4f} "
             f"{np.median(f) - np.median(g):>+7.4f} | "
-            f"{np.mean(diff > 0):>6.0%} {p:>10.3g} {star:>4} | {PAPER_FINDING}"
+            f"{np.mean(diff > 0):>6.0%} {p:>10.3g} {star:>4} {div:>8} | {PAPER_FINDING}"
         )
     n_pairs = min(len(set(v.get("gibbs", {})) & set(v.get("flip", {}))) for v in cells.values())
     wall = sum(r["seconds"] for r in records)
@@ -227,9 +231,9 @@ def print_table(records: list[dict], planned: int | None = None) -> None:
         + ". G: block Gibbs; T: flip-the-state; * = Wilcoxon signed-rank p < 0.05 "
         f"(with {n_pairs} pairs the smallest possible two-sided p is {2 / 2**max(n_pairs, 1):.3g})."
     )
-    diverged = [r for r in records if r.get("stop_reason") == "diverged"]
     if diverged:
-        print(f"{len(diverged)} runs stopped on divergence (their maximum is the best record before it).")
+        print("div. G/T: runs that fit stopped on divergence (the log-likelihood fell by more than n_visible log 2 "
+              "below its best), of the pairs; their maximum is the best record before it.")
     if s["updates"] < 20000:
         print(
             "Short run: Brügge, Fischer & Igel (2013) §5.2 find G 'slightly better in the beginning when weights "
