@@ -35,7 +35,9 @@ their dense path of BLAS products): microseconds per draw through
 scikit-learn's ``BernoulliRBM.gibbs`` on the same batch where scikit-learn is
 installed, and ``pm.sample``'s own cost per draw of a batched variable (a step
 that copies the point). The timings are interleaved over ``--repeats`` rounds
-and the fastest of each kept. Run from the repository root::
+and the fastest of each kept; each spans as many sweeps as a sampler run has
+draws, so that on a shared machine none is favoured by being short. Run from
+the repository root::
 
     python benchmarks/sampler_speed.py [--quick] [--draws 2000] [--bgm-draws 200] [--repeats 3] [--batch 100]
     python benchmarks/sampler_speed.py --batch-only      # the batch table alone
@@ -237,13 +239,15 @@ def batch_table(batch: int, draws: int, rounds: int) -> None:
         for sampler in samplers.values():  # compile and warm up outside the timed rounds
             run_sampler(model, sampler, 5, 0, 1, start)
         for _ in range(rounds):
-            best["floor"] = min(best["floor"], gemm_floor_us(params, batch))
+            # every timing spans as many sweeps as a sampler run has draws: on a shared machine a short
+            # timing is likelier to fall between the other processes' bursts, which would favour it
+            best["floor"] = min(best["floor"], gemm_floor_us(params, batch, draws + 10))
             for name, sampler in samplers.items():
                 us, _ = run_sampler(model, sampler, draws, 10, 1, start)
                 best[name] = min(best.get(name, np.inf), us)
-            us = sklearn_gibbs_us(params, start)
+            us = sklearn_gibbs_us(params, start, draws + 10)
             best["sklearn"] = min(best["sklearn"], np.inf if us is None else us)
-            best["floor"] = min(best["floor"], gemm_floor_us(params, batch))
+            best["floor"] = min(best["floor"], gemm_floor_us(params, batch, draws + 10))
     floor = best["floor"]
     print()
     print(f"A batch of {batch} chains in one variable, 784x500, w~U[-.05,.05] (most units change every sweep); µs per")
