@@ -36,8 +36,11 @@ scikit-learn's ``BernoulliRBM.gibbs`` on the same batch where scikit-learn is
 installed, and ``pm.sample``'s own cost per draw of a batched variable (a step
 that copies the point). The timings are interleaved over ``--repeats`` rounds
 and the fastest of each kept; each spans as many sweeps as a sampler run has
-draws, so that on a shared machine none is favoured by being short. Run from
-the repository root::
+draws, so that on a shared machine none is favoured by being short. Each is
+given as wall time and as the CPU time of the sampling thread (for
+``pm.sample``, between the first and the last draw's ``callback``), which
+does not count the time other processes hold the core. Run from the
+repository root::
 
     python benchmarks/sampler_speed.py [--quick] [--draws 2000] [--bgm-draws 200] [--repeats 3] [--batch 100]
     python benchmarks/sampler_speed.py --batch-only      # the batch table alone
@@ -188,21 +191,25 @@ def run_sampler(model, make_step, draws: int, tune: int, repeats: int, start, se
     return best * 1e6, idata
 
 
-def gemm_floor_us(params: RBMParams, batch: int, number: int = 20) -> float:
-    """Time of ``V @ W`` plus ``H @ W.T`` for a batch of ``batch`` chains (one run of ``number`` pairs), in µs."""
+def _timed(fn, number: int) -> tuple[float, float]:
+    """Wall and CPU (this thread) µs per call of ``fn()`` over ``number`` calls."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - wall) / number * 1e6, (time.thread_time() - cpu) / number * 1e6
+
+
+def gemm_floor_us(params: RBMParams, batch: int, number: int = 20) -> tuple[float, float]:
+    """Wall and CPU µs of ``V @ W`` plus ``H @ W.T`` for a batch of ``batch`` chains (``number`` pairs)."""
     rng = np.random.default_rng(0)
     W = np.ascontiguousarray(params.W)
     v = (rng.random((batch, params.n_visible)) < 0.5).astype(np.float64)
     h = (rng.random((batch, params.n_hidden)) < 0.5).astype(np.float64)
-    t = time.perf_counter()
-    for _ in range(number):
-        v @ W
-        h @ W.T
-    return (time.perf_counter() - t) / number * 1e6
+    return _timed(lambda: (v @ W, h @ W.T), number)
 
 
 def sklearn_gibbs_us(params: RBMParams, start: np.ndarray, number: int = 20):
-    """Time of scikit-learn's ``BernoulliRBM.gibbs`` (one block-Gibbs sweep) on the batch ``start``, in µs;
+    """Wall and CPU µs of scikit-learn's ``BernoulliRBM.gibbs`` (one block-Gibbs sweep) on the batch ``start``;
     None without scikit-learn."""
     try:
         from sklearn.neural_network import BernoulliRBM
@@ -214,10 +221,21 @@ def sklearn_gibbs_us(params: RBMParams, start: np.ndarray, number: int = 20):
     rbm.random_state_ = np.random.RandomState(0)
     v = start.astype(np.float64)
     rbm.gibbs(v)
-    t = time.perf_counter()
-    for _ in range(number):
-        rbm.gibbs(v)
-    return (time.perf_counter() - t) / number * 1e6
+    return _timed(lambda: rbm.gibbs(v), number)
+
+
+def sample_us(model, make_step, draws: int, tune: int, start, seed: int = 1) -> tuple[float, float]:
+    """Wall and CPU µs per draw of one ``pm.sample`` run from ``start``: the wall time of its sampling loop
+    (``sampling_time``) and this thread's CPU time between the first and the last draw (by ``callback``)."""
+    stamps = []
+    with model:
+        idata = pm.sample(
+            draws=draws, tune=tune, chains=1, cores=1, step=make_step(), random_seed=seed, initvals={"v": start},
+            progressbar=False, compute_convergence_checks=False, quiet=True,
+            callback=lambda trace, draw: stamps.append(time.thread_time()),
+        )
+    wall = idata.posterior.attrs["sampling_time"] / (draws + tune)
+    return wall * 1e6, (stamps[-1] - stamps[0]) / (len(stamps) - 1) * 1e6
 
 
 def batch_table(batch: int, draws: int, rounds: int) -> None:
@@ -234,36 +252,45 @@ def batch_table(batch: int, draws: int, rounds: int) -> None:
         "BlockGibbs": lambda: BlockGibbs(),
         "(idle step)": lambda: IdleStep(pm.modelcontext(None).value_vars, copy=True),
     }
-    best = {"floor": np.inf, "sklearn": np.inf}
+    best = {}  # name -> (wall, cpu) µs, each the fastest over the rounds
+
+    def keep(name, times):
+        if times is not None:
+            best[name] = tuple(min(a, b) for a, b in zip(best.get(name, (np.inf, np.inf)), times))
+
     with threadpool_limits(1):
         for sampler in samplers.values():  # compile and warm up outside the timed rounds
-            run_sampler(model, sampler, 5, 0, 1, start)
+            sample_us(model, sampler, 5, 0, start)
         for _ in range(rounds):
             # every timing spans as many sweeps as a sampler run has draws: on a shared machine a short
             # timing is likelier to fall between the other processes' bursts, which would favour it
-            best["floor"] = min(best["floor"], gemm_floor_us(params, batch, draws + 10))
+            keep("floor", gemm_floor_us(params, batch, draws + 10))
             for name, sampler in samplers.items():
-                us, _ = run_sampler(model, sampler, draws, 10, 1, start)
-                best[name] = min(best.get(name, np.inf), us)
-            us = sklearn_gibbs_us(params, start, draws + 10)
-            best["sklearn"] = min(best["sklearn"], np.inf if us is None else us)
-            best["floor"] = min(best["floor"], gemm_floor_us(params, batch, draws + 10))
-    floor = best["floor"]
+                keep(name, sample_us(model, sampler, draws, 10, start))
+            keep("sklearn", sklearn_gibbs_us(params, start, draws + 10))
+            keep("floor", gemm_floor_us(params, batch, draws + 10))
+    (floor, floor_cpu) = best["floor"]
     print()
     print(f"A batch of {batch} chains in one variable, 784x500, w~U[-.05,.05] (most units change every sweep); µs per")
     print(f"draw (one sweep) through pm.sample, 1 BLAS thread, fastest of {rounds} interleaved rounds; floor = the two")
-    print("gemms V·W and H·Wᵀ of the batch, same run.")
-    header = f"{'sampler':34s} {'µs/draw':>9s} {'floor':>8s} {'ratio':>6s}"
+    print("gemms V·W and H·Wᵀ of the batch, same run. Wall time, and this thread's CPU time (not counting the time")
+    print("other processes on a shared machine take the core away; on a quiet machine the two agree).")
+    header = f"{'sampler':34s} {'µs/draw':>9s} {'floor':>8s} {'ratio':>6s} {'CPU µs':>9s} {'floor':>8s} {'ratio':>6s}"
     print(header)
     print("-" * len(header))
+
+    def row(label, name, note=""):
+        wall, cpu = best[name]
+        print(f"{label:34s} {wall:9.0f} {floor:8.0f} {wall / floor:6.2f} {cpu:9.0f} {floor_cpu:8.0f} "
+              f"{cpu / floor_cpu:6.2f}{note}")
+
     for name in ("FlipTheState", "BlockGibbs"):
-        print(f"{name + ' (pm.sample)':34s} {best[name]:9.0f} {floor:8.0f} {best[name] / floor:6.2f}")
-    if np.isfinite(best["sklearn"]):
-        print(f"{'sklearn BernoulliRBM.gibbs':34s} {best['sklearn']:9.0f} {floor:8.0f} {best['sklearn'] / floor:6.2f}")
+        row(name + " (pm.sample)", name)
+    if "sklearn" in best:
+        row("sklearn BernoulliRBM.gibbs", "sklearn")
     else:
         print(f"{'sklearn BernoulliRBM.gibbs':34s} {'(scikit-learn not installed)':>25s}")
-    idle = best["(idle step)"]
-    print(f"{'(idle step, pm.sample)':34s} {idle:9.0f} {floor:8.0f} {idle / floor:6.2f}   <- pm.sample's own cost")
+    row("(idle step, pm.sample)", "(idle step)", "   <- pm.sample's own cost")
 
 
 def fmt(x, spec=".1f"):
