@@ -12,6 +12,7 @@ import numpy as np
 
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.ais import ais, reverse_ais
+from pymc_rbm.estimators.bar import bar
 from pymc_rbm.estimators.exact import (
     MAX_ENUMERATION_BITS,
     EnumerationTooLarge,
@@ -67,6 +68,7 @@ __all__ = [
     "BoltzmannMachine",
     "ais",
     "reverse_ais",
+    "bar",
     "rts",
     "sams",
 ]
@@ -80,6 +82,7 @@ LOG_PARTITION_METHODS = {
     "mixture_mean_field": log_partition_mixture_mean_field,
     "ais": ais,
     "reverse_ais": reverse_ais,
+    "bar": bar,
     "rts": rts,
     "sams": sams,
 }
