@@ -71,6 +71,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from pymc_rbm._runtime import blas_threads
+from pymc_rbm.estimators.mean_field import log_partition_mean_field
 from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY, propagate_activation
 from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.gibbs import gibbs_layer_
@@ -193,15 +194,20 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
         The target RBM.
     data : array_like of shape (n_samples, n_visible), optional
         Binary training data for the data-based base rate.
-    base : {None, "data", "target", "zero"} or array_like of shape (n_visible,)
+    base : {None, "data", "mean_field", "target", "zero"} or array_like of shape (n_visible,)
         ``"data"`` (the default when ``data`` is given): Salakhutdinov &
         Murray's base-rate model, independent units with the smoothed mean
         of the data, ``p_i = (mean_i + s) / (1 + 2 s)`` and
-        ``b_A,i = log(p_i / (1 - p_i))``. ``"target"`` (the default without
-        data): the target's own visible biases with zero weights, so only the
-        couplings and hidden biases are annealed. ``"zero"``: the uniform
-        distribution (Salakhutdinov & Murray's fallback). An array: those
-        biases.
+        ``b_A,i = log(p_i / (1 - p_i))``. ``"mean_field"`` (the default
+        without data): the same with the visible magnetizations ``m_v`` of
+        the model's naive mean-field solution
+        (:func:`~pymc_rbm.estimators.log_partition_mean_field`) in place of
+        the data means, a start that Prat Pou, Romero, Martí & Mazzanti (2025)
+        recommend; docs/estimators.md has the measurements that made it the
+        default. ``"target"``: the target's own visible biases with zero
+        weights, so only the couplings and hidden biases are annealed.
+        ``"zero"``: the uniform distribution (Salakhutdinov & Murray's
+        fallback). An array: those biases.
     smoothing : float, default 0.005
         ``s`` above, in pseudo-counts per data row, split between "on" and
         "off" so that no bias is infinite (``0.005 <= p_i <= 0.995`` by
@@ -221,24 +227,30 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
     """
     n = params.n_visible
     if base is None:
-        base = "data" if data is not None else "target"
+        base = "data" if data is not None else "mean_field"
     if isinstance(base, str):
-        if base == "data":
-            if data is None:
-                raise ValueError('base="data" needs data=')
-            x = check_binary(data, n, name="data").reshape(-1, n)
-            if x.shape[0] == 0:
-                raise ValueError("data has no rows")
+        if base in ("data", "mean_field"):
             s = float(smoothing)
             if not (np.isfinite(s) and s > 0.0):
                 raise ValueError(f"smoothing must be a positive number, got {smoothing!r}")
-            p = (x.mean(axis=0) + s) / (1.0 + 2.0 * s)
+            if base == "mean_field":
+                mean = log_partition_mean_field(params).diagnostics["m_v"]
+            else:
+                if data is None:
+                    raise ValueError('base="data" needs data=')
+                x = check_binary(data, n, name="data").reshape(-1, n)
+                if x.shape[0] == 0:
+                    raise ValueError("data has no rows")
+                mean = x.mean(axis=0)
+            p = (mean + s) / (1.0 + 2.0 * s)
             return np.log(p) - np.log1p(-p)
         if base == "target":
             return np.array(params.vbias, dtype=np.float64)
         if base == "zero":
             return np.zeros(n)
-        raise ValueError(f'base must be "data", "target", "zero" or an array of {n} biases, got {base!r}')
+        raise ValueError(
+            f'base must be "data", "mean_field", "target", "zero" or an array of {n} biases, got {base!r}'
+        )
     b = np.array(base, dtype=np.float64, copy=True)
     if b.shape != (n,) or not np.all(np.isfinite(b)):
         raise ValueError(f"base biases must be {n} finite numbers, got shape {b.shape}")

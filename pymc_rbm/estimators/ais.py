@@ -379,12 +379,11 @@ def ais(
         always drawn from ``p_k(h | v)``.
     data : array_like of shape (n_samples, n_visible), optional
         Training data: gives the base-rate model its biases (smoothed means).
-    base : {None, "data", "target", "zero"} or array_like, optional
+    base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
         The base-rate model (:func:`base_rate_vbias`): by default fitted to
-        ``data`` when given, else the target's visible biases with zero
-        couplings.
+        ``data`` when given, else to the model's naive mean-field solution.
     base_smoothing : float, default 0.005
-        Smoothing of the data-based base rate (:func:`base_rate_vbias`).
+        Smoothing of the data-based and mean-field base rates (:func:`base_rate_vbias`).
     dtype : numpy dtype, default float64
         Floating type of the sampling arithmetic; ``np.float32`` roughly halves
         the time on large models (log weights stay float64).

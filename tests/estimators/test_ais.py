@@ -16,6 +16,7 @@ from pymc_rbm.estimators import (
     LogPartitionEstimate,
     log_partition,
     log_partition_exact,
+    log_partition_mean_field,
     sample_visible_exact,
 )
 from pymc_rbm.estimators.ais import (
@@ -87,7 +88,10 @@ def test_base_rate_vbias():
     prob = (data.mean(0) + 0.005) / 1.01
     np.testing.assert_allclose(b, np.log(prob / (1 - prob)))
     assert np.all(np.isfinite(b))  # a unit on in every row still has a finite bias
-    np.testing.assert_array_equal(base_rate_vbias(p), p.vbias)
+    m_v = log_partition_mean_field(p).diagnostics["m_v"]  # without data: the mean-field base rate
+    prob = (m_v + 0.005) / 1.01
+    np.testing.assert_allclose(base_rate_vbias(p), np.log(prob / (1 - prob)))
+    np.testing.assert_array_equal(base_rate_vbias(p, data, base="mean_field"), base_rate_vbias(p))
     np.testing.assert_array_equal(base_rate_vbias(p, data, base="target"), p.vbias)
     np.testing.assert_array_equal(base_rate_vbias(p, base="zero"), np.zeros(4))
     np.testing.assert_array_equal(base_rate_vbias(p, base=[1, 2, 3, 4]), [1, 2, 3, 4])

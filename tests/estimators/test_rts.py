@@ -41,7 +41,7 @@ def test_check_ladder():
 
 def test_build_ladder_auto_and_explicit():
     p = _model(20, 8, 2.0)
-    path = AnnealingPath(p, base_rate_vbias(p))
+    path = AnnealingPath(p, base_rate_vbias(p, base="target"))
     rng = np.random.default_rng(0)
     auto = build_ladder(path, rng, 30, None, n_pilot=400, spacing=0.5)
     assert auto.s[0] == 0.0 and auto.s[-1] == 1.0 and np.all(np.diff(auto.s) > 0)
@@ -107,7 +107,7 @@ def test_flat_start_collapses_then_recovers():
     """The seed's start (all Ẑ equal): round 1 piles onto β = 1, the iterated update then spreads it."""
     p = _model(20, 8, 2.0)
     truth = log_partition_exact(p).log_z
-    est = rts(p, init="flat", n_chains=40, n_rounds=5, n_sweeps=400, n_pilot=300, rng=3)
+    est = rts(p, init="flat", base="target", n_chains=40, n_rounds=5, n_sweeps=400, n_pilot=300, rng=3)
     occ = est.diagnostics["occupancy_history"]
     K = occ.shape[1]
     assert occ[0, -1] > 0.5  # collapsed onto the top rung
@@ -115,7 +115,7 @@ def test_flat_start_collapses_then_recovers():
     assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
     np.testing.assert_allclose(est.diagnostics["log_z_init"], est.diagnostics["log_z_base"])
     with pytest.warns(RuntimeWarning, match="collapsed"):
-        rts(p, init="flat", n_chains=10, n_rounds=1, n_sweeps=50, n_pilot=50, rng=3)
+        rts(p, init="flat", base="target", n_chains=10, n_rounds=1, n_sweeps=50, n_pilot=50, rng=3)
 
 
 def test_rounds_that_disagree_widen_the_error_and_warn():
@@ -126,7 +126,7 @@ def test_rounds_that_disagree_widen_the_error_and_warn():
     """
     p = _model(20, 8, 2.0)
     with pytest.warns(RuntimeWarning, match="disagree"):
-        est = rts(p, init="flat", n_chains=20, n_rounds=4, n_sweeps=40, n_pilot=100, rng=1)
+        est = rts(p, init="flat", base="target", n_chains=20, n_rounds=4, n_sweeps=40, n_pilot=100, rng=1)
     rounds = est.diagnostics["history"][1:]
     assert est.stderr == pytest.approx(rounds.std(ddof=1))
     assert est.diagnostics["stderr_rule"] == "spread"
@@ -136,10 +136,12 @@ def test_rounds_that_disagree_widen_the_error_and_warn():
 def test_explicit_ladder_and_init():
     p = _model(12, 6, 1.0)
     truth = log_partition_exact(p).log_z
-    path = AnnealingPath(p, base_rate_vbias(p))
+    path = AnnealingPath(p, base_rate_vbias(p, base="target"))
     betas = np.linspace(0, 1, 12)
     exact = _exact_ladder_log_z(path, path.coefficients(betas))
-    est = rts(p, betas=betas, init=exact - 100.0, n_chains=20, n_rounds=3, n_sweeps=300, n_pilot=100, rng=4)
+    est = rts(
+        p, betas=betas, init=exact - 100.0, base="target", n_chains=20, n_rounds=3, n_sweeps=300, n_pilot=100, rng=4
+    )
     np.testing.assert_array_equal(est.diagnostics["betas"], betas)
     np.testing.assert_allclose(est.diagnostics["log_z_init"], exact, atol=1e-9)  # shifted so that Ẑ_1 = Z_1
     assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3

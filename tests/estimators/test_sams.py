@@ -86,7 +86,7 @@ def test_drift_between_the_halves_warns():
     # a run far from converged (ζ from zero, SAMC's gain with a small t0, few iterations: 10 nats low) is still moving
     p = _model(20, 8, 2.0)
     with pytest.warns(RuntimeWarning, match="still move"):
-        est = sams(p, n_runs=16, n_sweeps=300, n_pilot=100, init="zero", gain="samc", t0=5.0, rng=0)
+        est = sams(p, n_runs=16, n_sweeps=300, n_pilot=100, init="zero", base="target", gain="samc", t0=5.0, rng=0)
     assert est.log_z < log_partition_exact(p).log_z - 5.0
     assert abs(est.diagnostics["drift"]["mean"][0]) > 3.29 * est.diagnostics["drift"]["stderr"][0]
     # runs still moving are no independent draws around one value: the error is their spread, or the move
