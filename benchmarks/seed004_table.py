@@ -22,6 +22,12 @@ binarized MNIST training set as ``data=`` for their base-rate model):
 - ``AIS 60s``: the setting for a one-minute run on a 2-core machine
   (``AIS_60S``): the schedule stretched to 50000 steps, float32, 100 chains
   in two threads (``n_jobs=2``); run it alone, it uses both cores;
+- ``BAR``: :func:`pymc_rbm.estimators.bar` with its defaults (Bennett's
+  acceptance ratio over forward AIS and reverse AIS from the forward run's
+  resampled final states, 18000 steps each way, float32, one thread per
+  core): the method docs/estimators.md recommends for large models;
+- ``AIS+MF``: AIS with the defaults from the mean-field base rate
+  (``base="mean_field"``) instead of the data's;
 - ``RTS``: :func:`pymc_rbm.estimators.rts`;
 - ``SAMS``: :func:`pymc_rbm.estimators.sams`, one model at a time (seed 004
   ran all four models in one run; ``--sams-joint`` adds that run: one row per
@@ -50,6 +56,7 @@ from pymc_rbm import RBMParams
 from pymc_rbm.datasets import load_mnist
 from pymc_rbm.estimators import (
     ais,
+    bar,
     log_partition_bethe,
     log_partition_mean_field,
     log_partition_tap,
@@ -75,7 +82,7 @@ SEED004 = {
     "SAMS": {"mnist_h10": (226.1, 1e-5, 407), "mnist_h20": (219.2, 1.089, 407),
              "mnist_h100": (347.1, 0.003, 407), "mnist_h500": (459.1, 0.345, 407)},
 }  # fmt: skip
-SEED004["AIS large"] = SEED004["AIS 60s"] = SEED004["AIS"]
+SEED004["AIS large"] = SEED004["AIS 60s"] = SEED004["BAR"] = SEED004["AIS+MF"] = SEED004["AIS"]
 SEED004["SAMS joint"] = SEED004["SAMS"]
 
 #: AIS as the docs recommend it for large models (hundreds of hidden units).
@@ -101,6 +108,8 @@ def methods(train):
         ("AIS", True, lambda p, rng: ais(p, data=train, rng=rng)),
         ("AIS large", True, lambda p, rng: ais(p, data=train, rng=rng, **AIS_LARGE)),
         ("AIS 60s", True, lambda p, rng: ais(p, data=train, rng=rng, **AIS_60S)),
+        ("BAR", True, lambda p, rng: bar(p, data=train, rng=rng)),
+        ("AIS+MF", True, lambda p, rng: ais(p, data=train, base="mean_field", rng=rng)),
         ("RTS", True, lambda p, rng: rts(p, data=train, rng=rng)),
         ("SAMS", True, lambda p, rng: sams(p, data=train, rng=rng)),
         ("TAP", False, lambda p, rng: log_partition_tap(p)),
