@@ -35,8 +35,11 @@ their dense path of BLAS products): microseconds per draw through
 scikit-learn's ``BernoulliRBM.gibbs`` on the same batch where scikit-learn is
 installed, and ``pm.sample``'s own cost per draw of a batched variable (a step
 that copies the point). The timings are interleaved over ``--repeats`` rounds
-and the fastest of each kept; each spans as many sweeps as a sampler run has
-draws, so that on a shared machine none is favoured by being short. Each is
+and the fastest of each kept, the samplers taking turns at running first
+after the floor (whichever runs first can pay page faults at every draw,
+an effect of glibc's heap trimming after the floor's products); each timing
+spans as many sweeps as a sampler run has draws, so that on a shared machine
+none is favoured by being short. Each is
 given as wall time and as the CPU time of the sampling thread (for
 ``pm.sample``, between the first and the last draw's ``callback``), which
 does not count the time other processes hold the core. Run from the
@@ -261,12 +264,17 @@ def batch_table(batch: int, draws: int, rounds: int) -> None:
     with threadpool_limits(1):
         for sampler in samplers.values():  # compile and warm up outside the timed rounds
             sample_us(model, sampler, 5, 0, start)
-        for _ in range(rounds):
+        names = list(samplers)
+        for r in range(rounds):
             # every timing spans as many sweeps as a sampler run has draws: on a shared machine a short
             # timing is likelier to fall between the other processes' bursts, which would favour it
             keep("floor", gemm_floor_us(params, batch, draws + 10))
-            for name, sampler in samplers.items():
-                keep(name, sample_us(model, sampler, draws, 10, start))
+            # the samplers take turns at running first after the floor: its freed products can leave glibc's
+            # allocator trimming the heap, so that the next run's 627 kB draws fault their pages in afresh
+            # every time (measured: 0.1-0.15 of the floor for whichever sampler ran first, none with
+            # MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ fixed)
+            for name in names[r % len(names):] + names[: r % len(names)]:
+                keep(name, sample_us(model, samplers[name], draws, 10, start))
             keep("sklearn", sklearn_gibbs_us(params, start, draws + 10))
             keep("floor", gemm_floor_us(params, batch, draws + 10))
     (floor, floor_cpu) = best["floor"]
