@@ -42,15 +42,12 @@ from scipy.special import expit
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators._tempering import check_schedule, default_schedule, path_and_operator, path_blas_threads
-from pymc_rbm.estimators.ais import _anneal_in_threads, _interrupted, weights_summary
+from pymc_rbm.estimators.ais import _TWO_CHAINS, _anneal_in_threads, _interrupted, weights_summary
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
 
 __all__ = ["bar", "bennett_log_ratio"]
-
-_TWO_CHAINS = " (the standard error comes from the spread of the chains' weights)"
-
 
 def bennett_log_ratio(log_w_forward, log_w_reverse) -> float:
     """Bennett's estimate of ``log Z_1 / Z_0`` from forward and reverse log weights.
