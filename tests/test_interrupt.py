@@ -2,7 +2,7 @@
 
 ``fit`` returns its ``FitResult`` so far (``stopped_early``, ``stop_reason="interrupted"``), as
 ``pm.sample`` does; RTS returns the estimate of the rounds that ended; AIS (in one thread and in two)
-stops at once and returns a NaN estimate marked interrupted, since its chains had not reached the target.
+and BAR stop at once and return a NaN estimate marked interrupted, since their chains had not reached the target.
 """
 
 from __future__ import annotations
@@ -54,6 +54,15 @@ ready()
 e = ais(p, n_chains=20, schedule=10**7, n_jobs=int(sys.argv[1]), rng=0)
 print(json.dumps({"log_z": e.log_z, "interrupted": e.diagnostics.get("interrupted"),
                   "seconds": e.diagnostics["seconds"], "warnings": caught}))
+"""
+
+BAR = """
+from pymc_rbm import RBMParams
+from pymc_rbm.estimators import bar
+p = RBMParams.random(20, 10, rng=0)
+ready()
+e = bar(p, n_chains=20, schedule=10**7, n_jobs=2, rng=0)
+print(json.dumps({"log_z": e.log_z, "interrupted": e.diagnostics.get("interrupted"), "warnings": caught}))
 """
 
 RTS = """
@@ -122,6 +131,13 @@ def test_ctrl_c_during_ais_stops_at_once_with_a_nan_estimate(n_jobs):
     assert out["log_z"] != out["log_z"] and out["interrupted"]  # NaN: the chains never reached the target
     assert out["stopped_after"] < 10.0  # the threads stopped too, instead of annealing 10**8 steps
     assert any("ais was interrupted (Ctrl-C)" in w for w in out["warnings"]), out["warnings"]
+
+
+def test_ctrl_c_during_bar_stops_at_once_with_a_nan_estimate():
+    out = _interrupt(BAR, delay=1.0)
+    assert out["log_z"] != out["log_z"] and out["interrupted"]
+    assert out["stopped_after"] < 10.0
+    assert any("bar was interrupted (Ctrl-C)" in w for w in out["warnings"]), out["warnings"]
 
 
 def test_ctrl_c_during_rts_returns_the_rounds_that_ended():
