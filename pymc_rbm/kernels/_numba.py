@@ -367,11 +367,15 @@ def changes_and_copy(x, x_start, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def same_values(x, y):  # pragma: no cover - compiled
-    """Whether the 2-D arrays ``x`` and ``y`` (of one shape, any dtypes) hold equal values."""
+    """Whether the 2-D arrays ``x`` and ``y`` (of one shape, any dtypes) hold equal values.
+
+    Counts the differences of a row (a loop that vectorises) and stops after the first row with any."""
     for k in range(x.shape[0]):
+        n = 0
         for i in range(x.shape[1]):
-            if x[k, i] != y[k, i]:
-                return False
+            n += 1 if x[k, i] != y[k, i] else 0
+        if n:
+            return False
     return True
 
 
