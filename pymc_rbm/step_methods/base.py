@@ -172,8 +172,20 @@ def _core_value(x: np.ndarray, ndim: int) -> np.ndarray:
     return x[(0,) * (x.ndim - ndim)] if x.ndim > ndim else x
 
 
+@dataclass(kw_only=True)
+class _AuxiliaryState:
+    """The fields that :class:`RBMStepState` and a step's carried state share (described in the former)."""
+
+    visible_state: np.ndarray | None = None
+    hidden_state: np.ndarray | None = None
+    hidden_input: np.ndarray | None = None
+    visible_input: np.ndarray | None = None
+    param_inputs: list | None = None
+    n_incremental: int = 0
+
+
 @dataclass_state
-class RBMStepState(StepMethodState):
+class RBMStepState(StepMethodState, _AuxiliaryState):
     """The sampling state of an :class:`RBMStep`: its generator and the auxiliary hidden state.
 
     ``visible_state`` is the visible state the step left (float, shape
@@ -185,29 +197,16 @@ class RBMStepState(StepMethodState):
     recomputation. All None before the first draw of a chain.
     """
 
-    visible_state: np.ndarray | None = None
-    hidden_state: np.ndarray | None = None
-    hidden_input: np.ndarray | None = None
-    visible_input: np.ndarray | None = None
-    param_inputs: list | None = None
-    n_incremental: int = 0
 
-
-@dataclass
-class _Carried:
-    """What a step keeps between the draws of one chain: the fields of :class:`RBMStepState` and two caches.
+@dataclass(kw_only=True)
+class _Carried(_AuxiliaryState):
+    """What a step keeps between the draws of one chain: the fields of :class:`RBMStepState` and three caches.
 
     ``hidden_exp_valid``: the step's ``hidden_exp`` holds ``exp(-|hidden_input|)`` (the compiled dense path
     keeps it for the next draw). ``rest``: ``(L's other inputs, log L)`` at ``visible_state``, or None.
     ``left_bytes``: the bytes of the draw the step returned, when small (see ``RBMStep._is_left``).
     """
 
-    visible_state: np.ndarray | None = None
-    hidden_state: np.ndarray | None = None
-    hidden_input: np.ndarray | None = None
-    visible_input: np.ndarray | None = None
-    param_inputs: list | None = None
-    n_incremental: int = 0
     hidden_exp_valid: bool = False
     rest: tuple | None = None
     left_bytes: bytes | None = None
