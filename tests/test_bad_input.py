@@ -71,7 +71,7 @@ def _inputs(tmp_path) -> dict:
         "c": np.zeros(4),
         "p": RBMParams(W, np.zeros(6), np.zeros(4)),
         "p50": RBMParams.random(8, 5, scale=50.0, rng=0),  # issue 15: TAP's +922 nats model
-        "p1000": RBMParams.random(8, 5, scale=1e3, rng=0),  # issue 15: RTS and SAMS at |w| = 1e3 (from the target base, which collapses there)
+        "p1000": RBMParams.random(8, 5, scale=1e3, rng=0),  # issue 15: RTS and SAMS at |w| = 1e3 (target base)
         "big": RBMParams(np.zeros((784, 40)), np.zeros(784), np.zeros(40)),
         "data": data,
         "half": np.full((3, 6), 0.5),
