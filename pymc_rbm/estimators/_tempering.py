@@ -211,15 +211,14 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
     smoothing : float, default 0.005
         ``s`` above, in pseudo-counts per data row, split between "on" and
         "off" so that no bias is infinite (``0.005 <= p_i <= 0.995`` by
-        default). Salakhutdinov & Murray's code adds ``lp = 5`` pseudo-counts
-        per mini-batch of 100 cases to the "on" count only,
+        default). Salakhutdinov & Murray's (2008) code adds ``lp = 5``
+        pseudo-counts per mini-batch of 100 cases to the "on" count only,
         ``p_i = (mean_i + 0.05) / 1.05``, which is infinite for a unit on in
-        every row. On the MNIST models h10 and h20 their heavier smoothing
-        (``s = 0.05``) gave log weights with a standard deviation of 0.57-0.67
-        (effective sample size 52-66 of 100) and ``s = 0.005`` 0.43-0.47 (78-83
-        of 100): a standard error of 0.05 instead of 0.07-0.10 for the same
-        run. ``s = 0.3`` was much worse (sd 1.8-2.0); on h500 the choice made
-        no difference (the variance comes from ``β > 0.9`` there).
+        every row. The default's lighter smoothing gave AIS log weights that
+        spread less than theirs (``s = 0.05``) on the small MNIST models, and
+        much heavier smoothing was worse; on large models the choice matters
+        little, since the variance comes from near ``β = 1``
+        (docs/estimators.md has the measurements).
 
     Returns
     -------

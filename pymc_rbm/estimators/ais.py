@@ -365,7 +365,7 @@ def ais(
         Murray's schedule (:func:`default_schedule`) of ``n_steps`` steps;
         ``"adaptive"`` places ``n_steps`` steps at equal thermodynamic length
         measured by a pilot run of ``n_pilot`` steps (:func:`adaptive_schedule`;
-        better on large models, see Notes); an int ``K`` is ``K`` uniform
+        Notes say when it helps); an int ``K`` is ``K`` uniform
         steps; an array is used as given (0 first, 1 last, nondecreasing;
         repeated values add plain MCMC steps).
     n_steps : int, optional
@@ -391,9 +391,8 @@ def ais(
     n_jobs : int, default 1
         Threads to run the chains in: they are split into ``n_jobs`` groups,
         each annealed in its own thread with its own generator spawned from
-        ``rng`` and BLAS on one thread. Measured on h500, float32, 100 chains,
-        on this project's 2-core machines: 1.5x faster than one thread
-        (1.79 -> 1.20 ms per step). The run depends on
+        ``rng`` and BLAS on one thread. Set it to the cores to use on large
+        models (the timings are in docs/estimators.md). The run depends on
         ``n_jobs`` (each value is reproducible for a given seed).
     progress : bool, default False
         Show a progress bar on stderr.
@@ -426,32 +425,19 @@ def ais(
     as a small ``ess`` and an underestimate. :func:`reverse_ais` gives the
     matching upper bound.
 
-    Measured with the defaults and ``data=`` the binarized MNIST training
-    set (one core, a busy machine): on the MNIST models h10 and h20 (exact
-    ``log Z`` 226.1132 and 221.0668) six runs were off by at most 0.06 nats,
-    with standard errors of 0.046-0.053, in 8-10 s each.
-
-    On h500 the default schedule is too short for 0.1 nats: log-weight
-    standard deviation 1.2-1.4 (effective sample size 17-33 of 100),
-    standard error 0.15-0.2. ``log_weight_variance`` shows where it comes
-    from (float32, 100 chains): the variance of the partial log weights is
-    0.50 at ``β = 0.5`` (500 steps), 0.60 at 0.9 (4500), 1.35 at 0.98
-    (12500) and 1.57 at 1. The large share at ``0.9-0.98`` is not the
-    discretisation of the path (the pilot's thermodynamic length predicts
-    0.0003 there) but the chains lagging behind it: the model's modes form
-    there and Gibbs chains redistribute between them slowly. It is about
-    the same with the flip-the-state operator (1.31 at 0.98, 1.51 at 1) and
-    was not reduced by resampling the chains (annealed SMC; tried and left
-    out), but it falls with longer schedules, about like ``steps**-0.8``:
-    0.71-0.82 at 40000 steps, 0.54-0.65 at 50000. For large models use
+    The defaults, with ``data=`` the training data, suit models of tens of
+    hidden units. On large trained models the default schedule is too short
+    for 0.1 nats: the chains lag behind the path near ``β = 1``, where the
+    model's modes form, and ``diagnostics["log_weight_variance"]`` shows the
+    variance of the log weights added there. That variance is not the
+    discretisation of the path, and the flip-the-state operator does not
+    reduce it; longer schedules do. So for large models use
     ``dtype=np.float32`` and ``n_jobs`` (the cores to use) and spend the
-    time on steps rather than chains: ``n_steps=50000, dtype=np.float32,
-    n_jobs=2`` takes 46-58 s on h500 on a 2-core machine, with standard
-    errors 0.08-0.11 (docs/estimators.md has the runs). The ``"adaptive"``
-    schedule cut the standard error threefold on random RBMs without such a
-    slow region (12 × 6, weight scale 1.5), but on the MNIST models
-    Salakhutdinov & Murray's schedule, dense near ``β = 1``, is better (h20:
-    0.053 against 0.077).
+    time on steps rather than chains (e.g. ``n_steps=50000``).
+    The ``"adaptive"`` schedule helps on models without such a slow region,
+    but on trained MNIST models Salakhutdinov & Murray's (2008) schedule,
+    dense near ``β = 1``, is better. See "Large models" in
+    docs/estimators.md for the measurements.
 
     Examples
     --------

@@ -55,24 +55,24 @@ error the standard deviation between runs over ``sqrt(n_runs)``. This needs
 no assumption about the correlation within a run, whose adapted ``ζ`` is a
 running average over its whole history; batch means would. The runs do share
 the pilot's ladder and starting states (and initial ``ζ``). Where the
-chains mix slowly (mnist_h500, near β = 1) they remember that shared start
-for a long time, and the spread between calls is larger than the standard
-error (1.05 against 0.56 nats over 20 calls on h500). Such runs are also
-still moving at the end: each run's estimate half-way and at the end are
-compared, and a mean difference beyond 3.3 of its standard errors raises a
-warning (:func:`_check_drift`; on h500 the estimates rose by 0.8-2.0 nats
-over the second half in six of six calls, and it warned in two).
+chains mix slowly (large trained models such as mnist_h500, near β = 1)
+they remember that shared start for a long time, and the spread between
+calls is larger than the standard error. Such runs are also still moving
+at the end: each run's estimate half-way and at the end are compared, and a
+mean difference beyond 3.3 of its standard errors raises a warning
+(:func:`_check_drift`). "SAMS on h500" in docs/estimators.md has the
+measurements.
 
 When that test fails, or when a label got less than a tenth of its share of
 the iterations (collapsed chains), the runs are not independent draws around
 one value, and the standard error reported is at least the standard deviation
 of the runs themselves (not divided by ``sqrt(n_runs)``) and at least the mean
 move over the second half: the rule RTS follows for its rounds
-(``spread_stderr``). On a random 8 × 5 RBM with ``|w|`` about 1000 the
-default run was 144 nats low with a standard error of 0.49 before; the
-drift test failed and the standard error is now 2.8, the spread of the runs,
-with a warning that it can still understate the error. Ctrl-C ends the run
-and returns each run's ``ζ`` so far, with a warning.
+(``spread_stderr``). Even the widened standard error can understate the
+real one where the chains never visited part of the space, and the warning
+says so (docs/estimators.md, "When an estimate cannot be trusted", has an
+example). Ctrl-C ends the run and returns each run's ``ζ`` so far, with a
+warning.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ __all__ = ["sams", "SAMSGain"]
 
 #: Default thermodynamic length between neighbouring labels: a local jump is a random-walk
 #: Metropolis move, whose rate of progress along the ladder is best at acceptance rates of
-#: about 0.4-0.5 (measured 0.44-0.48 on the MNIST models), not near 1.
+#: about 0.4-0.5, not near 1 (docs/estimators.md has the rates measured on the MNIST models).
 SAMS_SPACING = 2.0
 
 
@@ -246,8 +246,7 @@ def sams(
     betas : None, int or array_like, default None
         Interpolation values of each segment of the path
         (:func:`~pymc_rbm.estimators.rts.check_ladder`); ``None`` places them
-        at equal thermodynamic length ``spacing`` from the pilot run (9 labels on
-        the MNIST models h10 and h20).
+        at equal thermodynamic length ``spacing`` from the pilot run.
     n_runs : int, default 32
         Independent SAMS runs (each one chain with its own ``ζ``), advanced
         together; the standard error comes from their spread.
@@ -304,18 +303,19 @@ def sams(
 
     Notes
     -----
-    Measured with the defaults and the binarized MNIST training set as
-    ``data``: on h10 and h20, six runs were within 0.11 nats of the exact
-    ``log Z`` (standard errors 0.03-0.07, at most 1.6 of them), in about 6 s
-    each. One run over all four MNIST models (h10 → h20 → h100 → h500, 34
-    labels, ``rao_blackwell="local"``, 40000 iterations, 107 s) got h10 and h20
-    right within its errors (±0.5-0.7) but h500 at 469.5 ± 2.0, nine nats
-    above AIS: a local random walk over that many labels, through bridges
-    between models with 100 and 500 hidden units, needs far more iterations
-    (Zhang 2016 ran 400000). With acceptance about 0.45 one crossing of 34
-    labels takes of the order of ``34² / 0.45 ≈ 2600`` iterations, so the run
-    made about 15, too few for the stochastic-approximation update of the far
-    labels. Estimate such models one at a time.
+    The defaults, with ``data=`` the training data, suit small and medium
+    models; on large trained models the runs drift (module docstring).
+
+    With several models the labels run through every model's ladder and
+    the bridges between them. A local random walk over ``L`` labels with
+    acceptance ``a`` needs of the order of ``L² / a`` iterations per
+    crossing, so a joint run over models of very different sizes needs far
+    more iterations than one model alone, and the far labels' ``ζ`` adapt
+    last. Estimate large models one at a time, and use a joint run for the
+    differences between small related models
+    (``diagnostics["log_z_differences"]``). docs/estimators.md has the
+    measurements, among them a joint run over Zhang's (2016) four MNIST
+    models.
 
     Examples
     --------
