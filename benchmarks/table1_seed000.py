@@ -253,7 +253,7 @@ def describe(setup: dict, data=None, eval_data=None) -> str:
 
 
 def table_only(path) -> None:
-    records = read_records(path)
+    records = list({run_key(r): r for r in read_records(path)}.values())  # a run written twice counts once
     if not records:
         sys.exit(f"no runs in {path}")
     groups: dict = {}
