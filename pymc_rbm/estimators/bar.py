@@ -32,7 +32,6 @@ as the forward run's effective sample size grows) draws from the target.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 
@@ -43,6 +42,7 @@ from scipy.special import expit
 from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators._tempering import check_schedule, default_schedule, path_and_operator, path_blas_threads
 from pymc_rbm.estimators.ais import _TWO_CHAINS, _anneal_in_threads, _interrupted, weights_summary
+from pymc_rbm.estimators.exact import _default_threads
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
@@ -107,11 +107,6 @@ def _bootstrap_stderr(rng: np.random.Generator, u: np.ndarray, r: np.ndarray, n_
     for b in range(n_boot):
         est[b] = bennett_log_ratio(u[rng.integers(0, u.size, u.size)], r[rng.integers(0, r.size, r.size)])
     return float(est.std(ddof=1))
-
-
-def _default_jobs() -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, 8))
 
 
 def resample_by_weight(rng: np.random.Generator, states: np.ndarray, log_w: np.ndarray, n: int) -> np.ndarray:
@@ -243,7 +238,7 @@ def bar(
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", 2)
-    n_jobs = _default_jobs() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
+    n_jobs = _default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
     if schedule is not None and n_steps is not None:
         raise ValueError("give n_steps (of the default schedule) or schedule, not both")
     if schedule is None:
