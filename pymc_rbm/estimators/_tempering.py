@@ -33,15 +33,16 @@ the visible bias would have to be ``vbias_k / β_k``, undefined at
 ``β = 0``). Building an :class:`~pymc_rbm.RBMParams` of the intermediate
 model every step (:meth:`AnnealingPath.intermediate`) would be correct but
 copies and validates ``W`` thousands of times, and cannot give each chain its
-own β, which RTS and SAMS need. So :class:`AnnealingPath` computes the
-intermediate model's tempered logits directly, for a β that is a scalar or one
-per chain,
+own β, which RTS and SAMS need. So a point of the path is a target of the
+kernels' sweep (:meth:`AnnealingPath.at`, a :class:`PathPoint`) that computes
+the intermediate model's tempered logits directly, for a β that is a scalar or
+one per chain,
 
     hidden:  β (hbias_B + v·W_B)          visible:  b_A + β (vbias_B - b_A + W_B·h),
 
-and hands them to the kernels' own layer updates: the Bernoulli draw of the
-Gibbs kernel (``α = 0``) or the flip-the-state layer update
-:func:`pymc_rbm.kernels.flip_layer` (``α > 0``). The tests check, exactly,
+and :func:`pymc_rbm.kernels.sweep.sweep` applies the kernels' own layer rule
+to them: the Gibbs rule (``α = 0``) or flip-the-state mixed with Gibbs
+(``α > 0``). The tests check, exactly,
 that these logits are those of :meth:`AnnealingPath.intermediate` and that
 the resulting transition matrix leaves ``p_k`` invariant, and that a
 transition with the target's ``beta`` alone does not.
@@ -72,10 +73,11 @@ from scipy.special import logsumexp
 
 from pymc_rbm._runtime import blas_threads
 from pymc_rbm.estimators.mean_field import log_partition_mean_field
-from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY, propagate_activation
-from pymc_rbm.kernels.flip import flip_layer
-from pymc_rbm.kernels.gibbs import gibbs_layer_
+from pymc_rbm.kernels.activations import FULL_EVERY
+from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.operators import operator_alpha
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_float_dtype
 
@@ -84,6 +86,8 @@ __all__ = [
     "check_schedule",
     "base_rate_vbias",
     "AnnealingPath",
+    "PathPoint",
+    "path_rule",
     "PilotRun",
     "pilot_run",
     "log_mean_exp",
@@ -426,15 +430,25 @@ class AnnealingPath:
         c = np.atleast_2d(np.asarray(coef, dtype=self.dtype))
         return c @ self.vbiases + (h * self._hidden_scale(c)) @ self.WT
 
+    def at(self, coef) -> "PathPoint":
+        """The point ``λ = coef`` as a target of :func:`pymc_rbm.kernels.sweep.sweep`.
+
+        Parameters
+        ----------
+        coef : array_like of shape (1 + M,) or (n, 1 + M)
+            One point for all chains or one per chain.
+        """
+        return PathPoint(self, coef)
+
     def sweep(
         self, rng: np.random.Generator, v: np.ndarray, a: np.ndarray, coef, alpha: float = 0.0, *, refresh: bool = True
     ):
-        """One transition that leaves ``p_λ(v)`` invariant (stochastic).
+        """One transition that leaves ``p_λ(v)`` invariant (stochastic): the kernels' sweep at :meth:`at` ``(coef)``.
 
-        Draws ``h ~ p_λ(h | v)``, then updates ``v`` given ``h``: a Gibbs draw
-        for ``alpha = 0``, else the flip-the-state layer update mixed with
-        Gibbs by ``alpha`` (:func:`~pymc_rbm.kernels.flip_layer`). As a kernel
-        on ``v`` it is reversible with respect to ``p_λ(v)``.
+        Draws ``h ~ p_λ(h | v)``, then updates ``v`` given ``h`` by
+        :func:`path_rule` ``(alpha)``: the Gibbs rule for ``alpha = 0``, else
+        flip-the-state mixed with Gibbs by ``alpha``. As a kernel on ``v`` it
+        is reversible with respect to ``p_λ(v)``.
 
         Parameters
         ----------
@@ -448,10 +462,7 @@ class AnnealingPath:
         refresh : bool, default True
             Recompute the new activations by one matrix product. With
             ``False`` they are ``a`` updated by the rows of ``W`` of the
-            visible units that changed
-            (:func:`~pymc_rbm.kernels.activations.propagate_activation`, the
-            full product when more than
-            :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed);
+            visible units that changed (the sweep's carried hidden input);
             callers that carry activations pass ``False`` and refresh every
             :data:`~pymc_rbm.kernels.activations.FULL_EVERY` sweeps.
 
@@ -459,13 +470,8 @@ class AnnealingPath:
         -------
         v, a, vb : the new state as :meth:`start` returns it.
         """
-        h = gibbs_layer_(rng, self.hidden_logits(a, coef), self.dtype)
-        logit = self.visible_logits(h, coef)
-        v_new = gibbs_layer_(rng, logit, self.dtype) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
-        a, _ = propagate_activation(
-            a, v, v_new, self.W, self.hidden_activation, force_full=refresh, max_fraction=BATCH_FRACTION
-        )
-        return v_new, a, self._visible_terms(v_new)
+        state, _ = sweep(rng, RBMState(v, None, a), self.at(coef), path_rule(alpha), refresh=refresh)
+        return state.v, state.hidden_input, self._visible_terms(state.v)
 
     # --------------------------------------------------------------- density
     def log_f(self, a: np.ndarray, vb: np.ndarray, coef) -> np.ndarray:
@@ -511,6 +517,41 @@ class AnnealingPath:
             out[:, s : s + step] += softplus_sum_(z)
         return out
 
+
+
+class PathPoint(NamedTuple):
+    """A point ``λ`` of an :class:`AnnealingPath` as a target of :func:`pymc_rbm.kernels.sweep.sweep`.
+
+    Attributes
+    ----------
+    path : AnnealingPath
+    coef : array_like of shape (1 + M,) or (n, 1 + M)
+    """
+
+    path: AnnealingPath
+    coef: object
+
+    @property
+    def W(self) -> np.ndarray:
+        """The couplings of all models side by side, (n_visible, H)."""
+        return self.path.W
+
+    def hidden_input(self, v: np.ndarray) -> np.ndarray:
+        """``hbias + v·W`` (n, H), the same at every point."""
+        return self.path.hidden_activation(v)
+
+    def hidden_logits(self, a: np.ndarray) -> np.ndarray:
+        """``λ_m(j) (hbias + v·W)_j`` from the hidden input ``a``."""
+        return self.path.hidden_logits(a, self.coef)
+
+    def visible_logits(self, h: np.ndarray) -> np.ndarray:
+        """``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)``."""
+        return self.path.visible_logits(h, self.coef)
+
+
+def path_rule(alpha: float) -> LayerRule:
+    """The visible layer rule of the path's sweeps: Gibbs for ``alpha = 0``, else flip-the-state mixed by ``alpha``."""
+    return GIBBS if alpha == 0.0 else LayerRule(alpha)
 
 
 # ------------------------------------------------------------------- pilot

@@ -35,15 +35,15 @@ from pymc_rbm.estimators._tempering import (  # the path's public names stay imp
     log_mean_exp,
     path_and_operator,
     path_blas_threads,
+    path_rule,
     pilot_run,
     softplus_sum_,
     thermodynamic_length,
 )
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY, propagate_activation
-from pymc_rbm.kernels.flip import flip_layer
-from pymc_rbm.kernels.gibbs import gibbs_layer_
-from pymc_rbm.kernels.state import sigmoid_
+from pymc_rbm.kernels.activations import FULL_EVERY
+from pymc_rbm.kernels.state import RBMState, sigmoid_
+from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
 
@@ -149,12 +149,12 @@ def _anneal(
     The log weights are ``Σ_k log f_k(x_k) - log f_{k-1}(x_k)``, accumulated
     in float64. The transition after each weight update is at the new β
     (Salakhutdinov & Murray's order); none follows the last. This is
-    :meth:`AnnealingPath.log_f` and :meth:`AnnealingPath.sweep` at a shared β,
-    unrolled so that the activations ``a = hbias + v·W`` serve both the
-    weight and the hidden draw. They are carried from step to step and
-    updated by the rows of ``W`` of the visible units that changed
-    (:func:`~pymc_rbm.kernels.activations.propagate_activation`, the step
-    methods' update): near ``β = 1`` a step changes 1-5 % of the visible
+    :meth:`AnnealingPath.log_f` and the kernels' sweep
+    (:func:`~pymc_rbm.kernels.sweep.sweep`) at the path's point, with the
+    activations ``a = hbias + v·W`` carried by the sweep from step to step
+    (updated by the rows of ``W`` of the visible units that changed,
+    :func:`~pymc_rbm.kernels.activations.propagate_activation`, the step
+    methods' update) and serving the weight too: near ``β = 1`` a step changes 1-5 % of the visible
     units of a trained MNIST model, and the update costs a fifth to a tenth
     of the product. When more than
     :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed, and on every
@@ -169,25 +169,23 @@ def _anneal(
         softplus(β_k a) - softplus(β_{k-1} a) = log1p(σ · expm1(δ)),
 
     accurate to a few ulp *of the increment* (which is of order ``δ``), so it
-    can be computed in the sampling dtype; and ``sigmoid(β_k a) = (σ + t) /
-    (1 + t)`` with ``t = σ · expm1(δ)`` gives the hidden draw's probabilities
-    without another ``exp``. Chains where that overflows (``|δ|`` beyond the
-    dtype's ``exp`` range) are recomputed from softplus sums in float64.
+    can be computed in the sampling dtype. Chains where that overflows
+    (``|δ|`` beyond the dtype's ``exp`` range) are recomputed from softplus
+    sums in float64.
 
     ``stop`` (a ``threading.Event``) ends the run at the next step when set.
     """
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
     dt = path.dtype
-    W, WT = path.W, path.WT
-    b_a = path.vbiases[0]
-    d = path.vbiases[1] - b_a  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
+    rule = path_rule(alpha)
+    d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
-    a = path.hidden_activation(v)
+    state = RBMState(v, None, path.hidden_activation(v))
     dv = (v @ d).astype(np.float64)
     log_w = np.zeros(n)
-    sig = sigmoid_(a * dt.type(betas[0]))  # sigmoid(β a) of the current state at the current β
+    sig = sigmoid_(state.hidden_input * dt.type(betas[0]))  # sigmoid(β a) of the current state at the current β
     K = betas.size - 1
     slot = {int(k): i for i, k in enumerate(record)}
     trace = np.zeros((len(slot), n))
@@ -196,36 +194,25 @@ def _anneal(
             break
         beta, step = float(betas[k]), float(betas[k] - betas[k - 1])
         log_w += step * dv
+        a = state.hidden_input
         t = a * dt.type(step)
         with np.errstate(over="ignore", invalid="ignore"):
             np.expm1(t, out=t)
             t *= sig
-            sig += t  # sigmoid(β_k a) = (σ + t) / (1 + t)
             inc = np.log1p(t).sum(axis=-1, dtype=np.float64)
-            t += 1.0
-            sig /= t
         bad = ~np.isfinite(inc)
         if bad.any():  # exp overflowed: the two softplus sums in float64 (rare; extreme |δ|)
             a64 = a[bad].astype(np.float64)
             inc[bad] = softplus_sum_(a64 * beta) - softplus_sum_(a64 * float(betas[k - 1]))
-            sig[bad] = sigmoid_(a[bad] * dt.type(beta))
         log_w += inc
-        if k < K:
-            h = (rng.random(sig.shape) < sig).astype(dt)  # h ~ p_k(h | v)
-            h *= dt.type(beta)
-            logit = h @ WT
-            logit += b_a + beta * d
-            v_new = gibbs_layer_(rng, logit, dt) if alpha == 0.0 else flip_layer(rng, v, logit, alpha=alpha)
-            a, _ = propagate_activation(  # refreshed on every FULL_EVERY-th step, as in AnnealingPath.sweep's callers
-                a, v, v_new, W, path.hidden_activation, force_full=k % FULL_EVERY == 0, max_fraction=BATCH_FRACTION
-            )
-            v = v_new
-            dv = (v @ d).astype(np.float64)
-            sig = sigmoid_(a * dt.type(beta))
+        if k < K:  # the sweep at β_k; the carried activations are refreshed on every FULL_EVERY-th step
+            state, _ = sweep(rng, state, path.at(path.coefficients(beta)), rule, refresh=k % FULL_EVERY == 0)
+            dv = (state.v @ d).astype(np.float64)
+            sig = sigmoid_(state.hidden_input * dt.type(beta))
         if k in slot:
             trace[slot[k]] = log_w
         bar.advance()
-    return Annealed(log_w, v, trace)
+    return Annealed(log_w, state.v, trace)
 
 
 def _anneal_in_threads(

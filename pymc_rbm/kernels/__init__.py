@@ -1,12 +1,17 @@
-"""Sampling kernels for binary RBMs, in pure NumPy (this package never imports PyMC).
+"""Sampling kernels for binary RBMs, in NumPy and Numba (this package never imports PyMC).
 
-Every kernel has the signature ``kernel(rng, state, params, beta=None) ->
-(state, info)``: randomness first, the :class:`RBMState` of a batch of
-chains in and out, parameters and the inverse temperature ``beta`` (a scalar
-or one per chain) passed on every call, options bound once with
-``build_kernel``. The same kernel serves ``pm.sample``, training and the
-estimators (AIS runs it at ``β < 1``).
+One kernel, :func:`~pymc_rbm.kernels.sweep.sweep` ``(rng, state, target, rule) ->
+(state, info)``: randomness first, the :class:`RBMState` of a batch of chains
+in and out, a *target* that gives each layer's tempered logits (an RBM at
+``β``; a point of the estimators' annealing path), and the layer update rule
+bound once (:mod:`~pymc_rbm.kernels.layer`, written once and compiled). The
+kernels by RBM, ``kernel(rng, state, params, beta=None) -> (state, info)``
+with options bound by ``build_kernel``, are that kernel at the RBM at ``β``.
+The same kernel serves ``pm.sample``, training and the estimators (AIS runs
+it along its path).
 
+- :mod:`~pymc_rbm.kernels.sweep`: the sweep kernel and the RBM-at-β target.
+- :mod:`~pymc_rbm.kernels.layer`: the layer update rule (Gibbs, flip-the-state, their mixture).
 - :mod:`~pymc_rbm.kernels.gibbs`: block Gibbs, ``G = G_h G_v``.
 - :mod:`~pymc_rbm.kernels.flip`: flip-the-state (Brügge, Fischer & Igel 2013), ``T = T_h T_v``,
   and its mixture ``T^α_i = α T_i + (1 - α) G_i`` with Gibbs.
@@ -23,12 +28,13 @@ estimators (AIS runs it at ``β < 1``).
   with carried activations in one Numba call, the same chain draw for draw.
 """
 
-from pymc_rbm.kernels import activations, flip, gibbs, metropolis, operators, tempering, wormhole
+from pymc_rbm.kernels import activations, flip, gibbs, layer, metropolis, operators, sweep, tempering, wormhole
 from pymc_rbm.kernels.activations import propagate_activation
 from pymc_rbm.kernels.flip import flip_hiddens, flip_layer, flip_probability, flip_sweep, flip_visibles
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens, sample_visibles
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
-from pymc_rbm.kernels.operators import build_operator, operator_alpha
+from pymc_rbm.kernels.layer import GIBBS, LayerRule, layer_rule
+from pymc_rbm.kernels.operators import build_operator, operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState, SweepInfo
 from pymc_rbm.kernels.tempering import TemperedState, swap_neighbours
 from pymc_rbm.kernels.wormhole import (
@@ -57,6 +63,12 @@ __all__ = [
     "propagate_activation",
     "build_operator",
     "operator_alpha",
+    "operator_rule",
+    "LayerRule",
+    "GIBBS",
+    "layer_rule",
+    "layer",
+    "sweep",
     "operators",
     "activations",
     "gibbs",

@@ -56,6 +56,19 @@ def below_sigmoid(u, y, E):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
+def change_probability(s, E, alpha):  # pragma: no cover - compiled
+    """Flip-the-state mixed with Gibbs: the probability that a unit changes, given ``s = log p(other) /
+    p(current)`` and ``E = exp(-|s|)``: ``q = alpha q_T + (1 - alpha) sigmoid(s)``, ``q_T = exp(min(s, 0))``
+    and 1/2 at the tie ``s = 0`` (Brügge, Fischer & Igel 2013, Definition 1 and §5.2)."""
+    q = E if s < 0.0 else 1.0  # 1 towards the more probable state
+    if s == 0.0:
+        q = 0.5  # the tie rule
+    if alpha != 1.0:
+        q = q * alpha + ((1.0 if s >= 0.0 else E) / (1.0 + E)) * (1.0 - alpha)
+    return q
+
+
+@njit(cache=True, nogil=True, inline="always")
 def rule_state(u, x, a, E, alpha, gibbs):  # pragma: no cover - compiled
     """The unit's new state from its uniform ``u``, state ``x``, logit ``a`` and ``E = exp(-|a|)``."""
     if gibbs:
@@ -63,14 +76,9 @@ def rule_state(u, x, a, E, alpha, gibbs):  # pragma: no cover - compiled
     # written without data-dependent branches: most units change in some regimes
     s = a * (1.0 - 2.0 * x)  # log p(other) / p(current)
     if alpha == 0.0:
-        flip = below_sigmoid(u, s, E)
+        flip = below_sigmoid(u, s, E)  # u < sigmoid(s) = change_probability(s, E, 0), without the division
     else:
-        q = E if s < 0.0 else 1.0  # 1 towards the more probable state
-        if s == 0.0:
-            q = 0.5  # the tie rule
-        if alpha != 1.0:
-            q = q * alpha + ((1.0 if s >= 0.0 else E) / (1.0 + E)) * (1.0 - alpha)
-        flip = u < q
+        flip = u < change_probability(s, E, alpha)
     f = 1.0 if flip else 0.0
     return x + f - 2.0 * x * f  # x XOR flip
 
@@ -95,6 +103,56 @@ def update_layer(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
         update_units(u, x, a, 0.0, False, out)
     else:
         update_units(u, x, a, alpha, False, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def update_row(u, x, a, E, alpha, gibbs, out):  # pragma: no cover - compiled
+    """One row by :func:`rule_state` into ``out`` (``x`` is not modified); the number of changed units."""
+    c = 0
+    for i in range(x.shape[0]):
+        new = rule_state(u[i], x[i], a[i], E[i], alpha, gibbs)
+        out[i] = new
+        c += 1 if new != x[i] else 0
+    return c
+
+
+@njit(cache=True, nogil=True)
+def update_rows(u, x, a, alpha, gibbs, out, counts):  # pragma: no cover - compiled
+    """A batch's layer update by the rule, given its uniforms ``u`` (all arrays (n_chains, n)), into ``out``.
+
+    Each row's exponentials are taken in one vectorised loop (:func:`exp_neg_abs`) before the rule; ``counts``
+    receives the changed units per row. The NumPy kernels' layer update
+    (:meth:`pymc_rbm.kernels.operators.Operator.update`)."""
+    e = np.empty(x.shape[1])
+    for k in range(x.shape[0]):
+        exp_neg_abs(a[k], a[k], False, e)
+        # the operator is fixed per call: a loop of its own for each case, specialised by the compiler
+        if gibbs:
+            counts[k] = update_row(u[k], x[k], a[k], e, 1.0, True, out[k])
+        elif alpha == 1.0:
+            counts[k] = update_row(u[k], x[k], a[k], e, 1.0, False, out[k])
+        elif alpha == 0.0:
+            counts[k] = update_row(u[k], x[k], a[k], e, 0.0, False, out[k])
+        else:
+            counts[k] = update_row(u[k], x[k], a[k], e, alpha, False, out[k])
+
+
+@njit(cache=True, nogil=True)
+def gibbs_rows(u, a, out):  # pragma: no cover - compiled
+    """:func:`update_rows` by the Gibbs rule, which does not read the current states (none are given)."""
+    e = np.empty(a.shape[1])
+    for k in range(a.shape[0]):
+        exp_neg_abs(a[k], a[k], False, e)
+        for i in range(a.shape[1]):
+            out[k, i] = rule_state(u[k, i], 0.0, a[k, i], e[i], 1.0, True)
+
+
+@njit(cache=True, nogil=True)
+def change_probabilities(x, a, alpha, out):  # pragma: no cover - compiled
+    """``out = `` :func:`change_probability` of each unit of ``x`` at logits ``a`` (1-D arrays)."""
+    for i in range(x.shape[0]):
+        s = a[i] if x[i] == 0 else -a[i]
+        out[i] = change_probability(s, np.exp(-abs(s)), alpha)
 
 
 @njit(cache=True, nogil=True)

@@ -42,8 +42,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from pymc_rbm.energy import hidden_activation, visible_activation
-from pymc_rbm.kernels.state import RBMState, SweepInfo, check_beta, sigmoid_, temper_
+from pymc_rbm.kernels.layer import LayerRule, change_probabilities, check_alpha
+from pymc_rbm.kernels.state import RBMState, SweepInfo
+from pymc_rbm.kernels.sweep import at_beta, sweep
 
 __all__ = [
     "check_alpha",
@@ -55,38 +56,6 @@ __all__ = [
     "flip_sweep",
     "build_kernel",
 ]
-
-
-def check_alpha(alpha) -> float:
-    """The flip/Gibbs mixture weight ``alpha`` as a float in [0, 1], or a ValueError (NaN included)."""
-    a = float(alpha)
-    if not 0.0 <= a <= 1.0:  # also refuses NaN
-        raise ValueError(f"alpha must lie in [0, 1] (1: flip-the-state, 0: Gibbs), got {alpha!r}")
-    return a
-
-
-def _change_probability_(on: np.ndarray, logit: np.ndarray, alpha: float) -> np.ndarray:
-    """:func:`flip_probability` for a boolean state, overwriting the float array ``logit``.
-
-    ``s = log p(other) / p(current)`` is the logit with its sign turned for
-    units that are on; then ``q_T = exp(min(s, 0))`` except ``1/2`` where
-    ``s == 0`` (the tie), and ``q_G = sigmoid(s)``. No ratio of rounded
-    probabilities is formed, so ``|s|`` of any size is exact.
-    """
-    s = np.negative(logit, out=logit, where=on)
-    if alpha == 0.0:
-        return sigmoid_(s)
-    gibbs = sigmoid_(s.copy()) if alpha != 1.0 else None
-    tie = s == 0.0
-    np.minimum(s, 0.0, out=s)
-    q = np.exp(s, out=s)
-    if tie.any():
-        np.copyto(q, 0.5, where=tie)
-    if gibbs is not None:
-        q *= alpha
-        gibbs *= 1.0 - alpha
-        q += gibbs
-    return q
 
 
 def flip_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
@@ -119,10 +88,7 @@ def flip_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
     >>> flip_probability([0, 1], [2.0, 2.0], alpha=0.0).round(6)  # Gibbs
     array([0.880797, 0.119203])
     """
-    alpha = check_alpha(alpha)
-    logit = np.array(logit, dtype=np.result_type(np.asarray(logit).dtype, np.float32), copy=True)
-    on = np.asarray(x) != 0
-    return _change_probability_(np.broadcast_to(on, logit.shape), logit, alpha)
+    return change_probabilities(x, logit, alpha)
 
 
 def stay_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
@@ -154,18 +120,6 @@ def stay_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
     return stay
 
 
-def _update_(rng: np.random.Generator, x: np.ndarray, logit: np.ndarray, alpha: float):
-    """Flip each unit of ``x`` with its :func:`flip_probability`; overwrites ``logit``.
-
-    Returns the new states (dtype of ``x``) and the number of flips per chain.
-    """
-    on = x != 0
-    q = _change_probability_(on, logit, alpha)
-    flip = rng.random(q.shape) < q  # one bulk draw per layer
-    new = np.not_equal(on, flip)  # x XOR flip
-    return new.astype(x.dtype, copy=False), np.count_nonzero(flip, axis=-1)
-
-
 def flip_layer(rng: np.random.Generator, x: np.ndarray, logit: np.ndarray, *, alpha: float = 1.0) -> np.ndarray:
     """One update of a layer given its tempered logits (stochastic).
 
@@ -187,8 +141,7 @@ def flip_layer(rng: np.random.Generator, x: np.ndarray, logit: np.ndarray, *, al
     ndarray of shape (n_chains, n_units)
         The new states, in the dtype of ``x``.
     """
-    logit = np.array(logit, dtype=np.result_type(np.asarray(logit).dtype, np.float32), copy=True)
-    return _update_(rng, x, logit, check_alpha(alpha))[0]
+    return LayerRule(check_alpha(alpha)).update(rng, x, logit)[0]
 
 
 def flip_hiddens(rng: np.random.Generator, h: np.ndarray, v: np.ndarray, params, beta=None, *, alpha: float = 1.0):
@@ -209,8 +162,8 @@ def flip_hiddens(rng: np.random.Generator, h: np.ndarray, v: np.ndarray, params,
     ndarray of shape (n_chains, n_hidden)
         The new hidden states, in the dtype of ``h``.
     """
-    a = temper_(hidden_activation(v, params), check_beta(beta, v.shape[0]))
-    return _update_(rng, h, a, check_alpha(alpha))[0]
+    target = at_beta(params, beta, v.shape[0])
+    return flip_layer(rng, h, target.hidden_logits(target.hidden_input(v)), alpha=alpha)
 
 
 def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params, beta=None, *, alpha: float = 1.0):
@@ -235,8 +188,7 @@ def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params
     ndarray of shape (n_chains, n_visible)
         The new visible states, in the dtype of ``v``.
     """
-    a = temper_(visible_activation(h, params), check_beta(beta, h.shape[0]))
-    return _update_(rng, v, a, check_alpha(alpha))[0]
+    return flip_layer(rng, v, at_beta(params, beta, h.shape[0]).visible_logits(h), alpha=alpha)
 
 
 def flip_sweep(
@@ -283,11 +235,8 @@ def flip_sweep(
     >>> state.h.shape, info.n_changed.shape
     ((10, 4), (10,))
     """
-    alpha = check_alpha(alpha)
-    b = check_beta(beta, state.v.shape[0])
-    h, n_h = _update_(rng, state.h, temper_(hidden_activation(state.v, params), b), alpha)
-    v, n_v = _update_(rng, state.v, temper_(visible_activation(h, params), b), alpha)
-    return RBMState(v, h), SweepInfo(n_changed=n_v, n_hidden_changed=n_h)
+    rule = LayerRule(check_alpha(alpha))
+    return sweep(rng, state, at_beta(params, beta, state.v.shape[0]), rule)
 
 
 def build_kernel(*, alpha: float = 1.0):

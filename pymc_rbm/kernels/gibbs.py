@@ -13,35 +13,12 @@ layer given the new ``h``.
 from __future__ import annotations
 
 import numpy as np
-from pymc_rbm.energy import hidden_activation, visible_activation
-from pymc_rbm.kernels.state import RBMState, SweepInfo, check_beta, sigmoid_, temper_
+from pymc_rbm.kernels.layer import GIBBS
+from pymc_rbm.kernels.state import RBMState, SweepInfo
+from pymc_rbm.kernels.sweep import at_beta, sweep
 from pymc_rbm.validation import check_binary
 
-__all__ = ["gibbs_layer_", "sample_hiddens", "sample_visibles", "gibbs_sweep", "init_state", "build_kernel"]
-
-
-def gibbs_layer_(rng: np.random.Generator, logit: np.ndarray, dtype=None) -> np.ndarray:
-    """One Gibbs update of a layer given its tempered logits, ``x = [u < sigmoid(logit)]`` (stochastic).
-
-    The Gibbs counterpart of :func:`pymc_rbm.kernels.flip.flip_layer`; it
-    overwrites ``logit`` (with the probabilities), so pass a copy to keep it.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        One uniform per unit is drawn, in C order.
-    logit : ndarray of shape (n_chains, n_units)
-        ``P(x = 1 | other layer) = sigmoid(logit)``; overwritten.
-    dtype : numpy dtype, optional
-        Of the result; default that of ``logit``.
-
-    Returns
-    -------
-    ndarray of shape (n_chains, n_units)
-        0/1 values.
-    """
-    sigmoid_(logit)
-    return (rng.random(logit.shape) < logit).astype(logit.dtype if dtype is None else dtype, copy=False)
+__all__ = ["sample_hiddens", "sample_visibles", "gibbs_sweep", "init_state", "build_kernel"]
 
 
 def sample_hiddens(rng: np.random.Generator, v: np.ndarray, params, beta=None) -> np.ndarray:
@@ -61,8 +38,8 @@ def sample_hiddens(rng: np.random.Generator, v: np.ndarray, params, beta=None) -
     ndarray of shape (n_chains, n_hidden)
         0/1 values in the floating type of ``params``.
     """
-    a = temper_(hidden_activation(v, params), check_beta(beta, v.shape[0]))
-    return gibbs_layer_(rng, a)
+    target = at_beta(params, beta, v.shape[0])
+    return GIBBS.update(rng, None, target.hidden_logits(target.hidden_input(v)))[0]
 
 
 def sample_visibles(rng: np.random.Generator, h: np.ndarray, params, beta=None) -> np.ndarray:
@@ -82,8 +59,7 @@ def sample_visibles(rng: np.random.Generator, h: np.ndarray, params, beta=None) 
     ndarray of shape (n_chains, n_visible)
         0/1 values in the floating type of ``params``.
     """
-    a = temper_(visible_activation(h, params), check_beta(beta, h.shape[0]))
-    return gibbs_layer_(rng, a)
+    return GIBBS.update(rng, None, at_beta(params, beta, h.shape[0]).visible_logits(h))[0]
 
 
 def gibbs_sweep(rng: np.random.Generator, state: RBMState, params, beta=None) -> tuple[RBMState, SweepInfo]:
@@ -102,7 +78,8 @@ def gibbs_sweep(rng: np.random.Generator, state: RBMState, params, beta=None) ->
     Returns
     -------
     state : RBMState
-        The new ``(v, h)``, 0/1 values in the floating type of ``params``.
+        The new ``(v, h)``, 0/1 values in the dtypes of the old state (``h``
+        in the floating type of ``params`` when ``state.h`` is None).
     info : SweepInfo
         Numbers of visible and hidden units that changed, shape (n_chains,).
 
@@ -118,13 +95,7 @@ def gibbs_sweep(rng: np.random.Generator, state: RBMState, params, beta=None) ->
     >>> state.v.shape, info.n_changed.shape
     ((10, 6), (10,))
     """
-    h = sample_hiddens(rng, state.v, params, beta)
-    v = sample_visibles(rng, h, params, beta)
-    info = SweepInfo(
-        n_changed=np.count_nonzero(v != state.v, axis=-1),
-        n_hidden_changed=np.count_nonzero(h != state.h, axis=-1),
-    )
-    return RBMState(v, h), info
+    return sweep(rng, state, at_beta(params, beta, state.v.shape[0]), GIBBS)
 
 
 def init_state(rng: np.random.Generator, v, params, beta=None) -> RBMState:
@@ -165,6 +136,7 @@ def build_kernel():
     """The block Gibbs kernel ``kernel(rng, state, params, beta=None) -> (state, info)``.
 
     Gibbs has no options; this exists so that every kernel is built the
-    same way (compare :func:`pymc_rbm.kernels.flip.build_kernel`).
+    same way (compare :func:`pymc_rbm.kernels.flip.build_kernel`). It is
+    :func:`~pymc_rbm.kernels.sweep.sweep` at the RBM at ``β`` with the Gibbs rule.
     """
     return gibbs_sweep

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numbers
 
 from pymc_rbm.kernels import flip, gibbs
-from pymc_rbm.kernels.flip import check_alpha
+from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
 
-__all__ = ["operator_alpha", "build_operator"]
+__all__ = ["operator_alpha", "operator_rule", "build_operator"]
 
 
 def operator_alpha(operator) -> float:
@@ -46,6 +46,22 @@ def operator_alpha(operator) -> float:
         except ValueError:
             pass
     raise ValueError(f'operator must be "gibbs", "flip" or a mixture weight alpha in [0, 1], got {operator!r}')
+
+
+def operator_rule(operator) -> LayerRule:
+    """The layer rule that ``operator`` names (:mod:`pymc_rbm.kernels.layer`).
+
+    ``"gibbs"`` is the Gibbs rule ``x' = [u < sigmoid(a)]``; ``"flip"`` and a
+    weight ``α`` are flip-the-state mixed with Gibbs by ``α`` (``α = 0`` is
+    Gibbs in distribution, moving from the current state).
+
+    Examples
+    --------
+    >>> operator_rule("gibbs").gibbs, operator_rule("flip").alpha, operator_rule(0.5).alpha
+    (True, 1.0, 0.5)
+    """
+    alpha = operator_alpha(operator)
+    return GIBBS if isinstance(operator, str) and operator == "gibbs" else LayerRule(alpha)
 
 
 def build_operator(operator):

@@ -26,10 +26,16 @@ class RBMState(NamedTuple):
     h : ndarray of shape (n_chains, n_hidden)
         Hidden units, values in {0, 1}. Flip-the-state needs the current
         hidden state; Gibbs ignores it (it redraws ``h`` from ``p(h | v)``).
+        None: not known, and the next hidden update is a Gibbs draw.
+    hidden_input : ndarray of shape (n_chains, n_hidden), optional
+        The carried untempered hidden activations of ``v`` under the target
+        (``hbias + v·W`` for an RBM), kept up to date by the rows of the
+        visible units that changed; None when not carried.
     """
 
     v: np.ndarray
-    h: np.ndarray
+    h: np.ndarray | None
+    hidden_input: np.ndarray | None = None
 
 
 class SweepInfo(NamedTuple):

@@ -118,7 +118,7 @@ from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_act
 from pymc_rbm.kernels import compiled as _compiled
 from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
 from pymc_rbm.kernels.compiled import draw_in_place, same_values
-from pymc_rbm.kernels.gibbs import gibbs_layer_
+from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import is_rbm_variable, rbm_params_of
@@ -479,21 +479,24 @@ class RBMStep(BlockedStep):
             self._set_params(*self._param_fn(*self.param_inputs), validate=False)
 
     # ------------------------------------------------------- the kernels
+    #: The layer update rule of the sweeps (:mod:`pymc_rbm.kernels.layer`); set by each step method.
+    rule: LayerRule = GIBBS
+
     def _update_hidden(self, h, a_h):
         """New hidden states given the activation ``a_h`` (not modified); ``h`` may be None."""
-        raise NotImplementedError
+        return self.rule.update(self.rng, h if self.rule.reads_state else None, a_h)[0]
 
     def _update_visible(self, v, a_v):
         """New visible states given the activation ``a_v`` (not modified)."""
-        raise NotImplementedError
+        return self.rule.update(self.rng, v if self.rule.reads_state else None, a_v)[0]
 
     def _compiled_options(self) -> dict:
-        """Options of :func:`~pymc_rbm.kernels.compiled.carried_sweeps` for this step's layer updates."""
-        raise NotImplementedError
+        """Options of :func:`~pymc_rbm.kernels.compiled.carried_sweeps` for this step's layer rule."""
+        return {"gibbs": True} if self.rule.gibbs else {"alpha": self.rule.alpha}
 
     def _draw_hidden(self, a_h):
-        """``h ~ p(h | v)`` from the activation ``hbias + v·W`` (the refresh), via the Gibbs kernel."""
-        return gibbs_layer_(self.rng, a_h.copy())
+        """``h ~ p(h | v)`` from the activation ``hbias + v·W`` (the refresh), by the Gibbs rule."""
+        return GIBBS.update(self.rng, None, a_h)[0]
 
     # --------------------------------------------------------- one draw
     def step(self, point):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pymc.step_methods.compound import Competence
 
-from pymc_rbm.kernels.flip import check_alpha, flip_layer
+from pymc_rbm.kernels.layer import LayerRule, check_alpha
 from pymc_rbm.step_methods.base import RBMStep, is_rbm_variable
 
 __all__ = ["FlipTheState"]
@@ -65,6 +65,7 @@ class FlipTheState(RBMStep):
 
     def __init__(self, vars=None, *, alpha: float = 1.0, **kwargs):
         self.alpha = check_alpha(alpha)
+        self.rule = LayerRule(self.alpha)
         super().__init__(vars, **kwargs)
 
     @staticmethod
@@ -75,12 +76,3 @@ class FlipTheState(RBMStep):
         instead where the RBM's parameters are constants or data.
         """
         return Competence.PREFERRED if is_rbm_variable(var) else Competence.INCOMPATIBLE
-
-    def _compiled_options(self) -> dict:
-        return {"alpha": self.alpha}
-
-    def _update_hidden(self, h, a_h):
-        return flip_layer(self.rng, h, a_h, alpha=self.alpha)
-
-    def _update_visible(self, v, a_v):
-        return flip_layer(self.rng, v, a_v, alpha=self.alpha)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pymc.step_methods.compound import Competence
 
-from pymc_rbm.kernels.gibbs import gibbs_layer_
 from pymc_rbm.step_methods.base import RBMStep, is_rbm_variable
 
 __all__ = ["BlockGibbs"]
@@ -62,12 +61,3 @@ class BlockGibbs(RBMStep):
     def competence(var, has_grad=None):
         """``PREFERRED`` for RBM variables (``FlipTheState`` is ``IDEAL``), else ``INCOMPATIBLE``."""
         return Competence.PREFERRED if is_rbm_variable(var) else Competence.INCOMPATIBLE
-
-    def _compiled_options(self) -> dict:
-        return {"gibbs": True}
-
-    def _update_hidden(self, h, a_h):
-        return gibbs_layer_(self.rng, a_h.copy())
-
-    def _update_visible(self, v, a_v):
-        return gibbs_layer_(self.rng, a_v.copy())

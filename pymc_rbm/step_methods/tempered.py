@@ -97,10 +97,9 @@ from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
 from pymc_rbm.kernels import compiled
-from pymc_rbm.kernels.flip import flip_layer
 from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
-from pymc_rbm.kernels.operators import build_operator, operator_alpha
+from pymc_rbm.kernels.operators import build_operator, operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.tempering import (
     TemperedState,
@@ -260,6 +259,7 @@ class ReplicaExchange(RBMStep):
         self.operator = operator
         self.keeps_hidden = not (isinstance(operator, str) and operator == "gibbs")
         self._sweep_kernel = build_operator(operator)
+        self.rule = operator_rule(operator)
         if isinstance(max_temperatures, bool) or not isinstance(max_temperatures, numbers.Integral):
             raise ValueError(f"max_temperatures must be an integer >= 2, got {max_temperatures!r}")
         if max_temperatures < 2:
@@ -305,15 +305,6 @@ class ReplicaExchange(RBMStep):
     def competence(var, has_grad=None):
         """``IDEAL`` for RBM variables with constant parameters, ``INCOMPATIBLE`` otherwise."""
         return Competence.IDEAL if has_constant_parameters(var) else Competence.INCOMPATIBLE
-
-    def _compiled_options(self) -> dict:
-        return {"gibbs": True} if not self.keeps_hidden else {"alpha": self.alpha}
-
-    def _update_hidden(self, h, a_h):
-        return flip_layer(self.rng, h, a_h, alpha=self.alpha) if self.keeps_hidden else self._draw_hidden(a_h)
-
-    def _update_visible(self, v, a_v):
-        return flip_layer(self.rng, v, a_v, alpha=self.alpha) if self.keeps_hidden else self._draw_hidden(a_v)
 
     def _set_params(self, W, vbias, hbias, *, validate: bool) -> None:
         super()._set_params(W, vbias, hbias, validate=validate)

@@ -41,7 +41,8 @@ from pymc_rbm.energy import free_energy, hidden_activation, visible_activation
 from pymc_rbm.estimators.tap import UnphysicalFixedPoint
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels import tempering as _tempering
-from pymc_rbm.kernels.gibbs import gibbs_layer_, gibbs_sweep, init_state, sample_hiddens
+from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens
+from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.training.gradients import (
     Gradient,
@@ -241,9 +242,10 @@ def gibbs_sweeps_visible_first(rng: np.random.Generator, state: RBMState, params
     """
     v, h = state.v, state.h
     for _ in range(k):
-        v = gibbs_layer_(rng, visible_activation(h, params))
-        ph = sigmoid_(hidden_activation(v, params))
-        h = (rng.random(ph.shape) < ph).astype(ph.dtype)
+        v = GIBBS.update(rng, None, visible_activation(h, params))[0]
+        a = hidden_activation(v, params)
+        h = GIBBS.update(rng, None, a)[0]
+        ph = sigmoid_(a)
     return RBMState(v, h), ph
 
 
@@ -302,9 +304,9 @@ def persistent_contrastive_divergence(
         if compiled.dense(chains.v.shape[0], params.n_visible, params.n_hidden):  # BLAS products pay there
             return _step_gradient(step, rng, chains, params, batch)
         if returned and chains is returned[0]:
-            v, h = chains
+            v, h = chains.v, chains.h
         else:  # chains of the caller (a resumed fit) stay as they are
-            v, h = (np.array(x, dtype=np.float64, order="C") for x in chains)
+            v, h = (np.array(x, dtype=np.float64, order="C") for x in (chains.v, chains.h))
         grad = compiled.persistent_gibbs_gradient(rng, batch, v, h, params, k)
         returned[:] = [RBMState(v, h)]
         return Gradient(*grad), returned[0], {}

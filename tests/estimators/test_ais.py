@@ -31,6 +31,7 @@ from pymc_rbm.estimators.ais import (
     reverse_ais,
 )
 from pymc_rbm.kernels import RBMState, gibbs_sweep
+sweep_module = importlib.import_module("pymc_rbm.kernels.sweep")  # the attribute of pymc_rbm.kernels is the function
 from pymc_rbm.testing import assert_frequencies, assert_stationary, joint_distribution, layer_matrices
 
 TRUTH = {"mnist_h10": 226.1132, "mnist_h20": 221.0668}
@@ -422,8 +423,8 @@ def test_weight_increments_equal_the_difference_of_log_f(dtype, scale):
 
 
 # ------------------------------------------------------ carried activations
-def _counting_propagate(monkeypatch, module):
-    """Wrap ``module.propagate_activation`` to count its incremental updates."""
+def _counting_propagate(monkeypatch, module=sweep_module):
+    """Wrap ``module.propagate_activation`` (the sweep kernel's) to count its incremental updates."""
     counts = {"incremental": 0, "calls": 0}
     inner = module.propagate_activation
 
@@ -445,7 +446,7 @@ def test_carried_activations_are_the_same_chain_as_recomputed_ones(monkeypatch):
     runs = []
     for full_every in (ais_module.FULL_EVERY, 1):  # 1: every step recomputed by the full product
         monkeypatch.setattr(ais_module, "FULL_EVERY", full_every)
-        counts = _counting_propagate(monkeypatch, ais_module)
+        counts = _counting_propagate(monkeypatch)
         runs.append(ais(p, n_chains=30, schedule=400, rng=3))
         monkeypatch.undo()
         assert counts["calls"] == 399
