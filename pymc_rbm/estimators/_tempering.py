@@ -65,6 +65,7 @@ its own coefficient (Zhang 2016, eq. 2.4.4).
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import NamedTuple
 
@@ -88,6 +89,8 @@ __all__ = [
     "AnnealingPath",
     "PathPoint",
     "path_rule",
+    "annealing_path",
+    "as_path",
     "PilotRun",
     "pilot_run",
     "log_mean_exp",
@@ -304,9 +307,20 @@ class AnnealingPath:
     dtype : numpy dtype, default float64
         Floating type of the sampling arithmetic (log weights are always
         accumulated in float64).
+    operator : {"gibbs", "flip"} or float in [0, 1], default "gibbs"
+        The visible-layer update of every sweep along the path, bound once:
+        block Gibbs or flip-the-state mixed with Gibbs by ``α``
+        (:func:`~pymc_rbm.kernels.operator_alpha`); the hidden layer is
+        always drawn afresh from ``p_λ(h | v)``.
+
+    Notes
+    -----
+    :func:`annealing_path` builds one from a model, its base distribution and
+    these options; AIS, reverse AIS, BAR, RTS and SAMS take either the model
+    and the options or a path built once.
     """
 
-    def __init__(self, models, base_vbias, *, dtype=np.float64):
+    def __init__(self, models, base_vbias, *, dtype=np.float64, operator="gibbs"):
         if isinstance(models, RBMParams):
             models = [models]
         models = list(models)
@@ -320,6 +334,9 @@ class AnnealingPath:
         if b.shape != (nv,) or not np.all(np.isfinite(b)):
             raise ValueError(f"base_vbias must be {nv} finite numbers, got shape {b.shape}")
         self.dtype = np.dtype(dtype)
+        #: the visible operator's mixture weight α and its layer rule (Gibbs for α = 0)
+        self.alpha = operator_alpha(operator)
+        self.rule = path_rule(self.alpha)
         self.models = models
         self.n_models = len(models)
         self.n_visible = nv
@@ -440,13 +457,11 @@ class AnnealingPath:
         """
         return PathPoint(self, coef)
 
-    def sweep(
-        self, rng: np.random.Generator, v: np.ndarray, a: np.ndarray, coef, alpha: float = 0.0, *, refresh: bool = True
-    ):
+    def sweep(self, rng: np.random.Generator, v: np.ndarray, a: np.ndarray, coef, *, refresh: bool = True):
         """One transition that leaves ``p_λ(v)`` invariant (stochastic): the kernels' sweep at :meth:`at` ``(coef)``.
 
-        Draws ``h ~ p_λ(h | v)``, then updates ``v`` given ``h`` by
-        :func:`path_rule` ``(alpha)``: the Gibbs rule for ``alpha = 0``, else
+        Draws ``h ~ p_λ(h | v)``, then updates ``v`` given ``h`` by the path's
+        rule (:attr:`rule`): the Gibbs rule for ``alpha = 0``, else
         flip-the-state mixed with Gibbs by ``alpha``. As a kernel on ``v`` it
         is reversible with respect to ``p_λ(v)``.
 
@@ -458,7 +473,6 @@ class AnnealingPath:
             Activations of ``v`` (from :meth:`start`).
         coef : array_like of shape (1 + M,) or (n, 1 + M)
             One point for all chains or one per chain.
-        alpha : float in [0, 1], default 0
         refresh : bool, default True
             Recompute the new activations by one matrix product. With
             ``False`` they are ``a`` updated by the rows of ``W`` of the
@@ -470,7 +484,7 @@ class AnnealingPath:
         -------
         v, a, vb : the new state as :meth:`start` returns it.
         """
-        state, _ = sweep(rng, RBMState(v, None, a), self.at(coef), path_rule(alpha), refresh=refresh)
+        state, _ = sweep(rng, RBMState(v, None, a), self.at(coef), self.rule, refresh=refresh)
         return state.v, state.hidden_input, self._visible_terms(state.v)
 
     # --------------------------------------------------------------- density
@@ -576,7 +590,7 @@ class PilotRun(NamedTuple):
     stop: np.ndarray
 
 
-def pilot_run(path: AnnealingPath, rng, grid, n_chains: int, alpha: float = 0.0, bar=None) -> PilotRun:
+def pilot_run(path: AnnealingPath, rng, grid, n_chains: int, bar=None) -> PilotRun:
     """A short AIS run along the path points ``grid`` (stochastic; used to set up RTS and SAMS).
 
     Parameters
@@ -586,8 +600,6 @@ def pilot_run(path: AnnealingPath, rng, grid, n_chains: int, alpha: float = 0.0,
     grid : ndarray of shape (G, 1 + M)
         Path coefficients, starting at the base ``(1, 0, ..., 0)``.
     n_chains : int
-    alpha : float, default 0
-        Visible-layer operator.
     bar : optional progress bar, advanced once per grid point
 
     Returns
@@ -609,7 +621,7 @@ def pilot_run(path: AnnealingPath, rng, grid, n_chains: int, alpha: float = 0.0,
         sd[g - 1] = inc.std()
         log_w += inc
         log_z[g] = path.log_z_base + log_mean_exp(log_w)
-        v, a, vb = path.sweep(rng, v, a, grid[g], alpha, refresh=g % FULL_EVERY == 0)
+        v, a, vb = path.sweep(rng, v, a, grid[g], refresh=g % FULL_EVERY == 0)
         lf_prev = path.log_f(a, vb, grid[g])
         here = stop == g
         states[here] = v[here]
@@ -647,25 +659,38 @@ def thermodynamic_length(sd_increment: np.ndarray, n_per_segment: int) -> np.nda
 
 
 # ------------------------------------------------------------------- setup
-def path_and_operator(models, data=None, *, base=None, smoothing=0.005, dtype=np.float64, operator="gibbs"):
-    """The annealing path and visible-layer operator that AIS, RTS and SAMS share.
+def annealing_path(
+    models, data=None, *, base=None, base_smoothing: float = 0.005, dtype=np.float64, operator="gibbs"
+) -> AnnealingPath:
+    """The annealing path from a base distribution to ``models``, with its options bound once.
 
     Parameters
     ----------
     models : RBMParams or sequence of RBMParams
-        The target(s); the base-rate model is fitted against the first.
-    data, base, smoothing
-        The base-rate model (:func:`base_rate_vbias`).
+        The target(s); the base distribution is fitted against the first.
+    data : array_like of shape (n_samples, n_visible), optional
+        Binary training data for the data base rate.
+    base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
+        The base distribution (:func:`base_rate_vbias`); default ``"data"``
+        with data, else ``"mean_field"``.
+    base_smoothing : float, default 0.005
     dtype : numpy dtype, default float64
-    operator : {"gibbs", "flip"} or float, default "gibbs"
-        Visible-layer update (flip/Gibbs mixture weight ``α``).
+        Floating type of the sampling arithmetic.
+    operator : {"gibbs", "flip"} or float in [0, 1], default "gibbs"
+        Visible-layer update of the sweeps.
 
     Returns
     -------
-    path : AnnealingPath
-    alpha : float
+    AnnealingPath
+
+    Examples
+    --------
+    >>> from pymc_rbm import RBMParams
+    >>> from pymc_rbm.estimators import ais, annealing_path, bar
+    >>> p = RBMParams.random(12, 6, rng=0)
+    >>> path = annealing_path(p, operator="flip", dtype="float32")
+    >>> round(ais(path, n_chains=50, n_steps=500, rng=0).log_z, 1)  # doctest: +SKIP
     """
-    alpha = operator_alpha(operator)
     dtype = check_float_dtype(dtype)
     if isinstance(models, RBMParams):
         first = models
@@ -673,7 +698,40 @@ def path_and_operator(models, data=None, *, base=None, smoothing=0.005, dtype=np
         first = models[0]
     else:
         raise TypeError(f"params must be an RBMParams or a non-empty sequence of them, got {type(models).__name__}")
-    return AnnealingPath(models, base_rate_vbias(first, data, base=base, smoothing=smoothing), dtype=dtype), alpha
+    b_a = base_rate_vbias(first, data, base=base, smoothing=base_smoothing)
+    return AnnealingPath(models, b_a, dtype=dtype, operator=operator)
+
+
+def as_path(params, data=None, *, estimator=None, **options) -> AnnealingPath:
+    """``params`` itself when it is an :class:`AnnealingPath`, else :func:`annealing_path` of it.
+
+    ``options`` are those of :func:`annealing_path` as ``estimator`` (the calling function) received
+    them; with a path they must be left at the estimator's defaults (the path fixes them), else a
+    ValueError names them.
+    """
+    if not isinstance(params, AnnealingPath):
+        return annealing_path(params, data, **options)
+    defaults = inspect.signature(estimator if estimator is not None else annealing_path).parameters
+    given = [name for name, value in options.items() if not _is_default(value, defaults[name].default)]
+    if data is not None:
+        given.insert(0, "data")
+    if given:
+        raise ValueError(
+            f"{', '.join(given)}: these belong to the annealing path; pass them to annealing_path(...), "
+            "not with a path"
+        )
+    return params
+
+
+def _is_default(value, default) -> bool:
+    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
+        return False
+    if isinstance(default, type) and issubclass(default, np.generic):  # a dtype
+        try:
+            return np.dtype(value) == np.dtype(default)
+        except TypeError:
+            return False
+    return value is default or (type(value) is type(default) and value == default)
 
 
 def check_init(init, *, flat: str):

@@ -29,13 +29,13 @@ from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators._tempering import (  # the path's public names stay importable from here
     AnnealingPath,
     PilotRun,
+    annealing_path,
+    as_path,
     base_rate_vbias,
     check_schedule,
     default_schedule,
     log_mean_exp,
-    path_and_operator,
     path_blas_threads,
-    path_rule,
     pilot_run,
     softplus_sum_,
     thermodynamic_length,
@@ -141,9 +141,7 @@ class Annealed(NamedTuple):
     trace: np.ndarray
 
 
-def _anneal(
-    path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: Progress, record=(), stop=None
-) -> Annealed:
+def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, record=(), stop=None) -> Annealed:
     """Run AIS along ``betas`` from states ``v0`` drawn from ``p_{betas[0]}`` (one target model).
 
     The log weights are ``Σ_k log f_k(x_k) - log f_{k-1}(x_k)``, accumulated
@@ -178,7 +176,6 @@ def _anneal(
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
     dt = path.dtype
-    rule = path_rule(alpha)
     d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
@@ -206,7 +203,7 @@ def _anneal(
             inc[bad] = softplus_sum_(a64 * beta) - softplus_sum_(a64 * float(betas[k - 1]))
         log_w += inc
         if k < K:  # the sweep at β_k; the carried activations are refreshed on every FULL_EVERY-th step
-            state, _ = sweep(rng, state, path.at(path.coefficients(beta)), rule, refresh=k % FULL_EVERY == 0)
+            state, _ = sweep(rng, state, path.at(path.coefficients(beta)), path.rule, refresh=k % FULL_EVERY == 0)
             dv = (state.v @ d).astype(np.float64)
             sig = sigmoid_(state.hidden_input * dt.type(beta))
         if k in slot:
@@ -216,7 +213,7 @@ def _anneal(
 
 
 def _anneal_in_threads(
-    path: AnnealingPath, rng, v0, betas: np.ndarray, alpha: float, bar: Progress, record=(), n_jobs: int = 1
+    path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, record=(), n_jobs: int = 1
 ) -> Annealed:
     """:func:`_anneal` with the chains split into ``n_jobs`` groups run in parallel threads.
 
@@ -231,14 +228,14 @@ def _anneal_in_threads(
     n = np.asarray(v0).shape[0]
     n_jobs = min(n_jobs, n)
     if n_jobs == 1:
-        return _anneal(path, rng, v0, betas, alpha, bar, record)
+        return _anneal(path, rng, v0, betas, bar, record)
     groups = np.array_split(np.arange(n), n_jobs)
     rngs = rng.spawn(n_jobs)
     quiet = Progress(0, "", False)
     stop = threading.Event()
 
     def one(i):
-        return _anneal(path, rngs[i], v0[groups[i]], betas, alpha, bar if i == 0 else quiet, record, stop)
+        return _anneal(path, rngs[i], v0[groups[i]], betas, bar if i == 0 else quiet, record, stop)
 
     with single_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
         try:
@@ -261,7 +258,6 @@ def adaptive_schedule(
     n_chains: int = 100,
     n_pilot: int = 1000,
     floor: float = 0.1,
-    alpha: float = 0.0,
     bar=None,
 ) -> tuple[np.ndarray, PilotRun]:
     """A β schedule with equal thermodynamic length per step, from a short pilot run (stochastic).
@@ -290,8 +286,6 @@ def adaptive_schedule(
     n_pilot : int, default 1000
         Uniform steps of the pilot.
     floor : float in [0, 1), default 0.1
-    alpha : float, default 0
-        Visible-layer operator of the pilot.
     bar : optional progress bar, advanced once per pilot step
 
     Returns
@@ -305,7 +299,7 @@ def adaptive_schedule(
     if not 0.0 <= float(floor) < 1.0:
         raise ValueError(f"floor must lie in [0, 1), got {floor!r}")
     grid = np.linspace(0.0, 1.0, n_pilot + 1)
-    pilot = pilot_run(path, rng, path.coefficients(grid), n_chains, alpha, bar)
+    pilot = pilot_run(path, rng, path.coefficients(grid), n_chains, bar)
     length = thermodynamic_length(pilot.sd_increment, n_pilot)
     if not np.isfinite(length[-1]) or length[-1] <= 0.0:
         return np.linspace(0.0, 1.0, n_steps + 1), pilot
@@ -342,8 +336,10 @@ def ais(
 
     Parameters
     ----------
-    params : RBMParams
-        The target RBM ``B``.
+    params : RBMParams or AnnealingPath
+        The target RBM ``B``, or an annealing path to it built once
+        (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
+        base distribution, ``dtype`` and ``operator``.
     n_chains : int, default 100
         Independent annealing runs, advanced together as one batch; at least
         2 (the standard error comes from the spread of their weights).
@@ -449,19 +445,18 @@ def ais(
     with StopOnInterrupt() as guard:  # from here on Ctrl-C ends the run with a warning, not a traceback
         if not adaptive:
             betas = default_schedule(n_steps) if schedule is None else check_schedule(schedule)
-        path, alpha = path_and_operator(
-            params, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator
+        path = as_path(
+            params, data, estimator=ais,
+            base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
         )
         log_z0 = path.log_z_base
         total = n_steps + n_pilot if adaptive else betas.size - 1
         with Progress(total, "AIS", progress) as bar, path_blas_threads(n_chains, path):
             if adaptive:
-                betas, _ = adaptive_schedule(
-                    path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, alpha=alpha, bar=bar
-                )
+                betas, _ = adaptive_schedule(path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, bar=bar)
             v0 = path.sample_base(rng, n_chains)
             steps = np.unique(np.searchsorted(betas, VARIANCE_CHECKPOINTS).clip(1, betas.size - 1))
-            run = _anneal_in_threads(path, rng, v0, betas, alpha, bar, record=steps, n_jobs=n_jobs)
+            run = _anneal_in_threads(path, rng, v0, betas, bar, record=steps, n_jobs=n_jobs)
     if guard.interrupted:
         return _interrupted("ais", t0, n_chains)
     log_z, se, interval, ess = weights_summary(run.log_w, log_z0)
@@ -477,7 +472,7 @@ def ais(
             "base_vbias": path.base_vbias,
             "n_steps": betas.size - 1,
             "n_chains": n_chains,
-            "operator": alpha,
+            "operator": path.alpha,
             "seconds": time.perf_counter() - t0,
             "samples": run.v.astype(np.int8),
             "betas": betas,
@@ -526,7 +521,9 @@ def reverse_ais(
 
     Parameters
     ----------
-    params : RBMParams
+    params : RBMParams or AnnealingPath
+        The target, or a path to it (as in :func:`ais`; ``base_data`` then
+        belongs to the path).
     data : array_like of shape (n_samples, n_visible)
         Starting states: exact draws from the model (e.g.
         :func:`~pymc_rbm.estimators.sample_visible_exact`, or long
@@ -550,8 +547,19 @@ def reverse_ais(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    if not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
+    path = None
+    if isinstance(params, AnnealingPath):
+        if params.n_models != 1:
+            raise ValueError("reverse AIS anneals from one target model")
+        path = as_path(
+            params, None, estimator=reverse_ais,
+            base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
+        )
+        if base_data is not None:
+            raise ValueError("base_data belongs to the annealing path: pass it to annealing_path(...), not with a path")
+        params = path.models[0]
+    elif not isinstance(params, RBMParams):
+        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
     x = check_binary(data, params.n_visible, name="data").reshape(-1, params.n_visible)
     if x.shape[0] == 0:
         raise ValueError("data has no rows")
@@ -567,14 +575,15 @@ def reverse_ais(
         n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
         rows = rng.choice(x.shape[0], size=n_chains, replace=n_chains > x.shape[0])
     betas = check_schedule(schedule)
-    path, alpha = path_and_operator(
-        params,
-        x if base_data is None else base_data,
-        base=base,
-        smoothing=base_smoothing,
-        dtype=dtype,
-        operator=operator,
-    )
+    if path is None:
+        path = annealing_path(
+            params,
+            x if base_data is None else base_data,
+            base=base,
+            base_smoothing=base_smoothing,
+            dtype=dtype,
+            operator=operator,
+        )
     log_z0 = path.log_z_base
     start = x[rows]
     with (
@@ -582,7 +591,7 @@ def reverse_ais(
         Progress(betas.size - 1, "reverse AIS", progress) as bar,
         path_blas_threads(start.shape[0], path),
     ):
-        log_w = _anneal_in_threads(path, rng, start, betas[::-1].copy(), alpha, bar, n_jobs=n_jobs).log_w
+        log_w = _anneal_in_threads(path, rng, start, betas[::-1].copy(), bar, n_jobs=n_jobs).log_w
     if guard.interrupted:
         return _interrupted("reverse_ais", t0, rows.size)
     log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
@@ -603,7 +612,7 @@ def reverse_ais(
             "rows": rows,
             "n_steps": betas.size - 1,
             "n_chains": rows.size,
-            "operator": alpha,
+            "operator": path.alpha,
             "seconds": time.perf_counter() - t0,
         },
     )

@@ -40,7 +40,14 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
-from pymc_rbm.estimators._tempering import check_schedule, default_schedule, path_and_operator, path_blas_threads
+from pymc_rbm.estimators._tempering import (
+    AnnealingPath,
+    annealing_path,
+    as_path,
+    check_schedule,
+    default_schedule,
+    path_blas_threads,
+)
 from pymc_rbm.estimators.ais import _TWO_CHAINS, _anneal_in_threads, _interrupted, weights_summary
 from pymc_rbm.estimators.exact import _default_threads
 from pymc_rbm.estimators.results import LogPartitionEstimate
@@ -160,8 +167,10 @@ def bar(
 
     Parameters
     ----------
-    params : RBMParams
-        The target RBM.
+    params : RBMParams or AnnealingPath
+        The target RBM, or an annealing path to it built once
+        (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
+        base distribution, ``dtype`` and ``operator``.
     n_chains : int, default 100
         Chains in each direction, at least 2.
     n_steps : int, optional
@@ -234,8 +243,18 @@ def bar(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    if not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
+    if isinstance(params, AnnealingPath):
+        if params.n_models != 1:
+            raise ValueError("BAR anneals to one target model")
+        path = as_path(
+            params, data, estimator=bar,
+            base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
+        )
+        params = path.models[0]
+    elif isinstance(params, RBMParams):
+        path = annealing_path(params, data, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator)
+    else:
+        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
     n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", 2)
     n_jobs = _default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
@@ -250,21 +269,20 @@ def bar(
         given = check_binary(samples, params.n_visible, name="samples").reshape(-1, params.n_visible)
         if given.shape[0] == 0:
             raise ValueError("samples has no rows")
-    path, alpha = path_and_operator(params, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator)
     log_z0 = path.log_z_base
     with (
         StopOnInterrupt() as guard,
         Progress(2 * (betas.size - 1), "BAR", progress) as pbar,
         path_blas_threads(n_chains, path),
     ):
-        forward = _anneal_in_threads(path, rng, path.sample_base(rng, n_chains), betas, alpha, pbar, n_jobs=n_jobs)
+        forward = _anneal_in_threads(path, rng, path.sample_base(rng, n_chains), betas, pbar, n_jobs=n_jobs)
         if not guard.interrupted:
             if given is None:
                 start = resample_by_weight(rng, forward.v, forward.log_w, n_chains)
             else:
                 start = given[rng.choice(given.shape[0], size=n_chains, replace=n_chains > given.shape[0])]
             start = np.asarray(start, dtype=path.dtype)
-            reverse = _anneal_in_threads(path, rng, start, betas[::-1].copy(), alpha, pbar, n_jobs=n_jobs)
+            reverse = _anneal_in_threads(path, rng, start, betas[::-1].copy(), pbar, n_jobs=n_jobs)
     if guard.interrupted:
         return _interrupted("bar", t0, n_chains)
     u, r = forward.log_w, reverse.log_w
@@ -299,7 +317,7 @@ def bar(
             "base_vbias": path.base_vbias,
             "n_steps": betas.size - 1,
             "n_chains": n_chains,
-            "operator": alpha,
+            "operator": path.alpha,
             "start": "forward" if given is None else "samples",
             "samples": start.astype(np.int8),
             "betas": betas,

@@ -112,11 +112,11 @@ from scipy.stats import chi2
 from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators._tempering import (
     AnnealingPath,
+    as_path,
     check_init,
     check_occupancy,
     check_schedule,
     initial_log_z,
-    path_and_operator,
     path_blas_threads,
     pilot_run,
     spread_stderr,
@@ -200,7 +200,6 @@ def build_ladder(
     n_pilot: int = 1000,
     spacing: float = LADDER_SPACING,
     min_rungs: int = 8,
-    alpha: float = 0.0,
     bar=None,
 ) -> Ladder:
     """Labels along the path base → model 1 → ... → model M, from a pilot AIS run (stochastic).
@@ -227,7 +226,6 @@ def build_ladder(
     spacing : float, default 1.0
         Thermodynamic length between neighbouring labels.
     min_rungs : int, default 8
-    alpha : float, default 0
     bar : optional progress bar
 
     Returns
@@ -253,7 +251,7 @@ def build_ladder(
             grid_seg.append(seg)
     grid = np.array(grid)
     grid_s, grid_seg = np.array(grid_s), np.array(grid_seg)
-    pilot = pilot_run(path, rng, grid, n_chains, alpha, bar)
+    pilot = pilot_run(path, rng, grid, n_chains, bar)
 
     if wanted is None:
         length = thermodynamic_length(pilot.sd_increment, s_grid.size - 1)
@@ -291,9 +289,7 @@ def _categorical(rng: np.random.Generator, prob: np.ndarray) -> np.ndarray:
     return np.minimum((cdf < u).sum(axis=1), prob.shape[1] - 1)
 
 
-def rts_round(
-    path: AnnealingPath, rng, v, k, coefs, log_zhat, n_sweeps: int, alpha: float, bar=None, callback=None
-):
+def rts_round(path: AnnealingPath, rng, v, k, coefs, log_zhat, n_sweeps: int, bar=None, callback=None):
     """One round of RTS with fixed guesses ``log_zhat`` (stochastic).
 
     Parameters
@@ -309,8 +305,6 @@ def rts_round(
     log_zhat : ndarray of shape (K,)
         Current guesses ``log Ẑ_k``.
     n_sweeps : int
-    alpha : float
-        Visible-layer operator (0: Gibbs, 1: flip-the-state).
     bar : optional progress bar
     callback : callable, optional
         Called after every iteration as ``callback(t, k_swept, log_f)``: the
@@ -333,7 +327,7 @@ def rts_round(
     visits = np.zeros(K, dtype=np.int64)
     for t in range(1, n_sweeps + 1):
         # x | β leaves q(x | β) invariant; activations carried, refreshed every FULL_EVERY sweeps
-        v, a, vb = path.sweep(rng, v, a, coefs[k], alpha, refresh=t % FULL_EVERY == 0)
+        v, a, vb = path.sweep(rng, v, a, coefs[k], refresh=t % FULL_EVERY == 0)
         log_f = path.log_f_ladder(a, vb, coefs)
         if callback is not None:
             callback(t, k, log_f)
@@ -374,8 +368,10 @@ def rts(
 
     Parameters
     ----------
-    params : RBMParams
-        The target RBM.
+    params : RBMParams or AnnealingPath
+        The target RBM, or an annealing path to it built once
+        (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
+        base distribution, ``dtype`` and ``operator``.
     betas : None, int or array_like, default None
         The ladder (:func:`check_ladder`). ``None``: placed at equal
         thermodynamic length ``spacing`` from a pilot AIS run
@@ -457,8 +453,10 @@ def rts(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    if not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
+    if isinstance(params, AnnealingPath) and params.n_models != 1:
+        raise ValueError("RTS estimates one target model: use sams for several")
+    if not isinstance(params, (RBMParams, AnnealingPath)):
+        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
     check_ladder(betas)
     n_chains = check_positive_int(
         n_chains, "n_chains", 2, " (the standard error comes from the spread between chains)"
@@ -469,7 +467,10 @@ def rts(
     check_init(init, flat="flat")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-    path, alpha = path_and_operator(params, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator)
+    path = as_path(
+        params, data, estimator=rts,
+        base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
+    )
     log_z1 = path.log_z_base
 
     history, history_se, occupancy_history = [], [], []
@@ -479,14 +480,14 @@ def rts(
         path_blas_threads(n_chains, path),
     ):
         spacing = LADDER_SPACING if spacing is None else spacing
-        ladder = build_ladder(path, rng, n_chains, betas, n_pilot=n_pilot, spacing=spacing, alpha=alpha, bar=bar)
+        ladder = build_ladder(path, rng, n_chains, betas, n_pilot=n_pilot, spacing=spacing, bar=bar)
         coefs = ladder.coefs
         log_zhat = log_z1 + initial_log_z(init, ladder.log_z_init, flat="flat")
         log_z_init = log_zhat.copy()
         v, k = ladder.states, ladder.labels
         for r in range(n_rounds):
             hook = None if callback is None else (lambda t, k_swept, log_f, r=r: callback(r, t, k_swept, log_f))
-            v, k, c_chain, visits = rts_round(path, rng, v, k, coefs, log_zhat, n_sweeps, alpha, bar, hook)
+            v, k, c_chain, visits = rts_round(path, rng, v, k, coefs, log_zhat, n_sweeps, bar, hook)
             c_hat = c_chain.mean(axis=0)
             with np.errstate(divide="ignore"):
                 log_c = np.log(c_hat)
@@ -556,6 +557,6 @@ def rts(
             "n_chains": n_chains,
             "n_rounds": n_rounds,
             "n_sweeps": n_sweeps,
-            "operator": alpha,
+            "operator": path.alpha,
         },
     )

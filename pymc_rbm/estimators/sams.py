@@ -86,10 +86,11 @@ from scipy.special import logsumexp
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators._tempering import (
+    AnnealingPath,
+    as_path,
     check_init,
     check_occupancy,
     initial_log_z,
-    path_and_operator,
     path_blas_threads,
     spread_stderr,
 )
@@ -239,10 +240,12 @@ def sams(
 
     Parameters
     ----------
-    params : RBMParams or sequence of RBMParams
+    params : RBMParams, sequence of RBMParams or AnnealingPath
         One target, or several on the same visible units: the labels then run
         base → model 1 → model 2 → ..., and every model's ``log Z`` is
-        estimated in one run (Zhang's (2016) table).
+        estimated in one run (Zhang's (2016) table). Or an annealing path to
+        them built once (:func:`~pymc_rbm.estimators.annealing_path`), which
+        then fixes the base distribution, ``dtype`` and ``operator``.
     betas : None, int or array_like, default None
         Interpolation values of each segment of the path
         (:func:`~pymc_rbm.estimators.rts.check_ladder`); ``None`` places them
@@ -329,6 +332,9 @@ def sams(
     """
     t_start = time.perf_counter()
     rng = np.random.default_rng(rng)
+    given_path = params if isinstance(params, AnnealingPath) else None
+    if given_path is not None:
+        params = given_path.models[0] if given_path.n_models == 1 else given_path.models
     single = isinstance(params, RBMParams)
     models = [params] if single else list(params) if isinstance(params, Sequence) else None
     if not models or not all(isinstance(m, RBMParams) for m in models):
@@ -340,7 +346,15 @@ def sams(
     if rao_blackwell not in ("global", "local", "none"):
         raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
     check_init(init, flat="zero")
-    path, alpha = path_and_operator(models, data, base=base, smoothing=base_smoothing, dtype=dtype, operator=operator)
+    path = as_path(
+        models if given_path is None else given_path,
+        data,
+        estimator=sams,
+        base=base,
+        base_smoothing=base_smoothing,
+        dtype=dtype,
+        operator=operator,
+    )
     log_z0 = path.log_z_base
 
     t_done = 0
@@ -350,7 +364,7 @@ def sams(
         path_blas_threads(n_runs, path),
     ):
         spacing = SAMS_SPACING if spacing is None else spacing
-        ladder = build_ladder(path, rng, n_runs, betas, n_pilot=n_pilot, spacing=spacing, alpha=alpha, bar=bar)
+        ladder = build_ladder(path, rng, n_runs, betas, n_pilot=n_pilot, spacing=spacing, bar=bar)
         coefs = ladder.coefs
         m = coefs.shape[0]
         zeta = np.tile(initial_log_z(init, ladder.log_z_init, flat="zero"), (n_runs, 1))
@@ -368,7 +382,7 @@ def sams(
         half, zeta_half = n_sweeps // 2, None
         for t in range(1, n_sweeps + 1):
             # 1. X_t ~ ψ_{L_{t-1}} (activations carried, refreshed every FULL_EVERY sweeps)
-            v, a, vb = path.sweep(rng, v, a, coefs[labels], alpha, refresh=t % FULL_EVERY == 0)
+            v, a, vb = path.sweep(rng, v, a, coefs[labels], refresh=t % FULL_EVERY == 0)
             nb, gam = _neighbours(labels, m)
             if rao_blackwell == "global":
                 lf_all = path.log_f_ladder(a, vb, coefs)
@@ -456,7 +470,7 @@ def sams(
         "n_sweeps": n_sweeps,
         "gain": gain,
         "rao_blackwell": rao_blackwell,
-        "operator": alpha,
+        "operator": path.alpha,
         "seconds": time.perf_counter() - t_start,
         "interrupted": guard.interrupted,
         "n_sweeps_done": t_done,

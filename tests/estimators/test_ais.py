@@ -174,8 +174,7 @@ def test_path_sweep_follows_the_intermediate_rbms_matrix(operator):
     """The sampling code itself: visible-to-visible frequencies against the exact kernel, chains at several β."""
     target = _model(3, 2, 2.0)
     b_a = np.array([1.0, -1.5, 0.5])
-    path = AnnealingPath(target, b_a)
-    alpha = 0.0 if operator == "gibbs" else 1.0
+    path = AnnealingPath(target, b_a, operator=operator)
     betas = np.array([0.2, 0.6, 1.0])
     n_draws = 4000
     V = _brute.all_states(3)
@@ -188,7 +187,7 @@ def test_path_sweep_follows_the_intermediate_rbms_matrix(operator):
         start = np.repeat(V, n_draws, axis=0)
         coef = path.coefficients(np.full(start.shape[0], beta))  # one β per chain
         v, a, _ = path.start(start)
-        new, _, _ = path.sweep(rng, v, a, coef, alpha)
+        new, _, _ = path.sweep(rng, v, a, coef)
         idx = new @ np.array([4, 2, 1])
         counts = np.zeros((8, 8))
         np.add.at(counts, (np.repeat(np.arange(8), n_draws), idx.astype(int)), 1)
@@ -385,7 +384,7 @@ def test_anneal_records_partial_log_weights():
     path = AnnealingPath(p, base_rate_vbias(p))
     rng = np.random.default_rng(0)
     betas = np.linspace(0, 1, 21)
-    run = _anneal(path, rng, path.sample_base(rng, 7), betas, 0.0, _Progress(20, "", False), record=[5, 20])
+    run = _anneal(path, rng, path.sample_base(rng, 7), betas, _Progress(20, "", False), record=[5, 20])
     assert run.trace.shape == (2, 7)
     np.testing.assert_array_equal(run.trace[1], run.log_w)
     assert not np.array_equal(run.trace[0], run.trace[1])
@@ -414,7 +413,7 @@ def test_weight_increments_equal_the_difference_of_log_f(dtype, scale):
     path = AnnealingPath(params, np.zeros(15), dtype=dtype)
     v0 = path.sample_base(np.random.default_rng(0), 6)
     with np.errstate(invalid="raise", divide="raise"):  # no NaN on the way
-        got = _anneal(path, np.random.default_rng(1), v0, np.array([0.0, 1.0]), 0.0, Progress(1, "", False)).log_w
+        got = _anneal(path, np.random.default_rng(1), v0, np.array([0.0, 1.0]), Progress(1, "", False)).log_w
     v, a, vb = path.start(v0.astype(np.float64))
     want = path.log_f(a, vb, path.coefficients(1.0)) - path.log_f(a, vb, path.coefficients(0.0))
     # float32: a few ulp of each of the 9 hidden terms, each of order |a| (about 1 at scale 0.5)
@@ -491,18 +490,18 @@ def test_threads_run_groups_of_chains_with_spawned_generators():
     v0 = path.sample_base(np.random.default_rng(0), 31)
     betas = np.linspace(0.0, 1.0, 101)
     quiet = _Progress(0, "", False)
-    threaded = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, 0.0, quiet, record=[50, 100], n_jobs=3)
+    threaded = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, quiet, record=[50, 100], n_jobs=3)
     kids = np.random.default_rng(7).spawn(3)
     parts = [
-        _anneal(path, kids[i], v0[g], betas, 0.0, quiet, record=[50, 100])
+        _anneal(path, kids[i], v0[g], betas, quiet, record=[50, 100])
         for i, g in enumerate(np.array_split(np.arange(31), 3))
     ]
     np.testing.assert_array_equal(threaded.log_w, np.concatenate([r.log_w for r in parts]))
     np.testing.assert_array_equal(threaded.v, np.concatenate([r.v for r in parts]))
     np.testing.assert_array_equal(threaded.trace, np.concatenate([r.trace for r in parts], axis=1))
     # one job is the serial run on the generator itself
-    serial = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, 0.0, quiet, n_jobs=1)
-    np.testing.assert_array_equal(serial.log_w, _anneal(path, np.random.default_rng(7), v0, betas, 0.0, quiet).log_w)
+    serial = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, quiet, n_jobs=1)
+    np.testing.assert_array_equal(serial.log_w, _anneal(path, np.random.default_rng(7), v0, betas, quiet).log_w)
 
 
 def test_ais_in_threads_matches_exact_and_repeats():

@@ -67,12 +67,12 @@ def test_with_exact_guesses_every_temperature_is_visited_equally():
     rng = np.random.default_rng(1)
     v = path.sample_base(rng, 400)
     k = rng.integers(0, 6, 400)
-    _, _, c_chain, visits = rts_round(path, rng, v, k, coefs, log_z, 200, 0.0)
+    _, _, c_chain, visits = rts_round(path, rng, v, k, coefs, log_z, 200)
     np.testing.assert_allclose(c_chain.mean(axis=0), 1 / 6, rtol=0.05)
     np.testing.assert_allclose(visits / visits.sum(), 1 / 6, rtol=0.1)
     # ... and with guesses off by known amounts, q(β_k) ∝ Z_k / Ẑ_k
     offset = np.array([0.0, 0.5, -0.5, 1.0, 0.0, -1.0])
-    _, _, c_chain, _ = rts_round(path, rng, v, k, coefs, log_z + offset, 200, 0.0)
+    _, _, c_chain, _ = rts_round(path, rng, v, k, coefs, log_z + offset, 200)
     want = np.exp(-offset) / np.exp(-offset).sum()
     np.testing.assert_allclose(c_chain.mean(axis=0), want, rtol=0.07)
 
