@@ -89,7 +89,7 @@ def at_beta(params, beta=None, n_chains: int = 1) -> RBMAtBeta:
 
 
 def sweep(
-    rng: np.random.Generator, state: RBMState, target, rule: LayerRule = GIBBS, *, refresh: bool = False
+    rng: np.random.Generator, state: RBMState, target, rule: LayerRule = GIBBS, *, refresh: bool = False, accept=None
 ) -> tuple[RBMState, SweepInfo]:
     """One sweep: the hidden layer given ``v``, then the visible layer given the new ``h`` (stochastic).
 
@@ -112,6 +112,13 @@ def sweep(
         Recompute the carried hidden input by one matrix product (callers
         that carry it do so every :data:`~pymc_rbm.kernels.activations.FULL_EVERY`
         sweeps, so rounding never drifts).
+    accept : callable, optional
+        ``accept(v, v_new) -> v_accepted``: a Metropolis correction of the
+        visible update, which is then a proposal (reversible with respect to
+        the target's ``p(v | h)``) for a target times other terms of ``v``;
+        it returns the new visible states with rejected rows reverted, and may
+        draw from ``rng`` after the visible update's uniforms. The step
+        methods' likelihood-corrected sweeps pass one.
 
     Returns
     -------
@@ -140,6 +147,9 @@ def sweep(
     a = state.hidden_input if carried else target.hidden_input(state.v)
     h, n_h = (rule if state.h is not None else GIBBS).update(rng, state.h, target.hidden_logits(a))
     v, n_v = rule.update(rng, state.v, target.visible_logits(h))
+    if accept is not None:
+        v = accept(state.v, v)
+        n_v = np.count_nonzero(v != state.v, axis=-1)
     if carried:
         a, _ = propagate_activation(
             a, state.v, v, target.W, target.hidden_input, force_full=refresh, max_fraction=BATCH_FRACTION

@@ -14,11 +14,16 @@ updated given its logits (:class:`~pymc_rbm.step_methods.BlockGibbs`,
   the start of each chain, so ``pm.set_data`` between runs is seen); those
   that depend on random variables are computed by one compiled PyTensor
   function of the point's values, called only when those values changed.
-- **Activations are carried**, not recomputed: ``hbias + v·W`` and
-  ``vbias + W·h`` are kept with the state and updated by the rows of the
-  units that changed (recomputed in full when many changed, and every
-  ``FULL_EVERY`` sweeps, so rounding never drifts). The free energy of each
-  draw reuses ``hbias + v·W``.
+- **Activations are carried**, not recomputed: ``hbias + v·W`` (and, in the
+  compiled draws, ``vbias + W·h``) are kept with the state and updated by the
+  rows of the units that changed (recomputed in full when many changed, and
+  every ``FULL_EVERY`` sweeps, so rounding never drifts). The free energy of
+  each draw reuses ``hbias + v·W``.
+- **One sweep kernel**: a draw's sweeps are the kernels' sweep
+  (:func:`pymc_rbm.kernels.sweep.sweep`) with the step's layer rule, and with
+  the visible move below as its ``accept`` correction when other model terms
+  involve ``v``; without them, one compiled call runs the same rule
+  (:mod:`pymc_rbm.kernels.compiled`).
 - **Larger models stay exact** (below).
 
 **Exactness inside a larger model.** Let the model's density, as a function
@@ -102,6 +107,7 @@ on transition matrices in ``test_step_exact.py``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,12 +120,14 @@ from pytensor.graph.traversal import ancestors
 from rich.progress import TextColumn
 from rich.table import Column
 
-from pymc_rbm.energy import RBMTensors, hidden_activation, softplus, visible_activation
+from pymc_rbm.energy import RBMTensors, hidden_activation, softplus
 from pymc_rbm.kernels import compiled as _compiled
-from pymc_rbm.kernels.activations import FULL_EVERY, count_changes, propagate_activation
+from pymc_rbm.kernels.activations import FULL_EVERY, count_changes
 from pymc_rbm.kernels.compiled import draw_in_place, same_values
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import RBMAtBeta, sweep
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import is_rbm_variable, rbm_params_of
 from pymc_rbm.step_methods.terms import OtherTerms
@@ -244,10 +252,11 @@ class _Correction:
 class RBMStep(BlockedStep):
     """Base class of the RBM step methods (a PyMC ``BlockedStep``).
 
-    Subclasses set ``name`` and ``keeps_hidden`` and implement
-    :meth:`_update_hidden` and :meth:`_update_visible` with kernels from
-    :mod:`pymc_rbm.kernels`. See the module docstring for the construction
-    and its correctness argument.
+    Subclasses set ``name``, ``keeps_hidden`` and ``rule``, the layer update
+    rule of their sweeps (:mod:`pymc_rbm.kernels.layer`); a draw runs the
+    kernels' sweep (:func:`pymc_rbm.kernels.sweep.sweep`), compiled into one
+    call where possible (:mod:`pymc_rbm.kernels.compiled`). See the module
+    docstring for the construction and its correctness argument.
 
     Parameters
     ----------
@@ -410,7 +419,6 @@ class RBMStep(BlockedStep):
         self.params = params
         self.W_T = np.ascontiguousarray(params.W.T)
         self._full_h = lambda v: hidden_activation(v, params)
-        self._full_v = lambda h: visible_activation(h, params)
 
     def _setup_rest(self, model, rv, value_var, compile_kwargs) -> None:
         """Find the model terms other than the RBM's own that involve its value (``log L``)."""
@@ -650,36 +658,25 @@ class RBMStep(BlockedStep):
         }
 
     def _sweep(self, point, correction: _Correction | None) -> None:
-        """Hidden update given v, then the (corrected) visible update given h, on the carried state."""
+        """One sweep of the kernels (:func:`~pymc_rbm.kernels.sweep.sweep`) on the carried state, the visible
+        update accepted by the Metropolis ratio of the other model terms when there is a ``correction``."""
         c = self.carried
-        force = c.n_incremental >= FULL_EVERY
-        if force:
-            c.n_incremental = 0
-            c.hidden_input = self._full_h(c.visible_state)
-        h_new = self._update_hidden(c.hidden_state, c.hidden_input)
-        if c.visible_input is None or c.hidden_state is None:
-            c.visible_input = self._full_v(h_new)
-        else:
-            c.visible_input, inc = propagate_activation(c.visible_input, c.hidden_state, h_new, self.W_T,
-                                                        self._full_v, force_full=force)
-            c.n_incremental += inc
-        c.hidden_state = h_new
+        refresh = c.n_incremental >= FULL_EVERY
+        c.n_incremental = 0 if refresh else c.n_incremental + 1
+        accept = None if correction is None else functools.partial(self._correct, point, correction)
+        state = RBMState(c.visible_state, c.hidden_state, c.hidden_input)
+        state, _ = sweep(self.rng, state, RBMAtBeta(self.params), self.rule, refresh=refresh, accept=accept)
+        c.visible_state, c.hidden_state, c.hidden_input = state
+        c.visible_input = None  # not carried by this path: the compiled draws recompute it
 
-        v_new = self._update_visible(c.visible_state, c.visible_input)
-        if correction is not None:
-            self._correct(point, correction, v_new)
-        c.hidden_input, inc = propagate_activation(c.hidden_input, c.visible_state, v_new, self.params.W,
-                                                   self._full_h)
-        c.n_incremental += inc
-        c.visible_state = v_new
-
-    def _correct(self, point, correction: _Correction, v_new) -> None:
-        """Accept each chain's proposal with ``min(1, L(v') / L(v))``; rejected rows of ``v_new`` revert.
+    def _correct(self, point, correction: _Correction, v, v_new):
+        """Accept each chain's proposal with ``min(1, L(v') / L(v))``; rejected rows of ``v_new`` revert to ``v``.
 
         Rows are visited in turn, ``L`` evaluated with only that row changed;
         an unchanged row is accepted without evaluation (its ratio is 1).
+        Returns ``v_new``, changed in place.
         """
-        v, d = self.carried.visible_state, correction
+        d = correction
         rows = np.flatnonzero((v_new != v).any(axis=-1))
         if rows.size < v_new.shape[0]:
             unchanged = np.ones(v_new.shape[0])
@@ -699,6 +696,7 @@ class RBMStep(BlockedStep):
             else:
                 v_int[k] = old
                 v_new[k] = v[k]
+        return v_new
 
     # ------------------------------------------------------ progress bar
     @staticmethod
