@@ -91,6 +91,7 @@ __all__ = [
     "path_rule",
     "annealing_path",
     "as_path",
+    "single_model_path",
     "PilotRun",
     "pilot_run",
     "log_mean_exp",
@@ -702,25 +703,44 @@ def annealing_path(
     return AnnealingPath(models, b_a, dtype=dtype, operator=operator)
 
 
-def as_path(params, data=None, *, estimator=None, **options) -> AnnealingPath:
+def as_path(params, data=None, *, estimator=None, data_name: str = "data", **options) -> AnnealingPath:
     """``params`` itself when it is an :class:`AnnealingPath`, else :func:`annealing_path` of it.
 
     ``options`` are those of :func:`annealing_path` as ``estimator`` (the calling function) received
-    them; with a path they must be left at the estimator's defaults (the path fixes them), else a
-    ValueError names them.
+    them; with a path they must be left at the estimator's defaults (the path fixes them), and ``data``
+    (the estimator's argument ``data_name``) None, else a ValueError names them.
     """
     if not isinstance(params, AnnealingPath):
         return annealing_path(params, data, **options)
     defaults = inspect.signature(estimator if estimator is not None else annealing_path).parameters
     given = [name for name, value in options.items() if not _is_default(value, defaults[name].default)]
     if data is not None:
-        given.insert(0, "data")
+        given.insert(0, data_name)
     if given:
         raise ValueError(
             f"{', '.join(given)}: these belong to the annealing path; pass them to annealing_path(...), "
             "not with a path"
         )
     return params
+
+
+def single_model_path(params, data=None, *, estimator, **options) -> AnnealingPath:
+    """:func:`as_path` for the estimators that anneal to one model (AIS, reverse AIS, BAR, RTS).
+
+    Raises
+    ------
+    TypeError
+        When ``params`` is neither an RBMParams nor an AnnealingPath.
+    ValueError
+        For a path to several models (:func:`~pymc_rbm.estimators.sams` takes those).
+    """
+    name = estimator.__name__
+    if isinstance(params, AnnealingPath):
+        if params.n_models != 1:
+            raise ValueError(f"{name} anneals to one target model; sams estimates several in one run")
+    elif not isinstance(params, RBMParams):
+        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
+    return as_path(params, data, estimator=estimator, **options)
 
 
 def _is_default(value, default) -> bool:

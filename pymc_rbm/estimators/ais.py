@@ -29,14 +29,13 @@ from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators._tempering import (  # the path's public names stay importable from here
     AnnealingPath,
     PilotRun,
-    annealing_path,
-    as_path,
     base_rate_vbias,
     check_schedule,
     default_schedule,
     log_mean_exp,
     path_blas_threads,
     pilot_run,
+    single_model_path,
     softplus_sum_,
     thermodynamic_length,
 )
@@ -445,9 +444,8 @@ def ais(
     with StopOnInterrupt() as guard:  # from here on Ctrl-C ends the run with a warning, not a traceback
         if not adaptive:
             betas = default_schedule(n_steps) if schedule is None else check_schedule(schedule)
-        path = as_path(
-            params, data, estimator=ais,
-            base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
+        path = single_model_path(
+            params, data, estimator=ais, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator
         )
         log_z0 = path.log_z_base
         total = n_steps + n_pilot if adaptive else betas.size - 1
@@ -547,20 +545,10 @@ def reverse_ais(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    path = None
-    if isinstance(params, AnnealingPath):
-        if params.n_models != 1:
-            raise ValueError("reverse AIS anneals from one target model")
-        path = as_path(
-            params, None, estimator=reverse_ais,
-            base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
-        )
-        if base_data is not None:
-            raise ValueError("base_data belongs to the annealing path: pass it to annealing_path(...), not with a path")
-        params = path.models[0]
-    elif not isinstance(params, RBMParams):
+    model = params.models[0] if isinstance(params, AnnealingPath) else params
+    if not isinstance(model, RBMParams):
         raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
-    x = check_binary(data, params.n_visible, name="data").reshape(-1, params.n_visible)
+    x = check_binary(data, model.n_visible, name="data").reshape(-1, model.n_visible)
     if x.shape[0] == 0:
         raise ValueError("data has no rows")
     n_jobs = check_positive_int(n_jobs, "n_jobs")
@@ -575,15 +563,17 @@ def reverse_ais(
         n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
         rows = rng.choice(x.shape[0], size=n_chains, replace=n_chains > x.shape[0])
     betas = check_schedule(schedule)
-    if path is None:
-        path = annealing_path(
-            params,
-            x if base_data is None else base_data,
-            base=base,
-            base_smoothing=base_smoothing,
-            dtype=dtype,
-            operator=operator,
-        )
+    path = single_model_path(
+        params,
+        base_data if isinstance(params, AnnealingPath) else x if base_data is None else base_data,
+        estimator=reverse_ais,
+        data_name="base_data",
+        base=base,
+        base_smoothing=base_smoothing,
+        dtype=dtype,
+        operator=operator,
+    )
+    params = model
     log_z0 = path.log_z_base
     start = x[rows]
     with (

@@ -40,14 +40,7 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
-from pymc_rbm.estimators._tempering import (
-    AnnealingPath,
-    annealing_path,
-    as_path,
-    check_schedule,
-    default_schedule,
-    path_blas_threads,
-)
+from pymc_rbm.estimators._tempering import check_schedule, default_schedule, path_blas_threads, single_model_path
 from pymc_rbm.estimators.ais import _TWO_CHAINS, _anneal_in_threads, _interrupted, weights_summary
 from pymc_rbm.estimators.exact import _default_threads
 from pymc_rbm.estimators.results import LogPartitionEstimate
@@ -243,18 +236,10 @@ def bar(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    if isinstance(params, AnnealingPath):
-        if params.n_models != 1:
-            raise ValueError("BAR anneals to one target model")
-        path = as_path(
-            params, data, estimator=bar,
-            base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
-        )
-        params = path.models[0]
-    elif isinstance(params, RBMParams):
-        path = annealing_path(params, data, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator)
-    else:
-        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
+    path = single_model_path(
+        params, data, estimator=bar, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator
+    )
+    params = path.models[0]
     n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", 2)
     n_jobs = _default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")

@@ -112,13 +112,13 @@ from scipy.stats import chi2
 from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators._tempering import (
     AnnealingPath,
-    as_path,
     check_init,
     check_occupancy,
     check_schedule,
     initial_log_z,
     path_blas_threads,
     pilot_run,
+    single_model_path,
     spread_stderr,
     thermodynamic_length,
 )
@@ -453,10 +453,9 @@ def rts(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    if isinstance(params, AnnealingPath) and params.n_models != 1:
-        raise ValueError("RTS estimates one target model: use sams for several")
-    if not isinstance(params, (RBMParams, AnnealingPath)):
-        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
+    path = single_model_path(
+        params, data, estimator=rts, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator
+    )
     check_ladder(betas)
     n_chains = check_positive_int(
         n_chains, "n_chains", 2, " (the standard error comes from the spread between chains)"
@@ -467,10 +466,6 @@ def rts(
     check_init(init, flat="flat")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-    path = as_path(
-        params, data, estimator=rts,
-        base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator,
-    )
     log_z1 = path.log_z_base
 
     history, history_se, occupancy_history = [], [], []

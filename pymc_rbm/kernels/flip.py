@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from pymc_rbm.kernels.layer import LayerRule, change_probabilities, check_alpha
+from pymc_rbm.kernels.layer import LayerRule, check_alpha, compiled_rule
 from pymc_rbm.kernels.state import RBMState, SweepInfo
 from pymc_rbm.kernels.sweep import at_beta, sweep
 
@@ -88,7 +88,15 @@ def flip_probability(x, logit, alpha: float = 1.0) -> np.ndarray:
     >>> flip_probability([0, 1], [2.0, 2.0], alpha=0.0).round(6)  # Gibbs
     array([0.880797, 0.119203])
     """
-    return change_probabilities(x, logit, alpha)
+    alpha = check_alpha(alpha)
+    logit = np.asarray(logit, dtype=np.float64)
+    on = np.asarray(x) != 0
+    shape = np.broadcast_shapes(on.shape, logit.shape)
+    a = np.ascontiguousarray(np.broadcast_to(logit, shape)).ravel()
+    states = np.ascontiguousarray(np.broadcast_to(on, shape)).ravel().astype(np.float64)
+    out = np.empty(a.size)
+    compiled_rule().change_probabilities(states, a, alpha, out)  # the rule's own probability
+    return out.reshape(shape)
 
 
 def stay_probability(x, logit, alpha: float = 1.0) -> np.ndarray:

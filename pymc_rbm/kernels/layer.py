@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["LayerRule", "GIBBS", "layer_rule", "check_alpha", "change_probabilities"]
+__all__ = ["LayerRule", "GIBBS", "layer_rule", "check_alpha", "compiled_rule"]
 
 
 def check_alpha(alpha) -> float:
@@ -36,8 +36,9 @@ def check_alpha(alpha) -> float:
 
 
 @functools.cache
-def _compiled():
-    """:mod:`pymc_rbm.kernels._numba`, imported on first use (importing the kernels does not load Numba)."""
+def compiled_rule():
+    """The compiled module that holds the rule (:mod:`pymc_rbm.kernels._numba`), imported on first use
+    (importing the kernels does not load Numba)."""
     from pymc_rbm.kernels import _numba
 
     return _numba
@@ -110,10 +111,10 @@ class LayerRule(NamedTuple):
         out = np.empty(a.shape, dtype=dt)
         if x is None:
             counts = np.zeros(a.shape[0], dtype=np.int64)
-            _compiled().gibbs_rows(u, a, out)
+            compiled_rule().gibbs_rows(u, a, out)
         else:
             counts = np.empty(a.shape[0], dtype=np.int64)
-            _compiled().update_rows(u, _rows(x), a, self.alpha, self.gibbs, out, counts)
+            compiled_rule().update_rows(u, _rows(x), a, self.alpha, self.gibbs, out, counts)
         return out.reshape(logit.shape), counts.reshape(logit.shape[:-1])
 
 
@@ -131,29 +132,3 @@ def layer_rule(alpha=None) -> LayerRule:
     (True, 1.0, 0.25)
     """
     return GIBBS if alpha is None else LayerRule(check_alpha(alpha), False)
-
-
-def change_probabilities(x, logit, alpha: float = 1.0) -> np.ndarray:
-    """Probability that each unit changes in one update by :func:`layer_rule` ``(alpha)`` (the compiled rule's).
-
-    Parameters
-    ----------
-    x : array_like of shape (..., n_units)
-        Current states, values in {0, 1} (or booleans).
-    logit : array_like of shape (..., n_units)
-        Tempered conditional logits.
-    alpha : float in [0, 1], default 1.0
-
-    Returns
-    -------
-    ndarray of float64 of shape of the broadcast ``x`` and ``logit``
-    """
-    alpha = check_alpha(alpha)
-    logit = np.asarray(logit, dtype=np.float64)
-    on = np.asarray(x) != 0
-    shape = np.broadcast_shapes(on.shape, logit.shape)
-    a = np.ascontiguousarray(np.broadcast_to(logit, shape)).ravel()
-    xs = np.ascontiguousarray(np.broadcast_to(on, shape)).ravel().astype(np.float64)
-    out = np.empty(a.size)
-    _compiled().change_probabilities(xs, a, alpha, out)
-    return out.reshape(shape)
