@@ -139,6 +139,7 @@ def bar(
     n_steps: int | None = None,
     schedule=None,
     samples=None,
+    n_equilibrate: int | None = None,
     operator="gibbs",
     data=None,
     base=None,
@@ -177,6 +178,14 @@ def bar(
         or long tempered chains). ``n_chains`` rows are taken without
         replacement (with replacement when there are fewer). By default the
         forward run provides them.
+    n_equilibrate : int, optional
+        Sweeps at the target itself (β = 1, the path's operator) that the
+        reverse runs' starting states take before annealing back. The
+        resampled forward states sit in the target's modes in the right
+        proportions (in expectation) but lag within them, which biases the
+        reverse weights; the sweeps leave the target invariant, so exact
+        draws stay exact. Default: a ninth of the steps each way (2000 of the
+        default 18000, about 5 % of the run); 0: none.
     operator : {"gibbs", "flip"} or float, default "gibbs"
         Visible-layer update of both directions (as in AIS).
     data, base, base_smoothing
@@ -204,7 +213,8 @@ def bar(
         the lower and upper side of the bracket), ``log_weights_forward``,
         ``log_weights_reverse``, ``log_z_base``, ``base_vbias``, ``n_steps``,
         ``n_chains``, ``operator``, ``start`` (``"forward"`` or
-        ``"samples"``), ``samples`` (the reverse runs' starting states),
+        ``"samples"``), ``n_equilibrate``, ``samples`` (the reverse runs'
+        starting states, after the equilibrating sweeps),
         ``betas``, ``seconds``.
 
     Warns
@@ -254,10 +264,14 @@ def bar(
         given = check_binary(samples, params.n_visible, name="samples").reshape(-1, params.n_visible)
         if given.shape[0] == 0:
             raise ValueError("samples has no rows")
+    if n_equilibrate is None:
+        n_equilibrate = (betas.size - 1) // 9
+    else:
+        n_equilibrate = check_positive_int(n_equilibrate, "n_equilibrate", 0)
     log_z0 = path.log_z_base
     with (
         StopOnInterrupt() as guard,
-        Progress(2 * (betas.size - 1), "BAR", progress) as pbar,
+        Progress(2 * (betas.size - 1) + n_equilibrate, "BAR", progress) as pbar,
         path_blas_threads(n_chains, path),
     ):
         forward = _anneal_in_threads(path, rng, path.sample_base(rng, n_chains), betas, pbar, n_jobs=n_jobs)
@@ -267,6 +281,9 @@ def bar(
             else:
                 start = given[rng.choice(given.shape[0], size=n_chains, replace=n_chains > given.shape[0])]
             start = np.asarray(start, dtype=path.dtype)
+            if n_equilibrate:  # sweeps at β = 1 (a constant schedule: no weights)
+                start = _anneal_in_threads(path, rng, start, np.ones(n_equilibrate + 1), pbar, n_jobs=n_jobs).v
+        if not guard.interrupted:
             reverse = _anneal_in_threads(path, rng, start, betas[::-1].copy(), pbar, n_jobs=n_jobs)
     if guard.interrupted:
         return _interrupted("bar", t0, n_chains)
@@ -304,6 +321,7 @@ def bar(
             "n_chains": n_chains,
             "operator": path.alpha,
             "start": "forward" if given is None else "samples",
+            "n_equilibrate": n_equilibrate,
             "samples": start.astype(np.int8),
             "betas": betas,
             "seconds": time.perf_counter() - t0,

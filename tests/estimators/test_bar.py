@@ -120,7 +120,7 @@ def test_bar_from_exact_samples_and_a_negative_control():
     assert abs(short.log_z - truth) < 3 * short.stderr
     wrong = (np.random.default_rng(5).random((300, 20)) < 0.5).astype(int)  # uniform draws, not the model's
     with pytest.warns(RuntimeWarning, match="above the reverse"):  # and the directions say so
-        bad = bar(p, n_chains=100, schedule=5, samples=wrong, base="target", rng=4)
+        bad = bar(p, n_chains=100, schedule=5, samples=wrong, base="target", n_equilibrate=0, rng=4)
     assert abs(bad.log_z - truth) > 8 * bad.stderr
 
 
@@ -130,9 +130,26 @@ def test_bar_is_more_accurate_than_ais_at_equal_cost():
     truth = log_partition_exact(p).log_z
     bar_err, ais_err = [], []
     for seed in range(6):
-        bar_err.append(bar(p, n_chains=50, n_steps=60, base="target", rng=seed).log_z - truth)
+        bar_err.append(bar(p, n_chains=50, n_steps=60, base="target", n_equilibrate=0, rng=seed).log_z - truth)
         ais_err.append(ais(p, n_chains=100, n_steps=60, base="target", rng=seed).log_z - truth)
     assert np.sqrt(np.mean(np.square(bar_err))) < 0.5 * np.sqrt(np.mean(np.square(ais_err)))
+
+
+def test_equilibrating_sweeps_keep_exact_draws_exact_and_move_the_starts():
+    """Sweeps at β = 1 before the reverse runs leave the target invariant: from exact draws the estimate still
+    agrees with enumeration; from the forward states they move the reverse runs' starts."""
+    p = _model(20, 8, 2.0)
+    truth = log_partition_exact(p).log_z
+    exact = bar(p, n_chains=100, n_steps=300, samples=sample_visible_exact(p, 300, rng=3), n_equilibrate=500, rng=4)
+    assert abs(exact.log_z - truth) < 4 * exact.stderr + 1e-3
+    assert exact.diagnostics["n_equilibrate"] == 500
+    moved = bar(p, n_chains=50, n_steps=90, n_equilibrate=50, rng=0)
+    kept = bar(p, n_chains=50, n_steps=90, n_equilibrate=0, rng=0)
+    assert not np.array_equal(moved.diagnostics["samples"], kept.diagnostics["samples"])
+    assert moved.diagnostics["log_weights_forward"] == pytest.approx(kept.diagnostics["log_weights_forward"])
+    assert bar(p, n_chains=10, n_steps=90, rng=0).diagnostics["n_equilibrate"] == 10  # a ninth of the steps
+    with pytest.raises(ValueError, match="n_equilibrate"):
+        bar(p, n_equilibrate=-1)
 
 
 def test_bar_repeats_validates_and_mutates_nothing():
