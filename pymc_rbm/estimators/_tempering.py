@@ -75,8 +75,7 @@ from scipy.special import logsumexp
 from pymc_rbm._runtime import blas_threads
 from pymc_rbm.estimators.mean_field import log_partition_mean_field
 from pymc_rbm.kernels.activations import FULL_EVERY
-from pymc_rbm.kernels.layer import GIBBS, LayerRule
-from pymc_rbm.kernels.operators import operator_alpha
+from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.params import RBMParams
@@ -88,7 +87,6 @@ __all__ = [
     "base_rate_vbias",
     "AnnealingPath",
     "PathPoint",
-    "path_rule",
     "annealing_path",
     "as_path",
     "single_model_path",
@@ -335,9 +333,9 @@ class AnnealingPath:
         if b.shape != (nv,) or not np.all(np.isfinite(b)):
             raise ValueError(f"base_vbias must be {nv} finite numbers, got shape {b.shape}")
         self.dtype = np.dtype(dtype)
-        #: the visible operator's mixture weight α and its layer rule (Gibbs for α = 0)
+        #: the visible operator's mixture weight α (0 for Gibbs) and its layer rule
         self.alpha = operator_alpha(operator)
-        self.rule = path_rule(self.alpha)
+        self.rule = operator_rule(operator)
         self.models = models
         self.n_models = len(models)
         self.n_visible = nv
@@ -462,7 +460,7 @@ class AnnealingPath:
         """One transition that leaves ``p_λ(v)`` invariant (stochastic): the kernels' sweep at :meth:`at` ``(coef)``.
 
         Draws ``h ~ p_λ(h | v)``, then updates ``v`` given ``h`` by the path's
-        rule (:attr:`rule`): the Gibbs rule for ``alpha = 0``, else
+        rule (:attr:`rule`): the Gibbs rule for ``"gibbs"``, else
         flip-the-state mixed with Gibbs by ``alpha``. As a kernel on ``v`` it
         is reversible with respect to ``p_λ(v)``.
 
@@ -562,11 +560,6 @@ class PathPoint(NamedTuple):
     def visible_logits(self, h: np.ndarray) -> np.ndarray:
         """``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)``."""
         return self.path.visible_logits(h, self.coef)
-
-
-def path_rule(alpha: float) -> LayerRule:
-    """The visible layer rule of the path's sweeps: Gibbs for ``alpha = 0``, else flip-the-state mixed by ``alpha``."""
-    return GIBBS if alpha == 0.0 else LayerRule(alpha)
 
 
 # ------------------------------------------------------------------- pilot

@@ -565,7 +565,7 @@ def reverse_ais(
     betas = check_schedule(schedule)
     path = single_model_path(
         params,
-        base_data if isinstance(params, AnnealingPath) else x if base_data is None else base_data,
+        x if base_data is None and not isinstance(params, AnnealingPath) else base_data,
         estimator=reverse_ais,
         data_name="base_data",
         base=base,

@@ -33,7 +33,7 @@ from pymc_rbm.kernels.activations import propagate_activation
 from pymc_rbm.kernels.flip import flip_hiddens, flip_layer, flip_probability, flip_sweep, flip_visibles
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens, sample_visibles
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
-from pymc_rbm.kernels.layer import GIBBS, LayerRule, layer_rule
+from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.operators import build_operator, operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState, SweepInfo
 from pymc_rbm.kernels.tempering import TemperedState, swap_neighbours
@@ -66,7 +66,6 @@ __all__ = [
     "operator_rule",
     "LayerRule",
     "GIBBS",
-    "layer_rule",
     "layer",
     "sweep",
     "operators",

@@ -122,7 +122,7 @@ def update_rows(u, x, a, alpha, gibbs, out, counts):  # pragma: no cover - compi
 
     Each row's exponentials are taken in one vectorised loop (:func:`exp_neg_abs`) before the rule; ``counts``
     receives the changed units per row. The NumPy kernels' layer update
-    (:meth:`pymc_rbm.kernels.operators.Operator.update`)."""
+    (:meth:`pymc_rbm.kernels.layer.LayerRule.update`)."""
     e = np.empty(x.shape[1])
     for k in range(x.shape[0]):
         exp_neg_abs(a[k], a[k], False, e)

@@ -14,7 +14,7 @@ The rule is written once, compiled, in :mod:`pymc_rbm.kernels._numba`
 (``rule_state``): the NumPy kernels call it here through
 :meth:`LayerRule.update` with uniforms from the caller's generator, and the
 compiled sweeps of :mod:`pymc_rbm.kernels.compiled` call it inside their
-loops. A rule is bound once (:func:`layer_rule`) and passed to every sweep.
+loops. A rule is bound once (:func:`~pymc_rbm.kernels.operator_rule`, by name) and passed to every sweep.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["LayerRule", "GIBBS", "layer_rule", "check_alpha", "compiled_rule"]
+__all__ = ["LayerRule", "GIBBS", "check_alpha", "compiled_rule"]
 
 
 def check_alpha(alpha) -> float:
@@ -120,15 +120,3 @@ class LayerRule(NamedTuple):
 
 #: The block Gibbs rule.
 GIBBS = LayerRule(0.0, True)
-
-
-def layer_rule(alpha=None) -> LayerRule:
-    """The rule for a mixture weight: ``None`` for block Gibbs, else flip-the-state mixed by ``alpha`` in [0, 1].
-
-    Examples
-    --------
-    >>> from pymc_rbm.kernels.layer import layer_rule
-    >>> layer_rule().gibbs, layer_rule(1.0).alpha, layer_rule(0.25).alpha
-    (True, 1.0, 0.25)
-    """
-    return GIBBS if alpha is None else LayerRule(check_alpha(alpha), False)

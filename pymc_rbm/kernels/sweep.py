@@ -107,7 +107,7 @@ def sweep(
         changed (:func:`~pymc_rbm.kernels.activations.propagate_activation`).
     target : RBMAtBeta or another target (module docstring)
     rule : LayerRule, default Gibbs
-        The layer update (:func:`~pymc_rbm.kernels.layer.layer_rule`).
+        The layer update (:func:`~pymc_rbm.kernels.operator_rule`).
     refresh : bool, default False
         Recompute the carried hidden input by one matrix product (callers
         that carry it do so every :data:`~pymc_rbm.kernels.activations.FULL_EVERY`
@@ -134,12 +134,12 @@ def sweep(
     >>> import numpy as np
     >>> from pymc_rbm import RBMParams
     >>> from pymc_rbm.kernels import init_state
-    >>> from pymc_rbm.kernels.layer import layer_rule
+    >>> from pymc_rbm.kernels import operator_rule
     >>> from pymc_rbm.kernels.sweep import at_beta, sweep
     >>> rng = np.random.default_rng(0)
     >>> params = RBMParams.random(6, 4, rng=1)
     >>> state = init_state(rng, np.zeros((10, 6)), params)
-    >>> state, info = sweep(rng, state, at_beta(params, 0.5), layer_rule(1.0))
+    >>> state, info = sweep(rng, state, at_beta(params, 0.5), operator_rule("flip"))
     >>> state.v.shape, info.n_hidden_changed.shape
     ((10, 6), (10,))
     """

@@ -9,7 +9,8 @@ from scipy.special import expit
 
 from pymc_rbm import testing as ht
 from pymc_rbm.kernels import flip_probability
-from pymc_rbm.kernels.layer import GIBBS, LayerRule, layer_rule
+from pymc_rbm.kernels import operator_rule
+from pymc_rbm.kernels.layer import GIBBS, LayerRule
 
 X = np.array([0, 1, 0, 1, 0, 1, 1, 0, 1, 0])
 A = np.array([0.7, 0.7, -2.0, -2.0, 0.0, 0.0, -40.0, 40.0, 3.5, -0.3])
@@ -100,12 +101,13 @@ def test_update_keeps_its_inputs_and_types():
         LayerRule(1.0).update(rng, x[:, :3], a)
 
 
-def test_layer_rule_binds_the_operator_once():
-    assert layer_rule() is GIBBS
-    assert layer_rule(0.25) == LayerRule(0.25, False)
-    for bad in (-0.1, 1.5, np.nan):
-        with pytest.raises(ValueError, match="alpha"):
-            layer_rule(bad)
+def test_operator_rule_binds_the_operator_once():
+    assert operator_rule("gibbs") is GIBBS
+    assert operator_rule("flip") == LayerRule(1.0, False)
+    assert operator_rule(0.25) == LayerRule(0.25, False)
+    for bad in (-0.1, 1.5, np.nan, "metropolis"):
+        with pytest.raises(ValueError, match="alpha|operator"):
+            operator_rule(bad)
 
 
 def test_the_same_uniforms_give_the_same_draw_in_every_kernel():
