@@ -133,14 +133,20 @@ class Annealed(NamedTuple):
     trace : ndarray of shape (len(record), n)
         Partial log weights after the recorded steps: where along the path
         the variance of the weights is added.
+    states : ndarray of shape (len(record), n, n_visible)
+        The states after the recorded steps' sweeps (with ``keep_states``;
+        else no rows): with the partial weights, weighted draws of ``p_{β_k}``.
     """
 
     log_w: np.ndarray
     v: np.ndarray
     trace: np.ndarray
+    states: np.ndarray
 
 
-def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, record=(), stop=None) -> Annealed:
+def _anneal(
+    path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, record=(), stop=None, keep_states: bool = False
+) -> Annealed:
     """Run AIS along ``betas`` from states ``v0`` drawn from ``p_{betas[0]}`` (one target model).
 
     The log weights are ``Σ_k log f_k(x_k) - log f_{k-1}(x_k)``, accumulated
@@ -170,7 +176,9 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, reco
     (``|δ|`` beyond the dtype's ``exp`` range) are recomputed from softplus
     sums in float64.
 
-    ``stop`` (a ``threading.Event``) ends the run at the next step when set.
+    ``record`` lists the steps after which the partial log weights (and,
+    with ``keep_states``, the states) are kept. ``stop`` (a
+    ``threading.Event``) ends the run at the next step when set.
     """
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
@@ -185,6 +193,7 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, reco
     K = betas.size - 1
     slot = {int(k): i for i, k in enumerate(record)}
     trace = np.zeros((len(slot), n))
+    states = np.zeros((len(slot) if keep_states else 0, n, v.shape[1]), dtype=dt)
     for k in range(1, K + 1):
         if stop is not None and stop.is_set():
             break
@@ -207,12 +216,21 @@ def _anneal(path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, reco
             sig = sigmoid_(state.hidden_input * dt.type(beta))
         if k in slot:
             trace[slot[k]] = log_w
+            if keep_states:
+                states[slot[k]] = state.v
         bar.advance()
-    return Annealed(log_w, state.v, trace)
+    return Annealed(log_w, state.v, trace, states)
 
 
 def _anneal_in_threads(
-    path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, record=(), n_jobs: int = 1
+    path: AnnealingPath,
+    rng,
+    v0,
+    betas: np.ndarray,
+    bar: Progress,
+    record=(),
+    n_jobs: int = 1,
+    keep_states: bool = False,
 ) -> Annealed:
     """:func:`_anneal` with the chains split into ``n_jobs`` groups run in parallel threads.
 
@@ -227,14 +245,14 @@ def _anneal_in_threads(
     n = np.asarray(v0).shape[0]
     n_jobs = min(n_jobs, n)
     if n_jobs == 1:
-        return _anneal(path, rng, v0, betas, bar, record)
+        return _anneal(path, rng, v0, betas, bar, record, keep_states=keep_states)
     groups = np.array_split(np.arange(n), n_jobs)
     rngs = rng.spawn(n_jobs)
     quiet = Progress(0, "", False)
     stop = threading.Event()
 
     def one(i):
-        return _anneal(path, rngs[i], v0[groups[i]], betas, bar if i == 0 else quiet, record, stop)
+        return _anneal(path, rngs[i], v0[groups[i]], betas, bar if i == 0 else quiet, record, stop, keep_states)
 
     with single_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
         try:
@@ -246,6 +264,7 @@ def _anneal_in_threads(
         np.concatenate([r.log_w for r in runs]),
         np.concatenate([r.v for r in runs]),
         np.concatenate([r.trace for r in runs], axis=1),
+        np.concatenate([r.states for r in runs], axis=1),
     )
 
 
