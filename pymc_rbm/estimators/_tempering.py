@@ -748,9 +748,9 @@ def _is_default(value, default) -> bool:
 
 
 def check_init(init, *, flat: str):
-    """``init`` unchanged, or a ValueError unless it is ``"ais"``, ``flat`` or not a string (an array)."""
-    if isinstance(init, str) and init not in ("ais", flat):
-        raise ValueError(f'init must be "ais", "{flat}" or an array of log Z guesses, got {init!r}')
+    """``init`` unchanged, or a ValueError unless it is ``"bar"``, ``"ais"``, ``flat`` or not a string (an array)."""
+    if isinstance(init, str) and init not in ("bar", "ais", flat):
+        raise ValueError(f'init must be "bar", "ais", "{flat}" or an array of log Z guesses, got {init!r}')
     return init
 
 
@@ -759,12 +759,12 @@ def initial_log_z(init, log_z_pilot: np.ndarray, *, flat: str) -> np.ndarray:
 
     Parameters
     ----------
-    init : "ais", ``flat`` or array_like of shape (K,)
-        ``"ais"``: from the pilot run; ``flat``: all zero (every label as
-        probable as the base); an array: those values, shifted so that the
-        first is 0.
+    init : "bar", "ais", ``flat`` or array_like of shape (K,)
+        ``"bar"`` or ``"ais"``: the ladder's estimates (from the BAR start or
+        the pilot run); ``flat``: all zero (every label as probable as the
+        base); an array: those values, shifted so that the first is 0.
     log_z_pilot : ndarray of shape (K,)
-        The pilot's estimates of ``log Z_k``.
+        The ladder's estimates of ``log Z_k``.
     flat : str
         The name the caller gives the flat start.
 
@@ -774,7 +774,7 @@ def initial_log_z(init, log_z_pilot: np.ndarray, *, flat: str) -> np.ndarray:
     """
     K = log_z_pilot.shape[0]
     if isinstance(check_init(init, flat=flat), str):
-        return log_z_pilot - log_z_pilot[0] if init == "ais" else np.zeros(K)
+        return np.zeros(K) if init == flat else log_z_pilot - log_z_pilot[0]
     g = np.array(init, dtype=np.float64, copy=True)
     if g.shape != (K,) or not np.all(np.isfinite(g)):
         raise ValueError(
@@ -860,3 +860,43 @@ def spread_stderr(nominal: float, batches, consistent: bool, *, floor: float = 0
     if not consistent and max(sd, floor) > stderr:
         stderr, rule = max(sd, float(floor)), "spread"
     return stderr, rule
+
+
+def check_start(log_z: float, stderr: float, start, method: str, *, stacklevel: int = 3) -> tuple[float, bool]:
+    """Compare a tempered estimate with the BAR start it came from; warn and widen when they disagree.
+
+    RTS and SAMS started from BAR (``init="bar"``) estimate the same
+    ``log Z`` as their start, by other means. When the two differ by more
+    than three standard errors of the difference, the tempered chains have
+    moved away from where they started, which on slowly mixing models means
+    they have not reached their stationary distribution: the standard error
+    is then at least the move.
+
+    Parameters
+    ----------
+    log_z, stderr : float
+        The tempered estimate and its standard error.
+    start : LogPartitionEstimate or None
+        BAR's estimate at the target (None: no BAR start, nothing to check).
+    method : str
+        ``"RTS"`` or ``"SAMS"``, for the message.
+
+    Returns
+    -------
+    stderr : float
+    agrees : bool
+    """
+    if start is None:
+        return stderr, True
+    gap = float(log_z - start.log_z)
+    se = float(np.hypot(stderr, start.stderr))
+    if abs(gap) <= 3.0 * se:
+        return stderr, True
+    warnings.warn(
+        f"{method}: the estimate ({log_z:.3f}) moved {gap:+.2f} nats from its BAR start ({start.log_z:.3f}), "
+        f"{abs(gap) / se:.1f} standard errors of the difference: the tempered chains have not reached their "
+        "stationary distribution, and the standard error is at least that move",
+        RuntimeWarning,
+        stacklevel=stacklevel,
+    )
+    return max(float(stderr), abs(gap)), False

@@ -54,13 +54,30 @@ models shows what happens:
    ``Σ_k p_k / K`` exactly), which fits the seed's RTS errors of several nats.
 
 So the real method works as published once it starts inside the region where
-its update contracts: by default the guesses come from a short AIS pilot
-along the ladder (``init="ais"``), accurate to a fraction of a nat, and the
-chains start spread over the ladder; from the second round on, the draws
-are spread evenly over the ladder. All quantities are logarithms
-(``q(β | x)`` by log-sum-exp). ``init="flat"`` remains available to
-reproduce the seed's start; a warning is raised when the last round is
-still collapsed, since its estimate is then unreliable.
+its update contracts. ``init="ais"`` takes the guesses from a short AIS pilot
+along the ladder, accurate to a fraction of a nat on small and medium models,
+with the chains spread over the ladder from the pilot's states; from the
+second round on, the draws are spread evenly over the ladder. All quantities
+are logarithms (``q(β | x)`` by log-sum-exp). ``init="flat"`` remains
+available to reproduce the seed's start; a warning is raised when the last
+round is still collapsed, since its estimate is then unreliable.
+
+Starting from BAR (the default)
+-------------------------------
+On large trained models a pilot is not enough (next section): the chains
+need far longer than a run to reach the tempered distribution from it. By
+default (``init="bar"``, :func:`bar_ladder`) RTS therefore starts from a run
+of Bennett's acceptance ratio along the ladder
+(:func:`~pymc_rbm.estimators.bar.ladder_start`): every rung's ``log Ẑ_k``
+from the forward and reverse runs' partial weights, and every chain from a
+draw of its rung's weighted states followed by sweeps there, the chains
+spread evenly over the ladder. The tempered chain then starts near its
+stationary distribution, and the rounds only have to keep it there. They
+still swing, since each round's estimate is noisy and the slowly mixing
+chains react to a new guess only after several rounds; so after a BAR start
+the guesses are the running mean of the start's and the rounds' estimates
+(``update="mean"``) instead of the last round's (Carlson et al.'s
+``update="replace"``).
 
 The estimate and its error
 --------------------------
@@ -85,18 +102,17 @@ is no more precise than one of them (the rule is ``spread_stderr`` of the
 module shared with SAMS). Ctrl-C ends the run after the rounds done so
 far, with a warning; their estimate is returned.
 
-On large trained models (mnist_h500) that is what happens: the states mix
-slowly near ``β ≈ 1`` (the same region where AIS's chains lag). While the
-top rung's guess is too low the chains crowd onto it, and they stay there
-long after the guess has been corrected, so the next update overshoots and
-the rounds' estimates swing over several thousand iterations.
-Re-estimating each round's draws by MBAR, which does not assume the
-occupancy that ``Ẑ`` implies, gives the same numbers
+On large trained models (mnist_h500) started from the pilot, that is what
+happens: the states mix slowly near ``β ≈ 1`` (the same region where AIS's
+chains lag). While the top rung's guess is too low the chains crowd onto it,
+and they stay there long after the guess has been corrected, so the next
+update overshoots and the rounds' estimates swing over several thousand
+iterations. Re-estimating each round's draws by MBAR, which does not assume
+the occupancy that ``Ẑ`` implies, gives the same numbers
 (``benchmarks/rts_rounds.py``). So the update is sound and it is the draws
-that are not yet from the tempered distribution: the level they swing about
-depends on the operator. Trust the warning: the reported error, taken from
-the rounds' spread, is then the honest one. "RTS on h500" in
-docs/estimators.md has the measurements.
+that are not yet from the tempered distribution. The BAR start is the
+remedy; "RTS and SAMS on h500" in docs/estimators.md has the measurements of
+both starts.
 """
 
 from __future__ import annotations
@@ -114,6 +130,7 @@ from pymc_rbm.estimators._tempering import (
     AnnealingPath,
     check_init,
     check_occupancy,
+    check_start,
     check_schedule,
     initial_log_z,
     path_blas_threads,
@@ -122,12 +139,13 @@ from pymc_rbm.estimators._tempering import (
     spread_stderr,
     thermodynamic_length,
 )
+from pymc_rbm.estimators.bar import LadderStart, ladder_start, resample_by_weight
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
 
-__all__ = ["rts", "check_ladder", "Ladder", "build_ladder", "rts_round"]
+__all__ = ["rts", "check_ladder", "Ladder", "build_ladder", "bar_ladder", "rts_round"]
 
 #: Default spacing of the automatic ladder, in units of thermodynamic length: the standard
 #: deviation of ``log f_k(x) - log f_{k-1}(x)`` between neighbouring rungs.
@@ -282,6 +300,91 @@ def build_ladder(
     )
 
 
+def bar_ladder(
+    path: AnnealingPath,
+    rng,
+    ladder: Ladder,
+    n_chains: int,
+    *,
+    n_steps: int = 18000,
+    n_equilibrate: int | None = None,
+    bar_chains: int = 100,
+    bar=None,
+    guard=None,
+) -> tuple[Ladder, LadderStart] | None:
+    """The ladder with guesses and starting states from a BAR run instead of the pilot (stochastic).
+
+    :func:`~pymc_rbm.estimators.bar.ladder_start` gives every rung's
+    ``log Z_k`` and weighted draws of ``p_k`` from both directions. The
+    ``n_chains`` chains are spread evenly over the rungs, each starts from a
+    draw of its rung's weighted states (resampled by weight), and all take
+    ``n_equilibrate`` sweeps at their own rung. With guesses this close the
+    tempered chain starts near its stationary distribution: the labels are
+    about equally probable, and the states are near equilibrium at every
+    rung, which on large trained models the chains could not reach by
+    themselves within a run (docs/estimators.md, "RTS and SAMS on h500").
+
+    Parameters
+    ----------
+    path : AnnealingPath
+        A path to one model.
+    rng : numpy.random.Generator
+    ladder : Ladder
+        From :func:`build_ladder`.
+    n_chains : int
+        Chains returned.
+    n_steps : int, default 18000
+        Steps of the BAR run in each direction.
+    bar_chains : int, default 100
+        Chains of the BAR run in each direction:
+        :func:`~pymc_rbm.estimators.bar.bar`'s default. The ``n_chains``
+        starting states are drawn from its ``2 bar_chains`` weighted states
+        at each rung, so more chains than that start from repeated states
+        until the sweeps part them.
+    n_equilibrate : int, optional
+        Sweeps at the target for the reverse starts, and at its rung for
+        every returned chain; default a ninth of ``n_steps``.
+    bar : optional progress bar
+    guard : StopOnInterrupt, optional
+
+    Returns
+    -------
+    (Ladder, LadderStart) or None
+        The ladder with ``log_z_init``, ``states`` and ``labels`` replaced,
+        and the BAR run's measurements; None when interrupted.
+    """
+    if path.n_models != 1:
+        raise ValueError('init="bar" anneals to one model; with several, use init="ais"')
+    n_equilibrate = n_steps // 9 if n_equilibrate is None else check_positive_int(n_equilibrate, "n_equilibrate", 0)
+    guard = StopOnInterrupt() if guard is None else guard
+    start = ladder_start(
+        path,
+        rng,
+        ladder.s,
+        check_positive_int(bar_chains, "bar_chains", 2),
+        n_steps=n_steps,
+        n_equilibrate=n_equilibrate,
+        bar=bar,
+        guard=guard,
+    )
+    if start is None:
+        return None
+    K = ladder.s.size
+    labels = (np.arange(n_chains) * K) // n_chains
+    v = np.empty((n_chains, path.n_visible), dtype=path.dtype)
+    for k in range(K):
+        here = labels == k
+        v[here] = resample_by_weight(rng, start.states[k], start.log_w[k], int(here.sum()))
+    v, a, _ = path.start(v)
+    for t in range(1, n_equilibrate + 1):
+        if guard.interrupted:
+            return None
+        v, a, _ = path.sweep(rng, v, a, ladder.coefs[labels], refresh=t % FULL_EVERY == 0)
+        if bar is not None:
+            bar.advance()
+    return ladder._replace(log_z_init=start.log_z, states=v, labels=labels), start
+
+
 def _categorical(rng: np.random.Generator, prob: np.ndarray) -> np.ndarray:
     """One draw per row of a (n, K) matrix of probabilities (rows sum to 1)."""
     cdf = np.cumsum(prob, axis=1)
@@ -346,17 +449,20 @@ def rts(
     params: RBMParams,
     *,
     betas=None,
-    n_chains: int = 100,
-    n_rounds: int = 5,
+    n_chains: int = 300,
+    n_rounds: int = 3,
     n_sweeps: int = 1000,
-    init="ais",
+    init="bar",
+    n_start: int = 18000,
+    n_equilibrate: int | None = None,
+    update: str | None = None,
     n_pilot: int = 1000,
     spacing: float | None = None,
     operator="gibbs",
     data=None,
     base=None,
     base_smoothing: float = 0.005,
-    dtype=np.float64,
+    dtype=np.float32,
     rng=None,
     progress: bool = False,
     callback=None,
@@ -378,19 +484,41 @@ def rts(
         (:func:`build_ladder`). An int ``K``: ``K`` uniform values.
         The cost of an iteration grows with ``len(betas) * n_hidden``
         (``q(β | x)`` needs ``f_k(x)`` at every rung).
-    n_chains : int, default 100
-        Independent tempered chains, advanced together.
-    n_rounds : int, default 5
+    n_chains : int, default 300
+        Independent tempered chains, advanced together. Where chains mix
+        slowly, many chains for a few rounds beat few chains for many:
+        each round's estimate then averages more chains, and the chains have
+        less time to drift from their start.
+    n_rounds : int, default 3
         Rounds of ``n_sweeps`` iterations; ``Ẑ`` is updated after each. The
         first round is burn-in and adaptation only; the estimate averages the
         others (see Returns).
     n_sweeps : int, default 1000
         Iterations (one ``x`` sweep and one ``β`` draw) per round.
-    init : {"ais", "flat"} or array_like of shape (K,), default "ais"
-        Initial guesses ``log Ẑ_k``: ``"ais"`` from the pilot run; ``"flat"``:
-        all equal to ``log Z_1`` (the seed's start, for comparison); an array:
-        those values (shifted so that the first is ``log Z_1``). The chains
-        start from the pilot's states, spread over the ladder.
+    init : {"bar", "ais", "flat"} or array_like of shape (K,), default "bar"
+        Initial guesses ``log Ẑ_k`` and starting states. ``"bar"``: a BAR run
+        of ``n_start`` steps each way gives every rung's guess and
+        equilibrated starting states, spread evenly over the ladder
+        (:func:`bar_ladder`). ``"ais"``: guesses from the pilot run, the
+        chains starting from its states; ``"flat"``: all equal to
+        ``log Z_1`` (the seed's start, for comparison); an array: those values
+        (shifted so that the first is ``log Z_1``). The last three start from
+        the pilot's states, spread over the ladder.
+    n_start : int, default 18000
+        Steps each way of the BAR run of ``init="bar"``.
+    n_equilibrate : int, optional
+        Sweeps of the ``init="bar"`` starting states at their rungs (and of
+        the BAR run's reverse starts at the target); default ``n_start // 9``.
+    update : {"mean", "replace"}, optional
+        How the guesses follow the rounds. ``"replace"`` (Carlson et al.
+        2016, the default except after ``init="bar"``): ``log Ẑ`` becomes each
+        round's estimate. ``"mean"`` (the default after ``init="bar"``): it
+        becomes the mean of the start's and every round's estimates so far
+        (a stochastic-approximation gain ``1/(r + 2)`` after round ``r``). On
+        slowly mixing models a round's estimate is noisy and the chains react
+        to a new guess only after several rounds, so replacing the guess
+        makes the rounds swing; the mean damps that, but needs a start
+        within about a nat.
     n_pilot : int, default 1000
         Annealing steps of the pilot run.
     spacing : float, optional
@@ -403,7 +531,9 @@ def rts(
     data, base, base_smoothing
         The base-rate model at ``β = 0``, as in
         :func:`~pymc_rbm.estimators.ais.ais`.
-    dtype : numpy dtype, default float64
+    dtype : numpy dtype, default float32
+        Floating type of the sampling arithmetic (``log f`` and the
+        estimates are accumulated in float64).
     rng : numpy.random.Generator or seed, optional
     progress : bool, default False
     callback : callable, optional
@@ -421,13 +551,17 @@ def rts(
         them when ``n_rounds == 1``); ``stderr``: the per-round delta-method
         errors over chains combined as for independent rounds, or the spread
         between rounds over ``sqrt(n)`` if larger, or the spread itself when
-        the rounds disagree or the ladder collapsed (module docstring);
+        the rounds disagree or the ladder collapsed (module docstring), and
+        at least the distance to the BAR start when the two disagree beyond
+        three standard errors of the difference (with a warning);
         ``interval``: ``±3 stderr``. ``diagnostics``: ``stderr_nominal`` (the
-        combination alone), ``stderr_rule`` (``"nominal"``, ``"batch_means"``
-        or ``"spread"``: which set ``stderr``), ``interrupted`` and
+        combination alone), ``stderr_rule`` (``"nominal"``, ``"batch_means"``,
+        ``"spread"`` or ``"start"``: which set ``stderr``), ``interrupted`` and
         ``n_rounds_done`` (Ctrl-C stops after the rounds that ended);
         ``betas``; ``log_z_ladder`` (the estimates of ``log Z_k`` at every β
         after the last round); ``log_z_init`` (the initial guesses);
+        ``log_z_guesses`` (those the last round ran with); ``update``;
+        ``start`` (with ``init="bar"``, the BAR run's estimate at the target);
         ``occupancy`` (fraction of the last round's draws at each β) and
         ``c_hat`` (its Rao-Blackwellized counterpart, ``1/K`` each at
         convergence); ``history`` and ``history_stderr`` (the estimate of each
@@ -436,10 +570,12 @@ def rts(
 
     Notes
     -----
-    The defaults, with ``data=`` the training data, suit small and medium
-    models. On large trained models the chains lag near ``β = 1`` and the
-    rounds drift (module docstring; docs/estimators.md has the
-    measurements): there use RTS as a check on AIS, not as the reference.
+    Pass ``data=`` the training data for trained models. On large trained
+    models the chains lag near ``β = 1``; from the BAR start RTS stays near
+    the reference on mnist_h500 in most calls, but its rounds can drift from
+    the start, and then it warns (docs/estimators.md, "RTS and SAMS on
+    h500"): use :func:`~pymc_rbm.estimators.bar.bar` for the value and RTS
+    as a second estimator.
 
     Examples
     --------
@@ -447,7 +583,7 @@ def rts(
     >>> from pymc_rbm.estimators import log_partition_exact
     >>> from pymc_rbm.estimators.rts import rts
     >>> p = RBMParams.random(12, 6, scale=0.5, rng=0)
-    >>> est = rts(p, n_chains=20, n_rounds=3, n_sweeps=300, n_pilot=200, rng=1)
+    >>> est = rts(p, n_chains=20, n_rounds=3, n_sweeps=300, n_pilot=200, n_start=1000, rng=1)
     >>> abs(est.log_z - log_partition_exact(p).log_z) < 5 * est.stderr + 0.05
     True
     """
@@ -464,18 +600,31 @@ def rts(
     n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
     n_pilot = check_positive_int(n_pilot, "n_pilot")
     check_init(init, flat="flat")
+    warm = isinstance(init, str) and init == "bar"
+    if update is None:
+        update = "mean" if warm else "replace"
+    if update not in ("mean", "replace"):
+        raise ValueError(f'update must be "mean" or "replace", got {update!r}')
+    n_start = check_positive_int(n_start, "n_start")
+    n_equilibrate = n_start // 9 if n_equilibrate is None else check_positive_int(n_equilibrate, "n_equilibrate", 0)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     log_z1 = path.log_z_base
 
     history, history_se, occupancy_history = [], [], []
+    start = None
+    n_steps = n_pilot + n_rounds * n_sweeps + (2 * n_start + 2 * n_equilibrate if warm else 0)
     with (
         StopOnInterrupt() as guard,
-        Progress(n_pilot + n_rounds * n_sweeps, "RTS", progress) as bar,
+        Progress(n_steps, "RTS", progress) as bar,
         path_blas_threads(n_chains, path),
     ):
         spacing = LADDER_SPACING if spacing is None else spacing
         ladder = build_ladder(path, rng, n_chains, betas, n_pilot=n_pilot, spacing=spacing, bar=bar)
+        if warm:
+            ladder, start = bar_ladder(
+                path, rng, ladder, n_chains, n_steps=n_start, n_equilibrate=n_equilibrate, bar=bar, guard=guard
+            )
         coefs = ladder.coefs
         log_zhat = log_z1 + initial_log_z(init, ladder.log_z_init, flat="flat")
         log_z_init = log_zhat.copy()
@@ -488,12 +637,14 @@ def rts(
                 log_c = np.log(c_hat)
             if not np.all(np.isfinite(log_c)):  # cannot happen in exact arithmetic: q(β|x) > 0
                 raise FloatingPointError("a Rao-Blackwellized average underflowed to 0; use a finer ladder")
-            log_zhat = log_zhat + log_c - log_c[0]
+            guesses, estimate = log_zhat, log_zhat + log_c - log_c[0]
+            # "replace": Carlson et al.'s update; "mean": the guesses are the mean of the start and every round
+            log_zhat = log_zhat + (estimate - log_zhat) * (1.0 if update == "replace" else 1.0 / (r + 2))
             # delta method over chains for log ĉ_K - log ĉ_1 of this round
             rel = c_chain[:, -1] / c_hat[-1] - c_chain[:, 0] / c_hat[0]
             occupancy_history.append(visits / visits.sum())
             history_se.append(float(rel.std(ddof=1) / np.sqrt(n_chains)))
-            history.append(float(log_zhat[-1]))  # last: a round counts once it is stored whole (Ctrl-C)
+            history.append(float(estimate[-1]))  # last: a round counts once it is stored whole (Ctrl-C)
 
     n_done = len(history)
     diagnostics = {"interrupted": guard.interrupted, "n_rounds_done": n_done, "seconds": time.perf_counter() - t0}
@@ -531,6 +682,9 @@ def rts(
             )
     # the rounds as batches: their spread needs no assumption about the chains (spread_stderr has the rule)
     stderr, rule = spread_stderr(nominal, est, consistent)
+    start_estimate = None if start is None else start.estimate
+    stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS")
+    rule = rule if agrees else "start"
     return LogPartitionEstimate(
         log_z=log_z,
         method="rts",
@@ -543,12 +697,15 @@ def rts(
             "betas": ladder.s,
             "log_z_ladder": log_zhat,
             "log_z_init": log_z_init,
+            "log_z_guesses": guesses,
             "occupancy": occupancy,
             "c_hat": c_hat,
             "history": np.array(history),
             "history_stderr": np.array(history_se[:n_done]),
             "occupancy_history": np.array(occupancy_history[:n_done]),
             "log_z_base": log_z1,
+            "start": start_estimate,
+            "update": update,
             "n_chains": n_chains,
             "n_rounds": n_rounds,
             "n_sweeps": n_sweeps,

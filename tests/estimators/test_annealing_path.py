@@ -62,7 +62,7 @@ def test_reverse_ais_takes_a_path():
 @pytest.mark.parametrize("estimator", [ais, bar, rts, sams])
 def test_options_given_with_a_path_are_refused(estimator):
     path = annealing_path(P)
-    other_dtype = np.float64 if estimator is bar else np.float32  # not the estimator's default
+    other_dtype = np.float32 if estimator is ais else np.float64  # not the estimator's default
     for name, value in [("data", DATA), ("dtype", other_dtype), ("operator", "flip"), ("base", "zero")]:
         with pytest.raises(ValueError, match=f"{name}.*annealing_path"):
             estimator(path, **{name: value})

@@ -8,7 +8,7 @@ import pytest
 from pymc_rbm import RBMParams
 from pymc_rbm.estimators import LOG_PARTITION_METHODS, log_partition, log_partition_exact, sample_visible_exact
 from pymc_rbm.estimators.ais import AnnealingPath, base_rate_vbias
-from pymc_rbm.estimators.rts import build_ladder, check_ladder, rts, rts_round
+from pymc_rbm.estimators.rts import bar_ladder, build_ladder, check_ladder, rts, rts_round
 
 TRUTH = {"mnist_h10": 226.1132, "mnist_h20": 221.0668}
 
@@ -85,7 +85,7 @@ def test_rts_matches_exact(nv, nh, scale):
     p = _model(nv, nh, scale)
     truth = log_partition_exact(p).log_z
     data = sample_visible_exact(p, 200, rng=1)
-    est = rts(p, data=data, n_chains=40, n_rounds=4, n_sweeps=400, n_pilot=300, rng=2)
+    est = rts(p, data=data, n_chains=40, n_rounds=4, n_sweeps=400, n_pilot=300, n_start=1500, rng=2)
     assert est.method == "rts"
     err = est.log_z - truth
     assert abs(err) < 4 * est.stderr + 2e-3, (err, est.stderr)
@@ -95,7 +95,8 @@ def test_rts_matches_exact(nv, nh, scale):
     assert d["log_z_ladder"].shape == (K,) and d["log_z_ladder"][0] == d["log_z_base"]
     assert d["occupancy"].shape == (K,) and d["occupancy"].sum() == pytest.approx(1.0)
     assert np.all(d["occupancy"] * K > 0.5) and np.all(np.abs(d["c_hat"] * K - 1) < 0.5)
-    assert d["history"].shape == (4,)
+    assert d["history"].shape == (4,) and d["update"] == "mean"
+    assert abs(d["start"].log_z - truth) < 4 * d["start"].stderr + 2e-3  # the BAR run it started from
     assert est.interval == pytest.approx((est.log_z - 3 * est.stderr, est.log_z + 3 * est.stderr))
     # every rung's estimate, not only the last
     path = AnnealingPath(p, base_rate_vbias(p, data))
@@ -147,11 +148,48 @@ def test_explicit_ladder_and_init():
     assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
 
 
+def test_bar_ladder_starts_every_rung_from_its_own_weighted_states():
+    """The BAR start replaces the pilot's guesses and states: chains spread evenly over the rungs, each from
+    its rung's states; a path to several models is refused."""
+    p = _model(10, 5, 1.0)
+    path = AnnealingPath(p, base_rate_vbias(p, None), dtype=np.float64)
+    rng = np.random.default_rng(0)
+    ladder = build_ladder(path, rng, 30, 6, n_pilot=50)
+    warm, start = bar_ladder(path, rng, ladder, 30, n_steps=300, n_equilibrate=5)
+    np.testing.assert_array_equal(np.bincount(warm.labels), [5] * 6)
+    assert warm.states.shape == (30, 10) and set(np.unique(warm.states)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(warm.log_z_init, start.log_z)
+    np.testing.assert_array_equal(warm.coefs, ladder.coefs)
+    exact = _exact_ladder_log_z(path, ladder.coefs)
+    assert np.all(np.abs(start.log_z - exact) < 4 * start.stderr + 1e-9)
+    two = AnnealingPath([p, _model(10, 3, 1.0)], np.zeros(10))
+    with pytest.raises(ValueError, match="one model"):
+        bar_ladder(two, rng, build_ladder(two, rng, 10, 3, n_pilot=20), 10, n_steps=20)
+
+
+def test_an_estimate_that_left_its_bar_start_warns_and_widens():
+    """RTS and SAMS check their estimate against the BAR run they started from (``check_start``)."""
+    import warnings
+
+    from pymc_rbm.estimators import LogPartitionEstimate
+    from pymc_rbm.estimators._tempering import check_start
+
+    start = LogPartitionEstimate(log_z=10.0, method="bar", stderr=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_start(10.3, 0.1, start, "RTS") == (0.1, True)  # 2.1 standard errors of the difference
+        assert check_start(12.0, 0.1, None, "RTS") == (0.1, True)  # no BAR start: nothing to compare
+    with pytest.warns(RuntimeWarning, match="RTS: the estimate .* moved -1.00 nats from its BAR start"):
+        assert check_start(9.0, 0.1, start, "RTS") == (1.0, False)
+
+
 def test_validation_repeatability_dispatcher_progress(capsys):
     p = _model(10, 5, 1.0)
-    kw = dict(n_chains=8, n_rounds=2, n_sweeps=30, n_pilot=40)
+    kw = dict(n_chains=8, n_rounds=2, n_sweeps=30, n_pilot=40, n_start=200)
     for bad, msg in [
         ({"n_chains": 1}, "at least 2"),
+        ({"update": "damped"}, "update must be"),
+        ({"n_start": 0}, "n_start"),
         ({"n_rounds": 0}, "n_rounds"),
         ({"init": "zeros"}, "init must be"),
         ({"init": np.zeros(3), "betas": 5}, "5 finite"),
@@ -177,7 +215,7 @@ def test_callback_sees_the_draws_behind_c_hat():
     from scipy.special import softmax
 
     p = _model(10, 5, 1.0)
-    kw = dict(n_chains=6, n_rounds=3, n_sweeps=25, n_pilot=40)
+    kw = dict(n_chains=6, n_rounds=3, n_sweeps=25, n_pilot=40, n_start=200)
     seen = []
     est = rts(p, rng=3, callback=lambda r, t, k, log_f: seen.append((r, t, k.copy(), log_f.copy())), **kw)
     assert rts(p, rng=3, **kw).log_z == est.log_z  # watching changes nothing
@@ -185,9 +223,14 @@ def test_callback_sees_the_draws_behind_c_hat():
     d = est.diagnostics
     K = len(d["betas"])
     assert all(k.shape == (6,) and log_f.shape == (6, K) for _, _, k, log_f in seen)
-    log_zhat = d["log_z_ladder"] - np.log(d["c_hat"]) + np.log(d["c_hat"][0])  # the last round's guesses
     last = np.stack([log_f for r, _, _, log_f in seen if r == 2])  # (n_sweeps, n_chains, K)
-    np.testing.assert_allclose(softmax(last - log_zhat, axis=-1).mean(axis=(0, 1)), d["c_hat"], rtol=1e-10)
+    q = softmax(last - d["log_z_guesses"], axis=-1)  # q(β | x_t) under the last round's guesses
+    np.testing.assert_allclose(q.mean(axis=(0, 1)), d["c_hat"], rtol=1e-10)
+    # the round's estimate is the guesses corrected by ĉ; "mean" moves them 1/(r + 2) of the way, r = 2
+    correction = np.log(d["c_hat"]) - np.log(d["c_hat"][0])
+    assert d["history"][-1] == pytest.approx(d["log_z_guesses"][-1] + correction[-1])
+    assert d["update"] == "mean"
+    np.testing.assert_allclose(d["log_z_ladder"], d["log_z_guesses"] + correction / 4.0, rtol=1e-12)
     with pytest.raises(TypeError, match="callback must be callable"):
         rts(p, rng=0, callback=5, **kw)
 
