@@ -47,11 +47,28 @@ ends at the first ``t_0`` where the labels visited so far are within
 ``gain="samc"`` is the gain of Zhang (2016) (Liang et al. 2007's SAMC),
 ``ζ ← ζ + γ_t (o_t - π)`` with ``γ_t = t0 / max(t0, t)``.
 
+Start, runs and chains
+----------------------
+For one model the runs start from a run of Bennett's acceptance ratio along
+the ladder (``init="bar"``, :func:`~pymc_rbm.estimators.rts.bar_ladder`, as
+RTS does): every label's ``ζ`` from it, and every chain from a draw of its
+label's weighted states, spread evenly over the ladder, swept there. The
+start's ``ζ`` then counts as ``t_start`` observations (default
+``n_sweeps``): the optimal gain is ``1 / (t + t_start)``. Each run has
+``chains_per_run`` chains (default 16) that share its ``ζ``, and its
+observation is their mean. With one chain per run (Tan's SAMS), a chain that
+stays at a label pushes its run's ``ζ`` there for as long as it stays, and on
+slowly mixing models the runs' ``ζ`` wander apart by nats; a mean over
+chains, and a start that the early, large gains cannot overwrite, keep them
+together ("RTS and SAMS on h500" in docs/estimators.md).
+
 Standard error
 --------------
-``n_runs`` independent runs (each with its own ``ζ`` and chain) are advanced
+``n_runs`` independent runs (each with its own ``ζ`` and chains) are advanced
 together; the estimate is the mean of their final ``ζ`` and the standard
-error the standard deviation between runs over ``sqrt(n_runs)``. This needs
+error the standard deviation between runs over ``sqrt(n_runs)``, combined,
+after a BAR start, with the part of the start's error that every run shares
+(its standard error times its weight ``t_start / (t_start + n_sweeps)``). This needs
 no assumption about the correlation within a run, whose adapted ``ζ`` is a
 running average over its whole history; batch means would. The runs do share
 the pilot's ladder and starting states (and initial ``ζ``). Where the
@@ -61,7 +78,9 @@ calls is larger than the standard error. Such runs are also still moving
 at the end: each run's estimate half-way and at the end are compared, and a
 mean difference beyond 3.3 of its standard errors raises a warning
 (:func:`_check_drift`). "SAMS on h500" in docs/estimators.md has the
-measurements.
+measurements of the pilot start, and an estimate that moved more than three
+standard errors from its BAR start raises a warning and widens the error to
+that move, as in RTS.
 
 When that test fails, or when a label got less than a tenth of its share of
 the iterations (collapsed chains), the runs are not independent draws around
@@ -90,12 +109,13 @@ from pymc_rbm.estimators._tempering import (
     as_path,
     check_init,
     check_occupancy,
+    check_start,
     initial_log_z,
     path_blas_threads,
     spread_stderr,
 )
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.estimators.rts import build_ladder, check_ladder
+from pymc_rbm.estimators.rts import bar_ladder, build_ladder, check_ladder
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
@@ -123,9 +143,21 @@ class SAMSGain:
         End of Tan's first stage: ``max_j |n_j / t - π_j| / π_j <= flat_tolerance``.
     t0 : float
         SAMC's ``t0``.
+    t_start : float, default 0
+        Iterations the initial ``ζ`` counts as in Tan's second stage: its gain
+        is ``1 / (t - t_0 + t_0^β + t_start)``.
     """
 
-    def __init__(self, n_runs: int, n_labels: int, kind: str, exponent: float, flat_tolerance: float, t0: float):
+    def __init__(
+        self,
+        n_runs: int,
+        n_labels: int,
+        kind: str,
+        exponent: float,
+        flat_tolerance: float,
+        t0: float,
+        t_start: float = 0.0,
+    ):
         if kind not in ("tan", "samc"):
             raise ValueError(f'gain must be "tan" or "samc", got {kind!r}')
         if not 0.5 < float(exponent) <= 1.0:
@@ -134,23 +166,36 @@ class SAMSGain:
             raise ValueError(f"flat_tolerance must be positive, got {flat_tolerance!r}")
         if not float(t0) > 0.0:
             raise ValueError(f"t0 must be positive, got {t0!r}")
+        if not float(t_start) >= 0.0:
+            raise ValueError(f"t_start must be non-negative, got {t_start!r}")
         self.kind, self.exponent, self.tol, self.t0 = kind, float(exponent), float(flat_tolerance), float(t0)
+        self.t_start = float(t_start)
         self.pi_min = 1.0 / n_labels
         self.counts = np.zeros((n_runs, n_labels))
         self.burn_in_end = np.full(n_runs, -1.0)  # t_0 of each run, -1 while in the first stage
 
     def __call__(self, t: int, labels: np.ndarray) -> np.ndarray:
-        """The gains at iteration ``t`` (1-based) after the runs moved to ``labels``; shape (n_runs,)."""
+        """The gains at iteration ``t`` (1-based) after the runs moved to ``labels``; shape (n_runs,).
+
+        ``labels`` is (n_runs,), or (n_runs, c) for runs of ``c`` chains each,
+        whose labels then count ``1/c`` each.
+        """
+        labels = np.asarray(labels)
+        if labels.ndim == 1:
+            labels = labels[:, None]
+        n_runs, c = labels.shape
         if self.kind == "samc":
-            return np.full(labels.shape, self.t0 / max(self.t0, t))
+            return np.full(n_runs, self.t0 / max(self.t0, t))
         first = self.burn_in_end < 0
         if first.any():
-            self.counts[np.flatnonzero(first), labels[first]] += 1.0
+            rows = np.flatnonzero(first)
+            np.add.at(self.counts, (np.repeat(rows, c), labels[rows].ravel()), 1.0 / c)
             freq = self.counts[first] / t
             flat = np.abs(freq - self.pi_min).max(axis=1) / self.pi_min <= self.tol
             self.burn_in_end[np.flatnonzero(first)[flat]] = t
         t0 = self.burn_in_end
-        g = np.where(t0 < 0, float(t) ** -self.exponent, 1.0 / (t - t0 + np.maximum(t0, 1.0) ** self.exponent))
+        second = 1.0 / (t - t0 + np.maximum(t0, 1.0) ** self.exponent + self.t_start)
+        g = np.where(t0 < 0, float(t) ** -self.exponent, second)
         return np.minimum(self.pi_min, g)
 
 
@@ -215,22 +260,26 @@ def sams(
     params,
     *,
     betas=None,
-    n_runs: int = 32,
-    n_sweeps: int = 15000,
-    init="ais",
+    n_runs: int = 8,
+    chains_per_run: int = 16,
+    n_sweeps: int = 6000,
+    init=None,
+    t_start: float | None = None,
     gain: str = "tan",
     gain_exponent: float = 0.6,
     flat_tolerance: float = 0.2,
     two_stage: bool | None = None,
     t0: float | None = None,
     rao_blackwell: str = "global",
+    n_start: int = 18000,
+    n_equilibrate: int | None = None,
     n_pilot: int = 1000,
     spacing: float | None = None,
     operator="gibbs",
     data=None,
     base=None,
     base_smoothing: float = 0.005,
-    dtype=np.float64,
+    dtype=np.float32,
     rng=None,
     progress: bool = False,
 ):
@@ -250,45 +299,75 @@ def sams(
         Interpolation values of each segment of the path
         (:func:`~pymc_rbm.estimators.rts.check_ladder`); ``None`` places them
         at equal thermodynamic length ``spacing`` from the pilot run.
-    n_runs : int, default 32
-        Independent SAMS runs (each one chain with its own ``ζ``), advanced
-        together; the standard error comes from their spread.
-    n_sweeps : int, default 15000
+    n_runs : int, default 8
+        Independent SAMS runs (each with its own ``ζ``), advanced together;
+        the standard error comes from their spread.
+    chains_per_run : int, default 16
+        Chains that share a run's ``ζ``: each iteration moves all of them,
+        and the run's observation is the mean of theirs. One chain per run is
+        Tan's (2017) SAMS. Where chains mix slowly, a single chain that stays
+        at a label keeps pushing its run's ``ζ`` there, and the runs wander
+        apart by nats; averaging over several chains takes most of that push
+        away.
+    n_sweeps : int, default 6000
         Iterations of each run.
-    init : {"ais", "zero"} or array_like, default "ais"
-        Initial ``ζ``: from the pilot AIS run, zero (Tan's plain start: the
-        first stage then does all the work), or given values of ``log Z_j -
-        log Z_0`` per label.
+    init : {"bar", "ais", "zero"} or array_like, optional
+        Initial ``ζ`` and starting states. ``"bar"`` (the default for one
+        model): every label's ``log Z`` from a BAR run of ``n_start`` steps
+        each way, and equilibrated starting states spread evenly over the
+        labels (:func:`~pymc_rbm.estimators.rts.bar_ladder`). ``"ais"`` (the
+        default for several models): from the pilot AIS run, starting from
+        its states; zero (Tan's plain start: the first stage then does all
+        the work), or given values of ``log Z_j - log Z_0`` per label.
+    t_start : float, optional
+        Iterations that the initial ``ζ`` counts as: the optimal gain becomes
+        ``1 / (t + t_start)``, so ``ζ`` is in effect the average of the start,
+        weighted as ``t_start`` observations, and the run's observations.
+        Default: ``n_sweeps`` after the BAR start (which on large models is
+        more accurate than the runs' slowly mixing chains), else 0 (Tan's
+        gain).
     gain : {"tan", "samc"}, default "tan"
     gain_exponent : float, default 0.6
     flat_tolerance : float, default 0.2
         See the module docstring.
     two_stage : bool, optional
         Whether to run Tan's first stage. Default: yes, except after the
-        pilot's ``ζ`` (``init="ais"``), which is already within a fraction of a
-        nat: the first stage's large gains (``t^{-0.6}``, up to one nat per
-        step) would only add noise to it, so the optimal gain ``1/t`` is used
-        from the start.
+        BAR start's or the pilot's ``ζ`` (``init="bar"`` or ``"ais"``), which
+        is already within a fraction of a nat: the first stage's large gains
+        (``t^{-0.6}``, up to one nat per step) would only add noise to it, so
+        the optimal gain ``1/t`` is used from the start.
     t0 : float, optional
         SAMC's ``t0``; default ``10 * n_labels`` (Liang et al. recommend
         ``2m`` to ``100m``).
     rao_blackwell : {"global", "local", "none"}, default "global"
         The observation that updates ``ζ``.
+    n_start : int, default 18000
+        Steps each way of the BAR run of ``init="bar"``.
+    n_equilibrate : int, optional
+        Sweeps of the ``init="bar"`` starting states at their labels (and of
+        the BAR run's reverse starts at the target); default ``n_start // 9``.
     n_pilot : int, default 1000
         Steps per segment of the pilot run that places the labels.
     spacing : float, optional
         Thermodynamic length between labels (default 2.0; see ``SAMS_SPACING``).
-    operator, data, base, base_smoothing, dtype, rng, progress
+    operator, data, base, base_smoothing, rng, progress
         As in :func:`~pymc_rbm.estimators.ais.ais`.
+    dtype : numpy dtype, default float32
+        Floating type of the sampling arithmetic (``log f`` and ``ζ`` are
+        accumulated in float64).
 
     Returns
     -------
     LogPartitionEstimate, or a list of them (one per model) when ``params`` is a sequence
         ``log_z``: ``log Z_0 + mean over runs of ζ`` at the model's label;
-        ``stderr``: standard deviation between runs / ``sqrt(n_runs)``, or
+        ``stderr``: standard deviation between runs / ``sqrt(n_runs)``
+        (after a BAR start, combined with the start's standard error times
+        its weight in ``ζ``, ``t_start / (t_start + n_sweeps)``, which the
+        runs share), or
         when the runs still move or the chains collapsed, the standard
-        deviation itself or the move if larger (module docstring;
-        ``stderr_nominal`` and ``stderr_rule`` in the diagnostics);
+        deviation itself or the move if larger (module docstring), and at
+        least the distance to the BAR start when the two disagree (with a
+        warning; ``stderr_nominal`` and ``stderr_rule`` in the diagnostics);
         ``interval``: ``±3 stderr``. ``diagnostics`` (shared by the models):
         ``labels_beta`` (interpolation value of each label), ``labels_segment``,
         ``model_labels``, ``log_z_labels`` (mean over runs of
@@ -306,8 +385,11 @@ def sams(
 
     Notes
     -----
-    The defaults, with ``data=`` the training data, suit small and medium
-    models; on large trained models the runs drift (module docstring).
+    Pass ``data=`` the training data for trained models. On mnist_h500 the
+    defaults were within 0.3 nats of the reference in four of five calls of
+    about 70 s (the fifth 0.305 high), most of that accuracy coming from the
+    BAR start (docs/estimators.md, "RTS and SAMS on h500"). Started from the
+    pilot (``init="ais"``), the runs drift there (module docstring).
 
     With several models the labels run through every model's ladder and
     the bridges between them. A local random walk over ``L`` labels with
@@ -326,11 +408,11 @@ def sams(
     >>> from pymc_rbm.estimators import log_partition_exact
     >>> from pymc_rbm.estimators.sams import sams
     >>> p = RBMParams.random(12, 6, scale=0.5, rng=0)
-    >>> est = sams(p, n_runs=16, n_sweeps=2000, n_pilot=200, rng=1)
+    >>> est = sams(p, n_runs=4, n_sweeps=2000, n_pilot=200, n_start=1000, rng=1)
     >>> abs(est.log_z - log_partition_exact(p).log_z) < 5 * est.stderr + 0.05
     True
     """
-    t_start = time.perf_counter()
+    t_begin = time.perf_counter()
     rng = np.random.default_rng(rng)
     given_path = params if isinstance(params, AnnealingPath) else None
     if given_path is not None:
@@ -341,11 +423,18 @@ def sams(
         raise TypeError("params must be an RBMParams or a non-empty sequence of RBMParams")
     check_ladder(betas)
     n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
+    c = check_positive_int(chains_per_run, "chains_per_run")
+    n = n_runs * c
     n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
     n_pilot = check_positive_int(n_pilot, "n_pilot")
     if rao_blackwell not in ("global", "local", "none"):
         raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
+    if init is None:
+        init = "bar" if len(models) == 1 else "ais"
     check_init(init, flat="zero")
+    warm = isinstance(init, str) and init == "bar"
+    n_start = check_positive_int(n_start, "n_start")
+    n_equilibrate = n_start // 9 if n_equilibrate is None else check_positive_int(n_equilibrate, "n_equilibrate", 0)
     path = as_path(
         models if given_path is None else given_path,
         data,
@@ -358,25 +447,38 @@ def sams(
     log_z0 = path.log_z_base
 
     t_done = 0
+    start = None
     with (
         StopOnInterrupt() as guard,
-        Progress(n_pilot * len(models) + n_sweeps, "SAMS", progress) as bar,
-        path_blas_threads(n_runs, path),
+        Progress(
+            n_pilot * len(models) + n_sweeps + (2 * n_start + 2 * n_equilibrate if warm else 0), "SAMS", progress
+        ) as bar,
+        path_blas_threads(n, path),
     ):
         spacing = SAMS_SPACING if spacing is None else spacing
-        ladder = build_ladder(path, rng, n_runs, betas, n_pilot=n_pilot, spacing=spacing, bar=bar)
+        ladder = build_ladder(path, rng, n, betas, n_pilot=n_pilot, spacing=spacing, bar=bar)
+        if warm:
+            ladder, start = bar_ladder(
+                path, rng, ladder, n, n_steps=n_start, n_equilibrate=n_equilibrate, bar=bar, guard=guard
+            )
+        # the ladder's chains come in order along the path: run r takes every n_runs-th, so each spans it
+        spread = (np.arange(n_runs)[:, None] + n_runs * np.arange(c)[None, :]).ravel()
+        ladder = ladder._replace(states=ladder.states[spread], labels=ladder.labels[spread])
         coefs = ladder.coefs
         m = coefs.shape[0]
         zeta = np.tile(initial_log_z(init, ladder.log_z_init, flat="zero"), (n_runs, 1))
         pi = np.full(m, 1.0 / m)
-        gains = SAMSGain(n_runs, m, gain, gain_exponent, flat_tolerance, 10.0 * m if t0 is None else t0)
+        if t_start is None:
+            t_start = n_sweeps if warm else 0
+        gains = SAMSGain(n_runs, m, gain, gain_exponent, flat_tolerance, 10.0 * m if t0 is None else t0, t_start)
         if two_stage is None:
-            two_stage = not (isinstance(init, str) and init == "ais")
+            two_stage = not (isinstance(init, str) and init in ("ais", "bar"))
         if not two_stage:
             gains.burn_in_end[:] = 1.0  # the pilot's ζ is good: start with the optimal gain 1/t
         labels = ladder.labels.copy()
         v, a, vb = path.start(ladder.states)
-        rows = np.arange(n_runs)
+        rows = np.arange(n)  # chain i belongs to run i // c
+        run = rows // c
         visits = np.zeros((n_runs, m))
         accepted = proposed = 0
         half, zeta_half = n_sweeps // 2, None
@@ -384,6 +486,7 @@ def sams(
             # 1. X_t ~ ψ_{L_{t-1}} (activations carried, refreshed every FULL_EVERY sweeps)
             v, a, vb = path.sweep(rng, v, a, coefs[labels], refresh=t % FULL_EVERY == 0)
             nb, gam = _neighbours(labels, m)
+            zeta_chain = zeta[run]
             if rao_blackwell == "global":
                 lf_all = path.log_f_ladder(a, vb, coefs)
                 lf_here, lf_nb = lf_all[rows, labels], lf_all[rows[:, None], nb]
@@ -391,36 +494,37 @@ def sams(
                 lf_here = path.log_f(a, vb, coefs[labels])
                 lf_nb = np.stack([path.log_f(a, vb, coefs[nb[:, i]]) for i in range(2)], axis=1)
             # 2. local jump: log MH ratio of each neighbour (π uniform cancels)
-            z_here = zeta[rows, labels]
+            z_here = zeta_chain[rows, labels]
             with np.errstate(divide="ignore"):
                 log_ratio = (
-                    (lf_nb - zeta[rows[:, None], nb])
+                    (lf_nb - zeta_chain[rows[:, None], nb])
                     - (lf_here - z_here)[:, None]
                     + np.log(_gamma(nb, m))
                     - np.log(gam)
                 )
             log_ratio[gam == 0.0] = -np.inf
-            choice = (rng.random(n_runs) < gam[:, 1]).astype(np.int64)  # 0: down, 1: up
+            choice = (rng.random(n) < gam[:, 1]).astype(np.int64)  # 0: down, 1: up
             proposal = nb[rows, choice]
             accept = metropolis_accept(rng, log_ratio[rows, choice])
             old = labels
             labels = np.where(accept, proposal, labels)
             accepted += int(accept.sum())
-            proposed += n_runs
-            # 3. observation and update
+            proposed += n
+            # 3. observation (each run's: the mean over its chains) and update
             if rao_blackwell == "global":
-                log_p = lf_all - zeta
+                log_p = lf_all - zeta_chain
                 log_p -= logsumexp(log_p, axis=1, keepdims=True)
                 obs = np.exp(log_p)
             else:
-                obs = np.zeros((n_runs, m))
+                obs = np.zeros((n, m))
                 if rao_blackwell == "none":
                     obs[rows, labels] = 1.0
                 else:
                     move = gam * acceptance_probability(log_ratio.ravel()).reshape(log_ratio.shape)
                     np.add.at(obs, (rows[:, None].repeat(2, 1), nb), move)
                     obs[rows, old] += 1.0 - move.sum(axis=1)
-            g = gains(t, labels)
+            obs = obs.reshape(n_runs, c, m).mean(axis=1)
+            g = gains(t, labels.reshape(n_runs, c))
             if gain == "samc":
                 zeta += g[:, None] * (obs - pi)
             else:
@@ -428,7 +532,7 @@ def sams(
             zeta -= zeta[:, :1]
             t_done = t
             stage2 = gains.burn_in_end >= 0 if gain == "tan" else np.ones(n_runs, dtype=bool)
-            visits[rows[stage2], labels[stage2]] += 1.0
+            np.add.at(visits, (run[stage2[run]], labels[stage2[run]]), 1.0)
             if t == half:
                 zeta_half = zeta.copy()
             bar.advance()
@@ -466,12 +570,14 @@ def sams(
         "acceptance": accepted / max(proposed, 1),
         "burn_in_end": gains.burn_in_end.copy(),
         "log_z_base": log_z0,
+        "start": None if start is None else start.estimate,
         "n_runs": n_runs,
+        "chains_per_run": c,
         "n_sweeps": n_sweeps,
         "gain": gain,
         "rao_blackwell": rao_blackwell,
         "operator": path.alpha,
-        "seconds": time.perf_counter() - t_start,
+        "seconds": time.perf_counter() - t_begin,
         "interrupted": guard.interrupted,
         "n_sweeps_done": t_done,
     }
@@ -495,9 +601,13 @@ def sams(
         runs = per_model[:, i]
         log_z = float(runs.mean())
         nominal = float(runs.std(ddof=1) / np.sqrt(n_runs))
+        if start is not None:  # the runs share the start's ζ, weighted t_start against t observations
+            nominal = float(np.hypot(nominal, start.estimate.stderr * gains.t_start / (gains.t_start + t_done)))
         settled = drift is None or not drift["moving"][i]
         floor = 0.0 if drift is None else abs(float(drift["mean"][i]))
         se, rule = spread_stderr(nominal, runs, consistent and settled, floor=floor)
+        se, agrees = check_start(log_z, se, diagnostics["start"], "SAMS")
+        rule = rule if agrees else "start"
         estimates.append(
             LogPartitionEstimate(
                 log_z=log_z,

@@ -31,6 +31,18 @@ def test_tan_gain_two_stages():
     samc = SAMSGain(3, 5, "samc", 0.6, 0.2, 50.0)
     np.testing.assert_allclose(samc(10, np.zeros(3, dtype=int)), 1.0)
     np.testing.assert_allclose(samc(200, np.zeros(3, dtype=int)), 0.25)
+    # runs of several chains: each chain's label counts 1/c towards the first stage's histogram
+    grouped = SAMSGain(2, 4, "tan", 0.6, 0.2, 1.0)
+    grouped(1, np.array([[0, 1, 2, 3], [0, 0, 0, 0]]))
+    np.testing.assert_allclose(grouped.counts, [[0.25] * 4, [1.0, 0, 0, 0]])
+    assert grouped.burn_in_end[0] == 1 and grouped.burn_in_end[1] == -1
+    # a start counted as t_start observations: the optimal gain 1 / (t + t_start) from the first iteration
+    started = SAMSGain(2, 4, "tan", 0.6, 0.2, 1.0, t_start=100.0)
+    started.burn_in_end[:] = 1.0
+    np.testing.assert_allclose(started(1, np.array([0, 3])), 1 / 101)
+    np.testing.assert_allclose(started(50, np.array([0, 3])), 1 / 150)
+    with pytest.raises(ValueError, match="t_start"):
+        SAMSGain(1, 3, "tan", 0.6, 0.2, 1.0, t_start=-1.0)
     with pytest.raises(ValueError, match="gain must be"):
         SAMSGain(1, 3, "wang-landau", 0.6, 0.2, 1.0)
     with pytest.raises(ValueError, match="gain_exponent"):
@@ -53,7 +65,7 @@ def test_sams_matches_exact(nv, nh, scale):
     p = _model(nv, nh, scale)
     truth = log_partition_exact(p).log_z
     data = sample_visible_exact(p, 200, rng=1)
-    est = sams(p, data=data, n_runs=24, n_sweeps=3000, n_pilot=300, rng=2)
+    est = sams(p, data=data, n_runs=24, n_sweeps=3000, n_pilot=300, n_start=1500, rng=2)
     assert est.method == "sams"
     err = est.log_z - truth
     assert abs(err) < 4 * est.stderr + 2e-3, (err, est.stderr)
@@ -66,6 +78,31 @@ def test_sams_matches_exact(nv, nh, scale):
     assert 0.2 < d["acceptance"] < 0.95
     assert np.all(d["occupancy"] * L > 0.7) and np.all(d["occupancy"] * L < 1.3)
     assert abs(d["drift"]["mean"][0]) < 3.29 * d["drift"]["stderr"][0]  # converged: no trend, no warning
+
+
+@pytest.mark.parametrize("init", ["bar", "ais"])
+def test_runs_of_several_chains_match_exact(init, monkeypatch):
+    """Chains sharing a run's ζ: the estimate agrees with enumeration, and every run's chains span the ladder."""
+    p = _model(20, 8, 2.0)
+    truth = log_partition_exact(p).log_z
+    data = sample_visible_exact(p, 200, rng=1)
+    seen = []
+    original = SAMSGain.__call__
+
+    def spy(self, t, labels):
+        if t == 1:
+            seen.append(np.array(labels))
+        return original(self, t, labels)
+
+    monkeypatch.setattr(SAMSGain, "__call__", spy)  # to see the labels the runs start from
+    est = sams(p, data=data, init=init, n_runs=6, chains_per_run=5, n_sweeps=2000, n_pilot=300, n_start=1500, rng=2)
+    assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3 and abs(est.log_z - truth) < 0.1
+    d = est.diagnostics
+    assert d["chains_per_run"] == 5 and d["zeta"].shape[0] == 6 and d["log_z_runs"].shape == (6,)
+    L = d["labels_beta"].size
+    assert seen[0].shape == (6, 5) and np.all(seen[0].max(axis=1) - seen[0].min(axis=1) >= L // 2)
+    with pytest.raises(ValueError, match="chains_per_run"):
+        sams(p, chains_per_run=0)
 
 
 @pytest.mark.filterwarnings("ignore:SAMS. the chains are collapsed:RuntimeWarning")
@@ -138,7 +175,7 @@ def test_several_models_in_one_run():
 @pytest.mark.filterwarnings("ignore:SAMS. the chains are collapsed:RuntimeWarning")  # runs of 40 iterations
 def test_validation_repeatability_dispatcher_progress(capsys):
     p = _model(10, 5, 1.0)
-    kw = dict(n_runs=4, n_sweeps=40, n_pilot=40)
+    kw = dict(n_runs=4, n_sweeps=40, n_pilot=40, n_start=200)
     for bad, msg in [
         ({"n_runs": 1}, "at least 2"),
         ({"rao_blackwell": "yes"}, "rao_blackwell"),
@@ -150,6 +187,8 @@ def test_validation_repeatability_dispatcher_progress(capsys):
             sams(p, rng=0, **{**kw, **bad})
     with pytest.raises(ValueError, match="visible units"):
         sams([p, _model(8, 5, 1.0)], rng=0, **kw)
+    with pytest.raises(ValueError, match="one model"):  # the BAR start anneals to one model
+        sams([p, _model(10, 3, 1.0)], init="bar", rng=0, **kw)
     with pytest.raises(TypeError, match="RBMParams"):
         sams([], rng=0, **kw)
     a = sams(p, rng=6, **kw)
