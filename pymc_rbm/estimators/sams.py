@@ -55,8 +55,8 @@ RTS does): every label's ``ζ`` from it, and every chain from a draw of its
 label's weighted states, spread evenly over the ladder, swept there. The
 start's ``ζ`` then counts as ``t_start`` observations (default
 ``n_sweeps``): the optimal gain is ``1 / (t + t_start)``. Each run has
-``chains_per_run`` chains (default 16) that share its ``ζ``, and its
-observation is their mean. With one chain per run (Tan's SAMS), a chain that
+``chains_per_run`` chains (default 16 after this start, 1 after the others)
+that share its ``ζ``, and its observation is their mean. With one chain per run (Tan's SAMS), a chain that
 stays at a label pushes its run's ``ζ`` there for as long as it stays, and on
 slowly mixing models the runs' ``ζ`` wander apart by nats; a mean over
 chains, and a start that the early, large gains cannot overwrite, keep them
@@ -260,9 +260,9 @@ def sams(
     params,
     *,
     betas=None,
-    n_runs: int = 8,
-    chains_per_run: int = 16,
-    n_sweeps: int = 6000,
+    n_runs: int | None = None,
+    chains_per_run: int | None = None,
+    n_sweeps: int | None = None,
     init=None,
     t_start: float | None = None,
     gain: str = "tan",
@@ -299,18 +299,21 @@ def sams(
         Interpolation values of each segment of the path
         (:func:`~pymc_rbm.estimators.rts.check_ladder`); ``None`` places them
         at equal thermodynamic length ``spacing`` from the pilot run.
-    n_runs : int, default 8
+    n_runs : int, optional
         Independent SAMS runs (each with its own ``ζ``), advanced together;
-        the standard error comes from their spread.
-    chains_per_run : int, default 16
+        the standard error comes from their spread. Default 8 after the BAR
+        start, 32 otherwise.
+    chains_per_run : int, optional
         Chains that share a run's ``ζ``: each iteration moves all of them,
         and the run's observation is the mean of theirs. One chain per run is
         Tan's (2017) SAMS. Where chains mix slowly, a single chain that stays
         at a label keeps pushing its run's ``ζ`` there, and the runs wander
         apart by nats; averaging over several chains takes most of that push
-        away.
-    n_sweeps : int, default 6000
-        Iterations of each run.
+        away. Default 16 after the BAR start, 1 otherwise.
+    n_sweeps : int, optional
+        Iterations of each run: default 6000 after the BAR start, 15000
+        otherwise (as before it: a joint run over several models needs many
+        iterations to cross its ladder).
     init : {"bar", "ais", "zero"} or array_like, optional
         Initial ``ζ`` and starting states. ``"bar"`` (the default for one
         model): every label's ``log Z`` from a BAR run of ``n_start`` steps
@@ -422,6 +425,14 @@ def sams(
     if not models or not all(isinstance(m, RBMParams) for m in models):
         raise TypeError("params must be an RBMParams or a non-empty sequence of RBMParams")
     check_ladder(betas)
+    if init is None:
+        init = "bar" if len(models) == 1 else "ais"
+    check_init(init, flat="zero")
+    warm = isinstance(init, str) and init == "bar"
+    # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
+    n_runs = (8 if warm else 32) if n_runs is None else n_runs
+    chains_per_run = (16 if warm else 1) if chains_per_run is None else chains_per_run
+    n_sweeps = (6000 if warm else 15000) if n_sweeps is None else n_sweeps
     n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
     c = check_positive_int(chains_per_run, "chains_per_run")
     n = n_runs * c
@@ -429,10 +440,6 @@ def sams(
     n_pilot = check_positive_int(n_pilot, "n_pilot")
     if rao_blackwell not in ("global", "local", "none"):
         raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
-    if init is None:
-        init = "bar" if len(models) == 1 else "ais"
-    check_init(init, flat="zero")
-    warm = isinstance(init, str) and init == "bar"
     n_start = check_positive_int(n_start, "n_start")
     n_equilibrate = n_start // 9 if n_equilibrate is None else check_positive_int(n_equilibrate, "n_equilibrate", 0)
     path = as_path(
