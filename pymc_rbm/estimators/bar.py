@@ -54,7 +54,7 @@ from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
 
-__all__ = ["bar", "bennett_log_ratio", "ladder_start", "LadderStart"]
+__all__ = ["bar", "bennett_log_ratio", "equilibrating_sweeps", "ladder_start", "LadderStart"]
 
 def bennett_log_ratio(log_w_forward, log_w_reverse) -> float:
     """Bennett's estimate of ``log Z_1 / Z_0`` from forward and reverse log weights.
@@ -137,6 +137,13 @@ def resample_by_weight(rng: np.random.Generator, states: np.ndarray, log_w: np.n
     cum[-1] = 1.0
     idx = np.searchsorted(cum, (rng.random() + np.arange(n)) / n)
     return states[rng.permutation(idx)]
+
+
+def equilibrating_sweeps(n_equilibrate, n_steps: int) -> int:
+    """Sweeps at the target for the reverse runs' starts: ``n_equilibrate`` checked, or a ninth of ``n_steps``."""
+    if n_equilibrate is None:
+        return n_steps // 9
+    return check_positive_int(n_equilibrate, "n_equilibrate", 0)
 
 
 def _forward_reverse(
@@ -306,10 +313,7 @@ def bar(
         given = check_binary(samples, params.n_visible, name="samples").reshape(-1, params.n_visible)
         if given.shape[0] == 0:
             raise ValueError("samples has no rows")
-    if n_equilibrate is None:
-        n_equilibrate = (betas.size - 1) // 9
-    else:
-        n_equilibrate = check_positive_int(n_equilibrate, "n_equilibrate", 0)
+    n_equilibrate = equilibrating_sweeps(n_equilibrate, betas.size - 1)
     log_z0 = path.log_z_base
     with (
         StopOnInterrupt() as guard,
@@ -455,10 +459,7 @@ def ladder_start(
     n_jobs = _default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
     betas = np.union1d(default_schedule(check_positive_int(n_steps, "n_steps")), rungs)
     record = np.searchsorted(betas, rungs[1:-1]).tolist()
-    if n_equilibrate is None:
-        n_equilibrate = (betas.size - 1) // 9
-    else:
-        n_equilibrate = check_positive_int(n_equilibrate, "n_equilibrate", 0)
+    n_equilibrate = equilibrating_sweeps(n_equilibrate, n_steps)
     bar = Progress(0, "", False) if bar is None else bar
     guard = StopOnInterrupt() if guard is None else guard
     forward, start, reverse = _forward_reverse(

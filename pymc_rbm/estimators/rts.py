@@ -139,7 +139,7 @@ from pymc_rbm.estimators._tempering import (
     spread_stderr,
     thermodynamic_length,
 )
-from pymc_rbm.estimators.bar import LadderStart, ladder_start, resample_by_weight
+from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps, ladder_start, resample_by_weight
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.params import RBMParams
@@ -346,6 +346,7 @@ def bar_ladder(
         every returned chain; default a ninth of ``n_steps``.
     bar : optional progress bar
     guard : StopOnInterrupt, optional
+        The caller's Ctrl-C guard, handed to the BAR run.
 
     Returns
     -------
@@ -355,8 +356,7 @@ def bar_ladder(
     """
     if path.n_models != 1:
         raise ValueError('init="bar" anneals to one model; with several, use init="ais"')
-    n_equilibrate = n_steps // 9 if n_equilibrate is None else check_positive_int(n_equilibrate, "n_equilibrate", 0)
-    guard = StopOnInterrupt() if guard is None else guard
+    n_equilibrate = equilibrating_sweeps(n_equilibrate, n_steps)
     start = ladder_start(
         path,
         rng,
@@ -377,8 +377,6 @@ def bar_ladder(
         v[here] = resample_by_weight(rng, start.states[k], start.log_w[k], int(here.sum()))
     v, a, _ = path.start(v)
     for t in range(1, n_equilibrate + 1):
-        if guard.interrupted:
-            return None
         v, a, _ = path.sweep(rng, v, a, ladder.coefs[labels], refresh=t % FULL_EVERY == 0)
         if bar is not None:
             bar.advance()
@@ -606,7 +604,7 @@ def rts(
     if update not in ("mean", "replace"):
         raise ValueError(f'update must be "mean" or "replace", got {update!r}')
     n_start = check_positive_int(n_start, "n_start")
-    n_equilibrate = n_start // 9 if n_equilibrate is None else check_positive_int(n_equilibrate, "n_equilibrate", 0)
+    n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     log_z1 = path.log_z_base

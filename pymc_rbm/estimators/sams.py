@@ -114,6 +114,7 @@ from pymc_rbm.estimators._tempering import (
     path_blas_threads,
     spread_stderr,
 )
+from pymc_rbm.estimators.bar import equilibrating_sweeps
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.estimators.rts import bar_ladder, build_ladder, check_ladder
 from pymc_rbm.kernels.activations import FULL_EVERY
@@ -441,7 +442,7 @@ def sams(
     if rao_blackwell not in ("global", "local", "none"):
         raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
     n_start = check_positive_int(n_start, "n_start")
-    n_equilibrate = n_start // 9 if n_equilibrate is None else check_positive_int(n_equilibrate, "n_equilibrate", 0)
+    n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
     path = as_path(
         models if given_path is None else given_path,
         data,
