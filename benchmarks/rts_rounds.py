@@ -100,9 +100,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="mnist_h500")
     ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--sweeps", type=int, default=1000, help="iterations per round")
+    ap.add_argument("--sweeps", type=int, default=None, help="sweeps per round (default: rts's)")
+    ap.add_argument("--sweeps-per-move", type=int, default=None, help="sweeps between draws of β (default: rts's)")
     ap.add_argument("--operator", default="gibbs")
-    ap.add_argument("--thin", type=int, default=5, help="keep every thin-th iteration's draws for MBAR")
+    ap.add_argument("--thin", type=int, default=5, help="keep every thin-th draw of β for MBAR")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
@@ -110,8 +111,11 @@ def main(argv=None):
     train = load_mnist(SHARED_DATA / "mnist" / "binarized_mnist_packed.npz", split="train").images
     draws = [([], []) for _ in range(args.rounds)]
 
+    seen = [0] * args.rounds
+
     def keep(r, t, k_swept, log_f):
-        if t % args.thin == 0:
+        seen[r] += 1
+        if seen[r] % args.thin == 0:
             draws[r][0].append(log_f.copy())
             draws[r][1].append(k_swept.copy())
 
@@ -119,7 +123,8 @@ def main(argv=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the rounds' disagreement is what is measured here
         est = rts(
-            params, data=train, n_rounds=args.rounds, n_sweeps=args.sweeps, operator=args.operator,
+            params, data=train, n_rounds=args.rounds, n_sweeps=args.sweeps,
+            sweeps_per_move=args.sweeps_per_move, operator=args.operator,
             rng=args.seed, callback=keep,
         )  # fmt: skip
     seconds = time.perf_counter() - t0
@@ -128,7 +133,7 @@ def main(argv=None):
     ref = reference(args.model)
     print(
         f"{args.model}, operator {args.operator}, seed {args.seed}: {K} rungs, {d['n_chains']} chains, "
-        f"{args.rounds} rounds of {args.sweeps} iterations, {seconds:.0f} s; pilot's log Z {d['log_z_init'][-1]:.3f}; "
+        f"{args.rounds} rounds of {d['n_sweeps']} sweeps ({d['sweeps_per_move']} per draw of β), {seconds:.0f} s; pilot's log Z {d['log_z_init'][-1]:.3f}; "
         f"reference {ref}"
     )
     print(f"{'round':>5} {'RTS':>9} {'MBAR':>9} {'top share':>9} {'min share':>9}")

@@ -77,6 +77,31 @@ def test_with_exact_guesses_every_temperature_is_visited_equally():
     np.testing.assert_allclose(c_chain.mean(axis=0), want, rtol=0.07)
 
 
+def test_several_sweeps_per_draw_of_beta():
+    """With ``sweeps_per_move`` sweeps between draws, ``ĉ`` averages the draws only, and stays exact."""
+    p = _model(8, 4, 2.0)
+    path = AnnealingPath(p, np.linspace(-1, 1, 8))
+    coefs = path.coefficients(np.linspace(0, 1, 6))
+    log_z = _exact_ladder_log_z(path, coefs)
+    rng = np.random.default_rng(1)
+    v, k = path.sample_base(rng, 400), rng.integers(0, 6, 400)
+    seen = []
+    _, _, c_chain, visits = rts_round(
+        path, rng, v, k, coefs, log_z, 602, callback=lambda t, k, log_f: seen.append(t), sweeps_per_move=3
+    )
+    assert seen == list(range(3, 601, 3))  # 200 draws; the two sweeps left over are not taken
+    assert visits.sum() == 400 * 200
+    np.testing.assert_allclose(c_chain.sum(axis=1), 1.0, rtol=1e-12)  # a mean over the draws
+    np.testing.assert_allclose(c_chain.mean(axis=0), 1 / 6, rtol=0.05)
+    np.testing.assert_allclose(visits / visits.sum(), 1 / 6, rtol=0.1)
+    # negative control: guesses off by known amounts must show in ĉ, as with one sweep per draw
+    offset = np.array([0.0, 0.5, -0.5, 1.0, 0.0, -1.0])
+    _, _, c_chain, _ = rts_round(path, rng, v, k, coefs, log_z + offset, 600, sweeps_per_move=3)
+    want = np.exp(-offset) / np.exp(-offset).sum()
+    np.testing.assert_allclose(c_chain.mean(axis=0), want, rtol=0.07)
+    assert np.abs(c_chain.mean(axis=0) * 6 - 1).max() > 0.5
+
+
 CASES = [(20, 8, 0.5), (20, 8, 2.0), (12, 10, 1.0)]
 
 
@@ -195,6 +220,8 @@ def test_validation_repeatability_dispatcher_progress(capsys):
         ({"init": np.zeros(3), "betas": 5}, "5 finite"),
         ({"operator": "swap"}, "operator"),
         ({"betas": [0.0, 0.5]}, "end at"),
+        ({"sweeps_per_move": 0}, "sweeps_per_move"),
+        ({"sweeps_per_move": 31}, "at least sweeps_per_move"),
     ]:
         with pytest.raises(ValueError, match=msg):
             rts(p, rng=0, **{**kw, **bad})
@@ -211,7 +238,7 @@ def test_validation_repeatability_dispatcher_progress(capsys):
 
 
 def test_callback_sees_the_draws_behind_c_hat():
-    """The callback gets every iteration's ``log f_k(x_t)``: the last round's ``ĉ`` is rebuilt from them."""
+    """The callback gets every draw's ``log f_k(x_t)``: the last round's ``ĉ`` is rebuilt from them."""
     from scipy.special import softmax
 
     p = _model(10, 5, 1.0)
@@ -219,11 +246,13 @@ def test_callback_sees_the_draws_behind_c_hat():
     seen = []
     est = rts(p, rng=3, callback=lambda r, t, k, log_f: seen.append((r, t, k.copy(), log_f.copy())), **kw)
     assert rts(p, rng=3, **kw).log_z == est.log_z  # watching changes nothing
-    assert [(r, t) for r, t, _, _ in seen] == [(r, t) for r in range(3) for t in range(1, 26)]
+    # after the BAR start β is drawn every 4 sweeps (6 draws of the 25 sweeps)
+    assert [(r, t) for r, t, _, _ in seen] == [(r, t) for r in range(3) for t in range(4, 26, 4)]
+    assert est.diagnostics["sweeps_per_move"] == 4
     d = est.diagnostics
     K = len(d["betas"])
     assert all(k.shape == (6,) and log_f.shape == (6, K) for _, _, k, log_f in seen)
-    last = np.stack([log_f for r, _, _, log_f in seen if r == 2])  # (n_sweeps, n_chains, K)
+    last = np.stack([log_f for r, _, _, log_f in seen if r == 2])  # (n_draws, n_chains, K)
     q = softmax(last - d["log_z_guesses"], axis=-1)  # q(β | x_t) under the last round's guesses
     np.testing.assert_allclose(q.mean(axis=(0, 1)), d["c_hat"], rtol=1e-10)
     # the round's estimate is the guesses corrected by ĉ; "mean" moves them 1/(r + 2) of the way, r = 2
