@@ -22,8 +22,8 @@ overlap evenly.
 
 One iteration ``t`` of a run:
 
-1. *Markov move*: one sweep of the intermediate RBM of the current label,
-   ``X_t ~ ψ_{L_{t-1}}(X_{t-1}, ·)``.
+1. *Markov move*: ``sweeps_per_move`` sweeps of the intermediate RBM of the
+   current label, ``X_t ~ ψ_{L_{t-1}}(X_{t-1}, ·)`` (one in Tan's SAMS).
 2. *Local jump*: propose ``j = L ± 1`` (the only neighbour at either end) with
    probabilities ``Γ(L, j)`` and accept with the Metropolis-Hastings ratio
    ``min{1, Γ(j, L) π_j e^{-ζ_j} f_j(X_t) / (Γ(L, j) π_L e^{-ζ_L} f_L(X_t))}``
@@ -54,13 +54,16 @@ the ladder (``init="bar"``, :func:`~pymc_rbm.estimators.rts.bar_ladder`, as
 RTS does): every label's ``ζ`` from it, and every chain from a draw of its
 label's weighted states, spread evenly over the ladder, swept there. The
 start's ``ζ`` then counts as ``t_start`` observations (default
-``n_sweeps``): the optimal gain is ``1 / (t + t_start)``. Each run has
+the number of iterations): the optimal gain is ``1 / (t + t_start)``. Each run has
 ``chains_per_run`` chains (default 16 after this start, 1 after the others)
 that share its ``ζ``, and its observation is their mean. With one chain per run (Tan's SAMS), a chain that
 stays at a label pushes its run's ``ζ`` there for as long as it stays, and on
 slowly mixing models the runs' ``ζ`` wander apart by nats; a mean over
 chains, and a start that the early, large gains cannot overwrite, keep them
-together ("RTS and SAMS on h500" in docs/estimators.md).
+together ("RTS and SAMS on h500" in docs/estimators.md). After this start
+an iteration also takes four sweeps (``sweeps_per_move=4``, 12000 sweeps in
+all): near β = 1 a chain that has just moved up needs a few sweeps at its
+new label before the next jump and observation, as in RTS.
 
 Standard error
 --------------
@@ -68,7 +71,7 @@ Standard error
 together; the estimate is the mean of their final ``ζ`` and the standard
 error the standard deviation between runs over ``sqrt(n_runs)``, combined,
 after a BAR start, with the part of the start's error that every run shares
-(its standard error times its weight ``t_start / (t_start + n_sweeps)``). This needs
+(its standard error times its weight ``t_start / (t_start + t)`` after ``t`` iterations). This needs
 no assumption about the correlation within a run, whose adapted ``ζ`` is a
 running average over its whole history; batch means would. The runs do share
 the pilot's ladder and starting states (and initial ``ζ``). Where the
@@ -264,6 +267,7 @@ def sams(
     n_runs: int | None = None,
     chains_per_run: int | None = None,
     n_sweeps: int | None = None,
+    sweeps_per_move: int | None = None,
     init=None,
     t_start: float | None = None,
     gain: str = "tan",
@@ -312,9 +316,13 @@ def sams(
         apart by nats; averaging over several chains takes most of that push
         away. Default 16 after the BAR start, 1 otherwise.
     n_sweeps : int, optional
-        Iterations of each run: default 6000 after the BAR start, 15000
+        Sweeps of each chain: default 12000 after the BAR start, 15000
         otherwise (as before it: a joint run over several models needs many
         iterations to cross its ladder).
+    sweeps_per_move : int, optional
+        Sweeps per iteration (before each label jump and update of ``ζ``):
+        ``n_sweeps // sweeps_per_move`` iterations. Default 4 after the BAR
+        start, else 1 (Tan's iteration).
     init : {"bar", "ais", "zero"} or array_like, optional
         Initial ``ζ`` and starting states. ``"bar"`` (the default for one
         model): every label's ``log Z`` from a BAR run of ``n_start`` steps
@@ -327,7 +335,7 @@ def sams(
         Iterations that the initial ``ζ`` counts as: the optimal gain becomes
         ``1 / (t + t_start)``, so ``ζ`` is in effect the average of the start,
         weighted as ``t_start`` observations, and the run's observations.
-        Default: ``n_sweeps`` after the BAR start (which on large models is
+        Default: the number of iterations after the BAR start (which on large models is
         more accurate than the runs' slowly mixing chains), else 0 (Tan's
         gain).
     gain : {"tan", "samc"}, default "tan"
@@ -366,7 +374,7 @@ def sams(
         ``log_z``: ``log Z_0 + mean over runs of ζ`` at the model's label;
         ``stderr``: standard deviation between runs / ``sqrt(n_runs)``
         (after a BAR start, combined with the start's standard error times
-        its weight in ``ζ``, ``t_start / (t_start + n_sweeps)``, which the
+        its weight in ``ζ``, ``t_start / (t_start + t)`` after ``t`` iterations, which the
         runs share), or
         when the runs still move or the chains collapsed, the standard
         deviation itself or the move if larger (module docstring), and at
@@ -383,7 +391,9 @@ def sams(
         ended), ``log_z_runs`` (each run's estimate), ``log_z_base``;
         ``drift`` (mean and stderr over runs of each model's estimate at the
         end minus half-way; a RuntimeWarning is raised when it is beyond 3.3
-        standard errors, see :func:`_check_drift`); ``seconds``. With several
+        standard errors, see :func:`_check_drift`); ``n_sweeps``,
+        ``sweeps_per_move``, ``n_moves`` (iterations), ``interrupted``,
+        ``n_sweeps_done`` and ``n_moves_done`` (Ctrl-C); ``seconds``. With several
         models, ``log_z_differences`` holds ``log Z_m - log Z_1`` (mean and
         stderr over runs).
 
@@ -433,11 +443,16 @@ def sams(
     # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
     n_runs = (8 if warm else 32) if n_runs is None else n_runs
     chains_per_run = (16 if warm else 1) if chains_per_run is None else chains_per_run
-    n_sweeps = (6000 if warm else 15000) if n_sweeps is None else n_sweeps
+    n_sweeps = (12000 if warm else 15000) if n_sweeps is None else n_sweeps
+    sweeps_per_move = (4 if warm else 1) if sweeps_per_move is None else sweeps_per_move
     n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
     c = check_positive_int(chains_per_run, "chains_per_run")
     n = n_runs * c
     n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
+    sweeps_per_move = check_positive_int(sweeps_per_move, "sweeps_per_move")
+    n_moves = n_sweeps // sweeps_per_move
+    if n_moves == 0:
+        raise ValueError(f"n_sweeps ({n_sweeps}) must be at least sweeps_per_move ({sweeps_per_move})")
     n_pilot = check_positive_int(n_pilot, "n_pilot")
     if rao_blackwell not in ("global", "local", "none"):
         raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
@@ -454,12 +469,14 @@ def sams(
     )
     log_z0 = path.log_z_base
 
-    t_done = 0
+    t_done = sweeps_done = 0
     start = None
     with (
         StopOnInterrupt() as guard,
         Progress(
-            n_pilot * len(models) + n_sweeps + (2 * n_start + 2 * n_equilibrate if warm else 0), "SAMS", progress
+            n_pilot * len(models) + n_moves * sweeps_per_move + (2 * n_start + 2 * n_equilibrate if warm else 0),
+            "SAMS",
+            progress,
         ) as bar,
         path_blas_threads(n, path),
     ):
@@ -477,7 +494,7 @@ def sams(
         zeta = np.tile(initial_log_z(init, ladder.log_z_init, flat="zero"), (n_runs, 1))
         pi = np.full(m, 1.0 / m)
         if t_start is None:
-            t_start = n_sweeps if warm else 0
+            t_start = n_moves if warm else 0
         gains = SAMSGain(n_runs, m, gain, gain_exponent, flat_tolerance, 10.0 * m if t0 is None else t0, t_start)
         if two_stage is None:
             two_stage = not (isinstance(init, str) and init in ("ais", "bar"))
@@ -489,10 +506,14 @@ def sams(
         run = rows // c
         visits = np.zeros((n_runs, m))
         accepted = proposed = 0
-        half, zeta_half = n_sweeps // 2, None
-        for t in range(1, n_sweeps + 1):
-            # 1. X_t ~ ψ_{L_{t-1}} (activations carried, refreshed every FULL_EVERY sweeps)
-            v, a, vb = path.sweep(rng, v, a, coefs[labels], refresh=t % FULL_EVERY == 0)
+        half, zeta_half = n_moves // 2, None
+        for sweep in range(1, n_moves * sweeps_per_move + 1):
+            # 1. X_t ~ ψ_{L_{t-1}}: sweeps_per_move sweeps (activations carried, refreshed every FULL_EVERY sweeps)
+            v, a, vb = path.sweep(rng, v, a, coefs[labels], refresh=sweep % FULL_EVERY == 0)
+            bar.advance()
+            if sweep % sweeps_per_move:
+                continue
+            t = sweep // sweeps_per_move
             nb, gam = _neighbours(labels, m)
             zeta_chain = zeta[run]
             if rao_blackwell == "global":
@@ -538,12 +559,11 @@ def sams(
             else:
                 zeta += g[:, None] * obs / pi
             zeta -= zeta[:, :1]
-            t_done = t
+            t_done, sweeps_done = t, sweep
             stage2 = gains.burn_in_end >= 0 if gain == "tan" else np.ones(n_runs, dtype=bool)
             np.add.at(visits, (run[stage2[run]], labels[stage2[run]]), 1.0)
             if t == half:
                 zeta_half = zeta.copy()
-            bar.advance()
 
     if t_done == 0:
         warnings.warn(
@@ -552,13 +572,16 @@ def sams(
             stacklevel=2,
         )
         nan = LogPartitionEstimate(
-            log_z=float("nan"), method="sams", stderr=float("nan"), diagnostics={"interrupted": True, "n_sweeps_done": 0}
+            log_z=float("nan"),
+            method="sams",
+            stderr=float("nan"),
+            diagnostics={"interrupted": True, "n_sweeps_done": 0, "n_moves_done": 0},
         )
         return nan if single else [nan] * len(models)
     if guard.interrupted:
         zeta = zeta - zeta[:, :1]  # Ctrl-C may have come between the update of ζ and its normalization
         warnings.warn(
-            f"SAMS was interrupted (Ctrl-C) after {t_done} of {n_sweeps} iterations: the estimate is each run's "
+            f"SAMS was interrupted (Ctrl-C) after {t_done} of {n_moves} iterations: the estimate is each run's "
             "ζ at that point (diagnostics['interrupted'] is True)",
             RuntimeWarning,
             stacklevel=2,
@@ -582,12 +605,15 @@ def sams(
         "n_runs": n_runs,
         "chains_per_run": c,
         "n_sweeps": n_sweeps,
+        "sweeps_per_move": sweeps_per_move,
+        "n_moves": n_moves,
         "gain": gain,
         "rao_blackwell": rao_blackwell,
         "operator": path.alpha,
         "seconds": time.perf_counter() - t_begin,
         "interrupted": guard.interrupted,
-        "n_sweeps_done": t_done,
+        "n_sweeps_done": sweeps_done,
+        "n_moves_done": t_done,
     }
     consistent = check_occupancy(occupancy, "SAMS") if visits.sum() > 0 else True
 

@@ -105,6 +105,34 @@ def test_runs_of_several_chains_match_exact(init, monkeypatch):
         sams(p, chains_per_run=0)
 
 
+@pytest.mark.filterwarnings("ignore:SAMS. the chains are collapsed:RuntimeWarning")  # the last run: 10 iterations
+def test_several_sweeps_per_iteration(monkeypatch):
+    """``sweeps_per_move`` sweeps before each jump and update: fewer iterations, the same fixed point."""
+    p = _model(20, 8, 2.0)
+    truth = log_partition_exact(p).log_z
+    data = sample_visible_exact(p, 200, rng=1)
+    seen = []
+    original = SAMSGain.__call__
+
+    def spy(self, t, labels):
+        seen.append((t, self.t_start))
+        return original(self, t, labels)
+
+    monkeypatch.setattr(SAMSGain, "__call__", spy)
+    est = sams(p, data=data, n_runs=6, chains_per_run=5, n_sweeps=3002, sweeps_per_move=3, n_pilot=300,
+               n_start=1500, rng=2)  # fmt: skip
+    assert [t for t, _ in seen] == list(range(1, 1001))  # 1000 iterations; the sweeps left over are not taken
+    assert seen[0][1] == 1000  # the BAR start counts as many observations as there are iterations
+    d = est.diagnostics
+    assert (d["sweeps_per_move"], d["n_moves"], d["n_moves_done"], d["n_sweeps_done"]) == (3, 1000, 1000, 3000)
+    assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3 and abs(est.log_z - truth) < 0.1
+    # the BAR start's default: four sweeps per iteration
+    seen.clear()
+    assert sams(p, data=data, n_runs=2, chains_per_run=2, n_sweeps=40, n_pilot=40, n_start=200,
+                rng=0).diagnostics["sweeps_per_move"] == 4  # fmt: skip
+    assert [t for t, _ in seen] == list(range(1, 11))
+
+
 @pytest.mark.filterwarnings("ignore:SAMS. the chains are collapsed:RuntimeWarning")
 def test_drift_between_the_halves_warns():
     """A trend between the middle and the end of the runs is flagged; noise about zero is not."""
@@ -182,6 +210,8 @@ def test_validation_repeatability_dispatcher_progress(capsys):
         ({"init": "pilot"}, "init must be"),
         ({"init": np.zeros(3), "betas": 5}, "finite values"),
         ({"gain": "wl"}, "gain must be"),
+        ({"sweeps_per_move": 0}, "sweeps_per_move"),
+        ({"sweeps_per_move": 41}, "at least sweeps_per_move"),
     ]:
         with pytest.raises(ValueError, match=msg):
             sams(p, rng=0, **{**kw, **bad})
