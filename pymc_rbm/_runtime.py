@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["LOG_EVERY_SECONDS", "SMALL_PRODUCT", "Progress", "StopOnInterrupt", "blas_threads", "single_blas_thread"]
+__all__ = [
+    "LOG_EVERY_SECONDS",
+    "SMALL_PRODUCT",
+    "Progress",
+    "StopOnInterrupt",
+    "blas_threads",
+    "map_blocks",
+    "single_blas_thread",
+]
 
 #: Below this many multiply-adds per matrix product, BLAS runs on one thread.
 SMALL_PRODUCT = 2**22
@@ -37,6 +47,34 @@ def single_blas_thread():
     except ImportError:  # pragma: no cover
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
+
+
+# ------------------------------------------------------------ thread pool
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def map_blocks(fn, blocks) -> None:
+    """Call ``fn(block)`` for every block, on a shared pool of threads when there are several cores.
+
+    For NumPy work on disjoint blocks of an array: NumPy releases the GIL
+    inside its loops, so the blocks run on separate cores. ``fn`` must not
+    depend on which thread runs it or on the order of the blocks (no random
+    numbers), so the result is the same with any number of cores. The pool
+    (one thread per core, at most 8) is made on first use and kept.
+    """
+    global _POOL
+    blocks = list(blocks)
+    n_cores = min(os.cpu_count() or 1, 8)
+    if n_cores == 1 or len(blocks) == 1:
+        for block in blocks:
+            fn(block)
+        return
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(n_cores, thread_name_prefix="pymc_rbm")
+    for _ in _POOL.map(fn, blocks):  # re-raises the first error of any block
+        pass
 
 
 # ----------------------------------------------------------------- progress

@@ -72,7 +72,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from pymc_rbm._runtime import blas_threads
+from pymc_rbm._runtime import blas_threads, map_blocks
 from pymc_rbm.estimators.mean_field import log_partition_mean_field
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.operators import operator_alpha, operator_rule
@@ -505,8 +505,15 @@ class AnnealingPath:
         z = self._hidden_scale(np.atleast_2d(c).astype(self.dtype)) * a
         return lin + softplus_sum_(z)
 
-    def log_f_ladder(self, a: np.ndarray, vb: np.ndarray, coefs, *, max_block: int = 2**22) -> np.ndarray:
+    def log_f_ladder(self, a: np.ndarray, vb: np.ndarray, coefs, *, max_block: int = 2**18) -> np.ndarray:
         """``log f_λ(v)`` of each chain at every point of a ladder.
+
+        The sum of ``softplus`` over chains × labels × hidden units is the
+        cost of a draw of RTS's β and of SAMS's global observation; it is
+        formed in blocks of chains of at most ``max_block`` elements (small
+        enough to stay in cache), spread over the cores
+        (:func:`~pymc_rbm._runtime.map_blocks`). The blocks do not depend on
+        the number of cores, so neither does the result.
 
         Parameters
         ----------
@@ -514,7 +521,7 @@ class AnnealingPath:
         vb : ndarray of shape (n, 1 + M)
         coefs : array_like of shape (L, 1 + M)
         max_block : int
-            Largest ``n × labels × H`` block formed at once (bounds memory).
+            Largest ``chains × labels × H`` block formed at once.
 
         Returns
         -------
@@ -524,12 +531,17 @@ class AnnealingPath:
         out = vb @ c.T
         scale = self._hidden_scale(c.astype(self.dtype))  # (L, 1) or (L, H)
         n, H = a.shape
-        step = max(1, max_block // max(1, n * H))
-        for s in range(0, c.shape[0], step):
-            z = scale[None, s : s + step, :] * a[:, None, :]
-            out[:, s : s + step] += softplus_sum_(z)
-        return out
+        L = c.shape[0]
+        rows = max(1, max_block // max(1, L * H))  # chains per block
+        labels = max(1, max_block // max(1, rows * H))  # labels per block (all of them unless one chain is too big)
 
+        def fill(chains: slice) -> None:
+            for s in range(0, L, labels):
+                z = scale[None, s : s + labels, :] * a[chains, None, :]
+                out[chains, s : s + labels] += softplus_sum_(z)
+
+        map_blocks(fill, (slice(i, i + rows) for i in range(0, n, rows)))
+        return out
 
 
 class PathPoint(NamedTuple):

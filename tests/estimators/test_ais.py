@@ -132,6 +132,9 @@ def test_path_logits_and_density_are_those_of_the_intermediate_rbm(beta):
         assert per_chain[i] == pytest.approx(float(-free_energy(v[i], other)), abs=1e-12)
     ladder = path.log_f_ladder(a, vb, path.coefficients(betas))
     np.testing.assert_allclose(ladder[np.arange(7), np.arange(7)], per_chain, atol=1e-12)
+    # in blocks of chains (spread over threads) and of labels: the same numbers, to the bit
+    for max_block in (1, 4, 9, 30, 10**9):
+        np.testing.assert_array_equal(path.log_f_ladder(a, vb, path.coefficients(betas), max_block=max_block), ladder)
     # the base's partition function, and the target's at β = 1
     assert path.log_z_base == pytest.approx(log_partition_exact(path.intermediate(path.coefficients(0.0))).log_z)
     assert log_partition_exact(path.intermediate(path.coefficients(1.0))).log_z == pytest.approx(
