@@ -58,15 +58,17 @@ def test_build_ladder_auto_and_explicit():
 
 
 # --------------------------------------------------------------- sampler
+def _six_rungs_with_exact_log_z():
+    """A path on an 8 × 4 RBM, six rungs with their exact ``log Z_k``, and 400 chains from the base spread over them."""
+    path = AnnealingPath(_model(8, 4, 2.0), np.linspace(-1, 1, 8))
+    coefs = path.coefficients(np.linspace(0, 1, 6))
+    rng = np.random.default_rng(1)
+    return path, coefs, _exact_ladder_log_z(path, coefs), rng, path.sample_base(rng, 400), rng.integers(0, 6, 400)
+
+
 def test_with_exact_guesses_every_temperature_is_visited_equally():
     """At ``Ẑ_k = Z_k`` the marginal of β is the uniform prior and ``ĉ_k = 1/K``."""
-    p = _model(8, 4, 2.0)
-    path = AnnealingPath(p, np.linspace(-1, 1, 8))
-    coefs = path.coefficients(np.linspace(0, 1, 6))
-    log_z = _exact_ladder_log_z(path, coefs)
-    rng = np.random.default_rng(1)
-    v = path.sample_base(rng, 400)
-    k = rng.integers(0, 6, 400)
+    path, coefs, log_z, rng, v, k = _six_rungs_with_exact_log_z()
     _, _, c_chain, visits = rts_round(path, rng, v, k, coefs, log_z, 200)
     np.testing.assert_allclose(c_chain.mean(axis=0), 1 / 6, rtol=0.05)
     np.testing.assert_allclose(visits / visits.sum(), 1 / 6, rtol=0.1)
@@ -79,12 +81,7 @@ def test_with_exact_guesses_every_temperature_is_visited_equally():
 
 def test_several_sweeps_per_draw_of_beta():
     """With ``sweeps_per_move`` sweeps between draws, ``ĉ`` averages the draws only, and stays exact."""
-    p = _model(8, 4, 2.0)
-    path = AnnealingPath(p, np.linspace(-1, 1, 8))
-    coefs = path.coefficients(np.linspace(0, 1, 6))
-    log_z = _exact_ladder_log_z(path, coefs)
-    rng = np.random.default_rng(1)
-    v, k = path.sample_base(rng, 400), rng.integers(0, 6, 400)
+    path, coefs, log_z, rng, v, k = _six_rungs_with_exact_log_z()
     seen = []
     _, _, c_chain, visits = rts_round(
         path, rng, v, k, coefs, log_z, 602, callback=lambda t, k, log_f: seen.append(t), sweeps_per_move=3

@@ -80,27 +80,33 @@ def test_sams_matches_exact(nv, nh, scale):
     assert abs(d["drift"]["mean"][0]) < 3.29 * d["drift"]["stderr"][0]  # converged: no trend, no warning
 
 
+def _watch_gains(monkeypatch) -> list:
+    """Record ``(t, t_start, labels)`` of every call of the gains, that is of every iteration of SAMS."""
+    calls = []
+    original = SAMSGain.__call__
+
+    def spy(self, t, labels):
+        calls.append((t, self.t_start, np.array(labels)))
+        return original(self, t, labels)
+
+    monkeypatch.setattr(SAMSGain, "__call__", spy)
+    return calls
+
+
 @pytest.mark.parametrize("init", ["bar", "ais"])
 def test_runs_of_several_chains_match_exact(init, monkeypatch):
     """Chains sharing a run's ζ: the estimate agrees with enumeration, and every run's chains span the ladder."""
     p = _model(20, 8, 2.0)
     truth = log_partition_exact(p).log_z
     data = sample_visible_exact(p, 200, rng=1)
-    seen = []
-    original = SAMSGain.__call__
-
-    def spy(self, t, labels):
-        if t == 1:
-            seen.append(np.array(labels))
-        return original(self, t, labels)
-
-    monkeypatch.setattr(SAMSGain, "__call__", spy)  # to see the labels the runs start from
+    calls = _watch_gains(monkeypatch)  # to see the labels the runs start from
     est = sams(p, data=data, init=init, n_runs=6, chains_per_run=5, n_sweeps=2000, n_pilot=300, n_start=1500, rng=2)
     assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3 and abs(est.log_z - truth) < 0.1
     d = est.diagnostics
     assert d["chains_per_run"] == 5 and d["zeta"].shape[0] == 6 and d["log_z_runs"].shape == (6,)
     L = d["labels_beta"].size
-    assert seen[0].shape == (6, 5) and np.all(seen[0].max(axis=1) - seen[0].min(axis=1) >= L // 2)
+    first = calls[0][2]
+    assert calls[0][0] == 1 and first.shape == (6, 5) and np.all(first.max(axis=1) - first.min(axis=1) >= L // 2)
     with pytest.raises(ValueError, match="chains_per_run"):
         sams(p, chains_per_run=0)
 
@@ -111,17 +117,10 @@ def test_several_sweeps_per_iteration(monkeypatch):
     p = _model(20, 8, 2.0)
     truth = log_partition_exact(p).log_z
     data = sample_visible_exact(p, 200, rng=1)
-    seen = []
-    original = SAMSGain.__call__
-
-    def spy(self, t, labels):
-        seen.append((t, self.t_start))
-        return original(self, t, labels)
-
-    monkeypatch.setattr(SAMSGain, "__call__", spy)
+    seen = _watch_gains(monkeypatch)
     est = sams(p, data=data, n_runs=6, chains_per_run=5, n_sweeps=3002, sweeps_per_move=3, n_pilot=300,
                n_start=1500, rng=2)  # fmt: skip
-    assert [t for t, _ in seen] == list(range(1, 1001))  # 1000 iterations; the sweeps left over are not taken
+    assert [t for t, _, _ in seen] == list(range(1, 1001))  # 1000 iterations; the sweeps left over are not taken
     assert seen[0][1] == 1000  # the BAR start counts as many observations as there are iterations
     d = est.diagnostics
     assert (d["sweeps_per_move"], d["n_moves"], d["n_moves_done"], d["n_sweeps_done"]) == (3, 1000, 1000, 3000)
@@ -130,7 +129,7 @@ def test_several_sweeps_per_iteration(monkeypatch):
     seen.clear()
     assert sams(p, data=data, n_runs=2, chains_per_run=2, n_sweeps=40, n_pilot=40, n_start=200,
                 rng=0).diagnostics["sweeps_per_move"] == 4  # fmt: skip
-    assert [t for t, _ in seen] == list(range(1, 11))
+    assert [t for t, _, _ in seen] == list(range(1, 11))
 
 
 @pytest.mark.filterwarnings("ignore:SAMS. the chains are collapsed:RuntimeWarning")
