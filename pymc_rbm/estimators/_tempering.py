@@ -79,7 +79,7 @@ from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary, check_float_dtype
+from pymc_rbm.validation import check_binary, check_float_dtype, check_positive_int
 
 __all__ = [
     "default_schedule",
@@ -92,6 +92,7 @@ __all__ = [
     "single_model_path",
     "PilotRun",
     "pilot_run",
+    "count_moves",
     "log_mean_exp",
     "thermodynamic_length",
     "COLLAPSED_SHARE",
@@ -757,6 +758,21 @@ def _is_default(value, default) -> bool:
         except TypeError:
             return False
     return value is default or (type(value) is type(default) and value == default)
+
+
+def count_moves(n_sweeps, sweeps_per_move) -> int:
+    """Moves of the temperature (label) in ``n_sweeps`` sweeps, one after every ``sweeps_per_move``; checked.
+
+    Raises
+    ------
+    ValueError
+        Unless both are positive integers with ``n_sweeps >= sweeps_per_move``.
+    """
+    n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
+    sweeps_per_move = check_positive_int(sweeps_per_move, "sweeps_per_move")
+    if n_sweeps < sweeps_per_move:
+        raise ValueError(f"n_sweeps ({n_sweeps}) must be at least sweeps_per_move ({sweeps_per_move})")
+    return n_sweeps // sweeps_per_move
 
 
 def check_init(init, *, flat: str):

@@ -143,6 +143,7 @@ from pymc_rbm.estimators._tempering import (
     check_occupancy,
     check_start,
     check_schedule,
+    count_moves,
     initial_log_z,
     path_blas_threads,
     pilot_run,
@@ -443,7 +444,7 @@ def rts_round(
     n, K = v.shape[0], coefs.shape[0]
     c_sum = np.zeros((n, K))
     visits = np.zeros(K, dtype=np.int64)
-    n_draws = n_sweeps // sweeps_per_move
+    n_draws = count_moves(n_sweeps, sweeps_per_move)
     for t in range(1, n_draws * sweeps_per_move + 1):
         # x | β leaves q(x | β) invariant; activations carried, refreshed every FULL_EVERY sweeps
         v, a, vb = path.sweep(rng, v, a, coefs[k], refresh=t % FULL_EVERY == 0)
@@ -628,11 +629,9 @@ def rts(
     check_init(init, flat="flat")
     warm = isinstance(init, str) and init == "bar"
     # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
-    n_sweeps = check_positive_int((2000 if warm else 1000) if n_sweeps is None else n_sweeps, "n_sweeps")
+    n_sweeps = (2000 if warm else 1000) if n_sweeps is None else n_sweeps
     sweeps_per_move = (4 if warm else 1) if sweeps_per_move is None else sweeps_per_move
-    sweeps_per_move = check_positive_int(sweeps_per_move, "sweeps_per_move")
-    if n_sweeps < sweeps_per_move:
-        raise ValueError(f"n_sweeps ({n_sweeps}) must be at least sweeps_per_move ({sweeps_per_move})")
+    n_round = count_moves(n_sweeps, sweeps_per_move) * sweeps_per_move  # the sweeps a round takes
     if update is None:
         update = "mean" if warm else "replace"
     if update not in ("mean", "replace"):
@@ -645,7 +644,6 @@ def rts(
 
     history, history_se, occupancy_history = [], [], []
     start = None
-    n_round = n_sweeps - n_sweeps % sweeps_per_move  # the sweeps a round takes
     n_steps = n_pilot + n_rounds * n_round + (2 * n_start + 2 * n_equilibrate if warm else 0)
     with (
         StopOnInterrupt() as guard,

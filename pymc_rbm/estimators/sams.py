@@ -113,6 +113,7 @@ from pymc_rbm.estimators._tempering import (
     check_init,
     check_occupancy,
     check_start,
+    count_moves,
     initial_log_z,
     path_blas_threads,
     spread_stderr,
@@ -448,11 +449,7 @@ def sams(
     n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
     c = check_positive_int(chains_per_run, "chains_per_run")
     n = n_runs * c
-    n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
-    sweeps_per_move = check_positive_int(sweeps_per_move, "sweeps_per_move")
-    n_moves = n_sweeps // sweeps_per_move
-    if n_moves == 0:
-        raise ValueError(f"n_sweeps ({n_sweeps}) must be at least sweeps_per_move ({sweeps_per_move})")
+    n_moves = count_moves(n_sweeps, sweeps_per_move)
     n_pilot = check_positive_int(n_pilot, "n_pilot")
     if rao_blackwell not in ("global", "local", "none"):
         raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')

@@ -97,6 +97,8 @@ def test_several_sweeps_per_draw_of_beta():
     want = np.exp(-offset) / np.exp(-offset).sum()
     np.testing.assert_allclose(c_chain.mean(axis=0), want, rtol=0.07)
     assert np.abs(c_chain.mean(axis=0) * 6 - 1).max() > 0.5
+    with pytest.raises(ValueError, match="at least sweeps_per_move"):
+        rts_round(path, rng, v, k, coefs, log_z, 2, sweeps_per_move=3)
 
 
 CASES = [(20, 8, 0.5), (20, 8, 2.0), (12, 10, 1.0)]
