@@ -469,7 +469,7 @@ def rts(
     *,
     betas=None,
     n_chains: int = 300,
-    n_rounds: int = 3,
+    n_rounds: int = 4,
     n_sweeps: int | None = None,
     sweeps_per_move: int | None = None,
     init="bar",
@@ -509,7 +509,7 @@ def rts(
         slowly, many chains for a few rounds beat few chains for many:
         each round's estimate then averages more chains, and the chains have
         less time to drift from their start.
-    n_rounds : int, default 3
+    n_rounds : int, default 4
         Rounds of ``n_sweeps`` sweeps; ``Ẑ`` is updated after each. The
         first round is burn-in and adaptation only; the estimate averages the
         others (see Returns).
@@ -600,7 +600,7 @@ def rts(
     -----
     Pass ``data=`` the training data for trained models. On large trained
     models the chains lag near ``β = 1``. On mnist_h500 the defaults were
-    within 0.3 nats of the reference in ten of ten calls of about 95 s,
+    within 0.3 nats of the reference in ten of ten calls of about 105 s,
     with standard errors that match the spread between calls
     (docs/estimators.md, "RTS and SAMS on h500"); if the rounds drift from
     the BAR start all the same, RTS warns and widens its error.
