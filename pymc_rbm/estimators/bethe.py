@@ -495,6 +495,7 @@ def log_partition_bethe(
     return LogPartitionEstimate(
         log_z=log_z_spin + spin.log_offset,
         method="bethe",
+        kind="approximation",
         diagnostics={
             "iterations": int(sol.iterations[best]),
             "residual": float(sol.residual[best]),

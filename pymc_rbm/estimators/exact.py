@@ -422,6 +422,7 @@ def log_partition_exact(
     return LogPartitionEstimate(
         log_z=e.log_z,
         method="exact",
+        kind="exact",
         diagnostics={"n_states": 2**k, "enumerated_layer": "visible" if e.oriented.transposed else "hidden"},
     )
 

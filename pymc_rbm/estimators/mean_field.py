@@ -710,6 +710,7 @@ def log_partition_mean_field(
     return LogPartitionEstimate(
         log_z=float(bound[best]),
         method="mean_field",
+        kind="lower bound",
         diagnostics={
             "iterations": int(iterations[best]),
             "residual": float(sol.residual[best]),
@@ -815,6 +816,7 @@ def log_partition_mixture_mean_field(
     return LogPartitionEstimate(
         log_z=float(sol.bound[0]) + spin.log_offset,
         method="mixture_mean_field",
+        kind="lower bound",
         diagnostics={
             "iterations": int(sol.iterations[0]),
             "residual": float(sol.residual[0]),

@@ -1,0 +1,37 @@
+"""Tests of the result types of the estimators (pymc_rbm.estimators.results)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.estimators import log_partition
+from pymc_rbm.estimators.results import KINDS, LogPartitionEstimate
+
+
+@pytest.mark.parametrize(
+    "method, kind, shown",
+    [
+        ("exact", "exact", ""),
+        ("ais", "estimate", " ± "),
+        ("tap", "approximation", "an approximation without error bound"),
+        ("bethe", "approximation", "an approximation without error bound"),
+        ("mean_field", "lower bound", "a lower bound"),
+        ("mixture_mean_field", "lower bound", "a lower bound"),
+    ],
+)
+def test_every_estimate_says_what_it_is(method, kind, shown):
+    """A deterministic approximation's stderr is 0 as an exact value's is: the kind and the repr tell them apart."""
+    p = RBMParams.random(10, 5, scale=0.5, rng=0)
+    est = log_partition(p, method, **({"rng": 0, "n_steps": 200} if method == "ais" else {}))
+    assert est.kind == kind
+    assert shown in repr(est)
+    if kind == "exact":
+        assert repr(est) == f"LogPartitionEstimate(method='exact', log_z={est.log_z:.6f})"
+
+
+def test_kind_is_checked():
+    assert LogPartitionEstimate(log_z=1.0, method="ais").kind == "estimate"
+    assert set(KINDS) == {"estimate", "exact", "approximation", "lower bound"}
+    with pytest.raises(ValueError, match="kind must be one of"):
+        LogPartitionEstimate(log_z=1.0, method="tap", kind="upper bound")
