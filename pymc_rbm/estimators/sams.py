@@ -53,10 +53,11 @@ For one model the runs start from a run of Bennett's acceptance ratio along
 the ladder (``init="bar"``, :func:`~pymc_rbm.estimators.rts.bar_ladder`, as
 RTS does): every label's ``ζ`` from it, and every chain from a draw of its
 label's weighted states, spread evenly over the ladder, swept there. The
-start's ``ζ`` then counts as ``t_start`` observations (default
-the number of iterations): the optimal gain is ``1 / (t + t_start)``. Each run has
-``chains_per_run`` chains (default 16 after this start, 1 after the others)
-that share its ``ζ``, and its observation is their mean. With one chain per run (Tan's SAMS), a chain that
+start's ``ζ`` then counts as ``t_start`` observations (default: as many
+as the run has iterations): the optimal gain is ``1 / (t + t_start)``. Each
+run has ``chains_per_run`` chains (default 16 after this start, 1 after the
+others) that share its ``ζ``, and its observation is their mean. With one
+chain per run (Tan's SAMS), a chain that
 stays at a label pushes its run's ``ζ`` there for as long as it stays, and on
 slowly mixing models the runs' ``ζ`` wander apart by nats; a mean over
 chains, and a start that the early, large gains cannot overwrite, keep them
@@ -71,7 +72,8 @@ Standard error
 together; the estimate is the mean of their final ``ζ`` and the standard
 error the standard deviation between runs over ``sqrt(n_runs)``, combined,
 after a BAR start, with the part of the start's error that every run shares
-(its standard error times its weight ``t_start / (t_start + t)`` after ``t`` iterations). This needs
+(its standard error times its weight ``t_start / (t_start + t)`` after
+``t`` iterations). This needs
 no assumption about the correlation within a run, whose adapted ``ζ`` is a
 running average over its whole history; batch means would. The runs do share
 the pilot's ladder and starting states (and initial ``ζ``). Where the
@@ -336,9 +338,9 @@ def sams(
         Iterations that the initial ``ζ`` counts as: the optimal gain becomes
         ``1 / (t + t_start)``, so ``ζ`` is in effect the average of the start,
         weighted as ``t_start`` observations, and the run's observations.
-        Default: the number of iterations after the BAR start (which on large models is
-        more accurate than the runs' slowly mixing chains), else 0 (Tan's
-        gain).
+        Default: the number of iterations after the BAR start (which on
+        large models is more accurate than the runs' slowly mixing chains),
+        else 0 (Tan's gain).
     gain : {"tan", "samc"}, default "tan"
     gain_exponent : float, default 0.6
     flat_tolerance : float, default 0.2
@@ -375,8 +377,8 @@ def sams(
         ``log_z``: ``log Z_0 + mean over runs of ζ`` at the model's label;
         ``stderr``: standard deviation between runs / ``sqrt(n_runs)``
         (after a BAR start, combined with the start's standard error times
-        its weight in ``ζ``, ``t_start / (t_start + t)`` after ``t`` iterations, which the
-        runs share), or
+        its weight in ``ζ``, ``t_start / (t_start + t)`` after ``t``
+        iterations, which the runs share), or
         when the runs still move or the chains collapsed, the standard
         deviation itself or the move if larger (module docstring), and at
         least the distance to the BAR start when the two disagree (with a
@@ -401,10 +403,10 @@ def sams(
     Notes
     -----
     Pass ``data=`` the training data for trained models. On mnist_h500 the
-    defaults were within 0.3 nats of the reference in four of five calls of
-    about 70 s (the fifth 0.305 high), most of that accuracy coming from the
-    BAR start (docs/estimators.md, "RTS and SAMS on h500"). Started from the
-    pilot (``init="ais"``), the runs drift there (module docstring).
+    defaults were within 0.15 nats of the reference in ten of ten calls of
+    about 75 s, the BAR start counting for half of the estimate
+    (docs/estimators.md, "RTS and SAMS on h500"). Started from the pilot
+    (``init="ais"``), the runs drift there (module docstring).
 
     With several models the labels run through every model's ladder and
     the bridges between them. A local random walk over ``L`` labels with
