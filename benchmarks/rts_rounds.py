@@ -133,7 +133,8 @@ def main(argv=None):
     ref = reference(args.model)
     print(
         f"{args.model}, operator {args.operator}, seed {args.seed}: {K} rungs, {d['n_chains']} chains, "
-        f"{args.rounds} rounds of {d['n_sweeps']} sweeps ({d['sweeps_per_move']} per draw of β), {seconds:.0f} s; start's log Z {d['log_z_init'][-1]:.3f}; "
+        f"{args.rounds} rounds of {d['n_sweeps']} sweeps ({d['sweeps_per_move']} per draw of β), {seconds:.0f} s; "
+        f"start's log Z {d['log_z_init'][-1]:.3f}; "
         f"reference {ref}"
     )
     print(f"{'round':>5} {'RTS':>9} {'MBAR':>9} {'top share':>9} {'min share':>9}")

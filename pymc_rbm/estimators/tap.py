@@ -707,7 +707,10 @@ def log_partition_tap(
         extra = f", and the estimate {log_z:.6g} exceeds the upper bound {bound:.6g} of log Z" if log_z > bound else ""
         _warn_unphysical(f"the estimate log Z = {log_z:.6g} is not trustworthy", domain["vh_range"], extra=extra)
     return LogPartitionEstimate(
-        log_z=log_z, method="tap", kind="approximation", diagnostics=_diagnostics(sol, best, order=order, terms=terms, **domain)
+        log_z=log_z,
+        method="tap",
+        kind="approximation",
+        diagnostics=_diagnostics(sol, best, order=order, terms=terms, **domain),
     )
 
 
