@@ -54,6 +54,16 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
+def _forget_pool_after_fork() -> None:
+    """A forked child has none of the parent's threads: it makes its own pool on first use."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def map_blocks(fn, blocks) -> None:
     """Call ``fn(block)`` for every block, on a shared pool of threads when there are several cores.
 
@@ -61,7 +71,8 @@ def map_blocks(fn, blocks) -> None:
     inside its loops, so the blocks run on separate cores. ``fn`` must not
     depend on which thread runs it or on the order of the blocks (no random
     numbers), so the result is the same with any number of cores. The pool
-    (one thread per core, at most 8) is made on first use and kept.
+    (one thread per core, at most 8) is made on first use and kept; a forked
+    process (PyMC's samplers fork on Linux) makes its own.
     """
     global _POOL
     blocks = list(blocks)
