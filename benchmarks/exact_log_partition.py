@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import pymc_rbm.estimators.exact as exact
+from pymc_rbm._runtime import default_threads
 from pymc_rbm import RBMParams
 from pymc_rbm.estimators import log_partition_exact
 
@@ -80,7 +81,7 @@ def main(argv=None) -> None:
     ap.add_argument("--no-shared", action="store_true", help="skip the ../shared/data MNIST models")
     args = ap.parse_args(argv)
 
-    threads = args.threads or exact._default_threads()
+    threads = args.threads or default_threads()
     print(
         f"exact log Z by enumeration | python {platform.python_version()}, numpy {np.__version__}, "
         f"{os.cpu_count()} cpus, {threads} threads, median of {args.repeats} (naive: {args.naive_repeats}), "

@@ -15,6 +15,7 @@ __all__ = [
     "Progress",
     "StopOnInterrupt",
     "blas_threads",
+    "default_threads",
     "map_blocks",
     "single_blas_thread",
 ]
@@ -50,6 +51,11 @@ def single_blas_thread():
 
 
 # ------------------------------------------------------------ thread pool
+def default_threads() -> int:
+    """Threads to use by default: one per core, at most 8."""
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -76,7 +82,7 @@ def map_blocks(fn, blocks) -> None:
     """
     global _POOL
     blocks = list(blocks)
-    n_cores = min(os.cpu_count() or 1, 8)
+    n_cores = default_threads()
     if n_cores == 1 or len(blocks) == 1:
         for block in blocks:
             fn(block)

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit, logsumexp
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt
+from pymc_rbm._runtime import Progress, StopOnInterrupt, default_threads
 from pymc_rbm.estimators._tempering import (
     AnnealingPath,
     check_schedule,
@@ -49,7 +49,6 @@ from pymc_rbm.estimators._tempering import (
     single_model_path,
 )
 from pymc_rbm.estimators.ais import _TWO_CHAINS, Annealed, _anneal_in_threads, _interrupted, weights_summary
-from pymc_rbm.estimators.exact import _default_threads
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
@@ -301,7 +300,7 @@ def bar(
     params = path.models[0]
     n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", 2)
-    n_jobs = _default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
+    n_jobs = default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
     if schedule is not None and n_steps is not None:
         raise ValueError("give n_steps (of the default schedule) or schedule, not both")
     if schedule is None:
@@ -456,7 +455,7 @@ def ladder_start(
     rungs = np.asarray(rungs, dtype=np.float64)
     if rungs.ndim != 1 or rungs.size < 2 or rungs[0] != 0.0 or rungs[-1] != 1.0 or np.any(np.diff(rungs) <= 0):
         raise ValueError("rungs must increase from 0 to 1")
-    n_jobs = _default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
+    n_jobs = default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
     betas = np.union1d(default_schedule(check_positive_int(n_steps, "n_steps")), rungs)
     record = np.searchsorted(betas, rungs[1:-1]).tolist()
     n_equilibrate = equilibrating_sweeps(n_equilibrate, n_steps)

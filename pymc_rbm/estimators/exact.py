@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from pymc_rbm._runtime import Progress
+from pymc_rbm._runtime import Progress, default_threads
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
 from pymc_rbm.params import RBMParams
@@ -128,7 +128,7 @@ def enumeration_cost(n_bits: int, n_other: int | None = None, n_threads: int | N
     EnumerationCost
     """
     n_states = 2**n_bits
-    threads = n_threads or _default_threads()
+    threads = n_threads or default_threads()
     seconds = None if n_other is None else n_states * n_other / (ENUMERATION_RATE * threads)
     return EnumerationCost(n_states, n_states * _BYTES_PER_STATE + _WORKSPACE_BYTES, _available_memory(), seconds)
 
@@ -266,10 +266,6 @@ def _orient(params: RBMParams) -> _Oriented:
     return _Oriented(params.transpose(), True)
 
 
-def _default_threads() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
-
-
 def _enumerated_log_weights(params: RBMParams, n_threads: int, progress: bool = False) -> np.ndarray:
     """``log w(h) = hbias·h + Σ_i softplus(vbias_i + (W·h)_i)`` for every hidden state.
 
@@ -360,12 +356,12 @@ def _enumerate(params: RBMParams, *, max_bits: int | None = None, n_threads: int
     ):
         _CACHE.move_to_end(key)
         return hit
-    n_threads = n_threads or _default_threads()
+    n_threads = n_threads or default_threads()
     cost = check_enumerable(
         min(params.n_visible, params.n_hidden), max_bits, n_other=max(params.n_visible, params.n_hidden)
     )
     oriented = _orient(params.astype(np.float64))
-    long = cost.seconds is not None and cost.seconds * _default_threads() / n_threads > PROGRESS_SECONDS
+    long = cost.seconds is not None and cost.seconds * default_threads() / n_threads > PROGRESS_SECONDS
     logw = _enumerated_log_weights(oriented.params, n_threads, progress=long)
     logw.setflags(write=False)
     result = _Enumeration(oriented, logw, float(logsumexp(logw)))
