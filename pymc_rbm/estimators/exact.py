@@ -41,6 +41,7 @@ __all__ = [
     "log_partition_exact",
     "moments_exact",
     "log_marginal_visible",
+    "enumerated_log_weights",
     "sample_visible_exact",
     "ExactMoments",
 ]
@@ -497,6 +498,34 @@ def log_marginal_visible(params: RBMParams, *, max_bits: int = 24) -> np.ndarray
         stop = min(start + chunk, out.size)
         out[start:stop] = -free_energy(binary_states(params.n_visible, start, stop), params) - log_z
     return out
+
+
+def enumerated_log_weights(
+    params: RBMParams, *, max_bits: int | None = None, n_threads: int | None = None
+) -> tuple[np.ndarray, float, str]:
+    """The unnormalised log probabilities of every state of the smaller layer, and ``log Z``.
+
+    The enumeration behind :func:`log_partition_exact` and
+    :func:`sample_visible_exact`, shared through the same cache.
+
+    Parameters
+    ----------
+    params : RBMParams
+    max_bits, n_threads : int, optional
+        As in :func:`log_partition_exact`.
+
+    Returns
+    -------
+    log_weights : ndarray of float64 of shape (2**k,), read-only
+        ``log w(s)`` of state ``s`` of the smaller layer (``k`` units, states
+        ordered as in :func:`binary_states`), the larger layer summed out;
+        its marginal is ``exp(log_weights - log_z)``.
+    log_z : float
+    layer : {"hidden", "visible"}
+        Which layer was enumerated (the hidden one when the layers are equal).
+    """
+    e = _enumerate(params, max_bits=max_bits, n_threads=n_threads)
+    return e.log_weights, e.log_z, "visible" if e.oriented.transposed else "hidden"
 
 
 def sample_visible_exact(params: RBMParams, size=None, *, rng=None, max_bits: int | None = None) -> np.ndarray:
