@@ -16,6 +16,7 @@ from pymc_rbm.params import RBMParams, SpinRBMParams
 __all__ = [
     "RBM",
     "BlockGibbs",
+    "ExactDraws",
     "FlipTheState",
     "RBMParams",
     "ReplicaExchange",
@@ -27,6 +28,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "RBM": "pymc_rbm.distribution",
     "BlockGibbs": "pymc_rbm.step_methods",
+    "ExactDraws": "pymc_rbm.step_methods",
     "FlipTheState": "pymc_rbm.step_methods",
     "ReplicaExchange": "pymc_rbm.step_methods",
     "WormholeMetropolis": "pymc_rbm.step_methods",

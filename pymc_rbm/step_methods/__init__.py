@@ -1,8 +1,13 @@
 """PyMC step methods for RBM variables: thin adapters over :mod:`pymc_rbm.kernels`.
 
+- :class:`ExactDraws`: independent exact draws by enumerating the smaller
+  layer (an independence proposal when other model terms involve the
+  visible units); what ``pm.sample`` assigns to RBM variables with constant
+  parameters and a small enough smaller layer that no other term involves
+  (:mod:`pymc_rbm.step_methods.enumerated`).
 - :class:`ReplicaExchange`: replicas on a ladder of inverse temperatures
   adapted during tuning, the cold one moved by likelihood-informed proposals
-  when other model terms involve it; what ``pm.sample`` assigns to RBM
+  when other model terms involve it; what ``pm.sample`` assigns to the other RBM
   variables with constant parameters (:mod:`pymc_rbm.step_methods.tempered`).
 - :class:`FlipTheState`: the flip-the-state operator (Brügge, Fischer & Igel
   2013) and its α mixture with Gibbs; chosen for RBMs whose parameters are
@@ -27,6 +32,7 @@ is documented in :mod:`pymc_rbm.step_methods.base`.
 
 from pymc_rbm.step_methods import convergence
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable, rbm_value_vars
+from pymc_rbm.step_methods.enumerated import ExactDraws
 from pymc_rbm.step_methods.flip import FlipTheState
 from pymc_rbm.step_methods.gibbs import BlockGibbs
 from pymc_rbm.step_methods.tempered import ReplicaExchange
@@ -34,6 +40,7 @@ from pymc_rbm.step_methods.wormhole import WormholeMetropolis
 
 __all__ = [
     "BlockGibbs",
+    "ExactDraws",
     "FlipTheState",
     "RBMStep",
     "RBMStepState",
@@ -48,22 +55,27 @@ __all__ = [
 def register() -> None:
     """Register the step methods and the stuck-chain checks with ``pm.sample`` (once).
 
-    :class:`ReplicaExchange`, :class:`FlipTheState` and :class:`BlockGibbs`
-    join ``pymc.step_methods.STEP_METHODS``;
-    :func:`~pymc_rbm.step_methods.convergence.rbm_convergence_checks` runs
-    with PyMC's own convergence checks after sampling.
+    :class:`ExactDraws`, :class:`ReplicaExchange`, :class:`FlipTheState` and
+    :class:`BlockGibbs` join ``pymc.step_methods.STEP_METHODS``, in that
+    order; :func:`~pymc_rbm.step_methods.convergence.rbm_convergence_checks`
+    runs with PyMC's own convergence checks after sampling.
 
-    ``pm.sample`` then rates every free variable with their ``competence``:
-    ``ReplicaExchange`` is ``IDEAL`` for RBM variables whose parameters are
-    constants or data, ``FlipTheState`` (then ``BlockGibbs``) ``PREFERRED``
-    for every RBM variable; all are ``INCOMPATIBLE`` with anything else, so
-    other variables keep their usual samplers.
+    ``pm.sample`` then rates every free variable with their ``competence``
+    and keeps the first of the most competent: ``ExactDraws`` is ``IDEAL``
+    for RBM variables with constant parameters whose smaller layer is small
+    enough to enumerate and that no other model term involves
+    (:func:`~pymc_rbm.step_methods.enumerated.exact_draws_pay`);
+    ``ReplicaExchange`` is ``IDEAL`` for every RBM variable whose parameters
+    are constants or data, ``FlipTheState`` (then ``BlockGibbs``)
+    ``PREFERRED`` for every RBM variable; all are ``INCOMPATIBLE`` with
+    anything else, so other variables keep their usual samplers.
     """
     from pymc.step_methods import STEP_METHODS
 
-    for method in (ReplicaExchange, FlipTheState, BlockGibbs):
-        if method not in STEP_METHODS:
-            STEP_METHODS.append(method)
+    for method in (ExactDraws, ReplicaExchange, FlipTheState, BlockGibbs):
+        if method in STEP_METHODS:
+            STEP_METHODS.remove(method)
+        STEP_METHODS.append(method)  # in this order: among equally competent steps pm.sample keeps the first
     convergence.install()
 
 
