@@ -19,7 +19,7 @@ from pymc_rbm import RBM, RBMParams
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.kernels import flip_sweep, init_state
-from pymc_rbm.step_methods import BlockGibbs, FlipTheState, ReplicaExchange
+from pymc_rbm.step_methods import BlockGibbs, ExactDraws, FlipTheState, ReplicaExchange
 
 from ._stats import assert_visible_distribution, ess
 
@@ -62,9 +62,11 @@ def draws(idata, name="v"):
 # ------------------------------------------------------------ assignment
 def test_registered_and_chosen_automatically(rbm_model, likelihood_model):
     assert FlipTheState in STEP_METHODS and BlockGibbs in STEP_METHODS
-    for model in (rbm_model, likelihood_model):
-        _, selected = assign_step_methods(model)
-        assert selected == {ReplicaExchange: [model.rvs_to_values[model["v"]]]}
+    assert STEP_METHODS.index(ExactDraws) < STEP_METHODS.index(ReplicaExchange)  # the first of equals is kept
+    for model, chosen in ((rbm_model, ExactDraws), (likelihood_model, ReplicaExchange)):
+        with model:  # as in pm.sample: ExactDraws looks for other terms on v in the model of the context
+            _, selected = assign_step_methods(model)
+        assert selected == {chosen: [model.rvs_to_values[model["v"]]]}
 
 
 def test_competence():
@@ -282,9 +284,17 @@ def test_step_options_by_name_and_progressbar(rbm_model):
     with rbm_model:
         idata = pm.sample(
             draws=20, tune=5, chains=1, random_seed=1, compute_convergence_checks=False,
-            progressbar=True, replica_exchange={"sweeps": 2, "record_hidden": True, "betas": [0.5, 1.0]},
+            progressbar=True, exact_draws={"record_hidden": True},
         )
     assert idata.sample_stats["hidden"].shape == (1, 20, NH)
+    big = RBMParams.random(24, 23, rng=0)  # a smaller layer of 23 units: pm.sample picks replica exchange
+    with pm.Model():
+        RBM("v", big.W, big.vbias, big.hbias)
+        idata = pm.sample(
+            draws=20, tune=5, chains=1, random_seed=1, compute_convergence_checks=False,
+            progressbar=True, replica_exchange={"sweeps": 2, "record_hidden": True, "betas": [0.5, 1.0]},
+        )
+    assert idata.sample_stats["hidden"].shape == (1, 20, 23)
     assert (idata.sample_stats["n_temperatures"] == 2).all()
 
 

@@ -250,8 +250,9 @@ def sample_bundled(seed, **kwargs):
     params = bundled_rbm()
     with pm.Model():
         RBM("v", params.W, params.vbias, params.hbias)
+        # named: pm.sample() alone picks ExactDraws for an RBM this small
         idata = pm.sample(progressbar=False, compute_convergence_checks=False, random_seed=seed, cores=1,
-                          **kwargs)
+                          step=ReplicaExchange(), **kwargs)
     return params, idata
 
 
@@ -264,8 +265,9 @@ def total_variation(params, draws):
     return 0.5 * np.abs(p - q).sum()
 
 
-def test_default_moves_between_the_modes_of_the_bundled_model():
-    """Defaults on the sharp bundled model: tuning builds a ladder, and the draws match the exact distribution."""
+def test_replica_exchange_moves_between_the_modes_of_the_bundled_model():
+    """ReplicaExchange's defaults on the sharp bundled model: tuning builds a ladder, and the draws match the exact
+    distribution."""
     params, idata = sample_bundled(3, draws=500, tune=500, chains=4)
     stats = idata.sample_stats
     assert int(stats["n_temperatures"].min()) >= 4
@@ -281,7 +283,7 @@ def test_the_ladder_collapses_where_tempering_is_not_needed():
     with pm.Model():
         RBM("v", weak.W, weak.vbias, weak.hbias)
         idata = pm.sample(draws=50, tune=200, chains=1, progressbar=False, compute_convergence_checks=False,
-                          random_seed=4)
+                          random_seed=4, step=ReplicaExchange())
     assert idata.sample_stats["n_temperatures"].values[0, -1] == 1
 
 

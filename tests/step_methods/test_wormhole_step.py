@@ -18,7 +18,7 @@ import pymc as pm
 import pytest
 from pymc.sampling.mcmc import assign_step_methods
 
-from pymc_rbm import RBM, FlipTheState, RBMParams, ReplicaExchange, WormholeMetropolis
+from pymc_rbm import RBM, ExactDraws, FlipTheState, RBMParams, WormholeMetropolis
 from pymc_rbm.datasets import artificial_modes, classify_modes
 from pymc_rbm.diagnostics import class_changes
 from pymc_rbm.energy import free_energy
@@ -168,12 +168,12 @@ def test_step_follows_the_exact_matrix_of_the_whole_model():
 
 
 # ------------------------------------------------------------ PyMC integration
-def test_replica_exchange_stays_the_default_for_rbm_variables():
+def test_wormholes_are_never_the_default_for_rbm_variables():
     params = RBMParams.random(5, 3, rng=0)
     with pm.Model() as model:
         RBM("v", params.W, params.vbias, params.hbias)
-    _, selected = assign_step_methods(model)
-    assert list(selected) == [ReplicaExchange]
+        _, selected = assign_step_methods(model)
+    assert list(selected) == [ExactDraws]  # a smaller layer this small is enumerated
     assert WormholeMetropolis.competence(model.free_RVs[0]) == pm.step_methods.compound.Competence.INCOMPATIBLE
 
 
