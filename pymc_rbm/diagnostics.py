@@ -1,14 +1,14 @@
 """How well a sampler mixes: autocorrelation time, ESS, exact SLEM, class changes.
 
-Seed 000 (Brügge, Fischer & Igel 2013) judges samplers three ways, and so
-does this module:
+Brügge, Fischer & Igel (2013) judge samplers three ways, and so does this
+module:
 
 - :func:`integrated_autocorr_time` (§4.3): ``τ = Σ_{Δt=-∞}^{∞} R(Δt)`` of an
   energy along the chain; "τ consecutive samples are equivalent to one
   independent sample". It is computed from ArviZ's effective sample size,
   ``τ = n_chains · n_draws / ESS``; :func:`ess_free_energy` gives the ESS
   itself and :func:`compare_samplers` puts samplers side by side as in the
-  seed's Table 2 (``τ_G``, ``τ_T``, gain ``1 - τ_T / τ_G``).
+  paper's Table 2 (``τ_G``, ``τ_T``, gain ``1 - τ_T / τ_G``).
 - :func:`exact_slem` (§4.1): the second largest eigenvalue modulus of the
   exact transition matrix of a tiny RBM.
 - :func:`class_changes` (§4.4): how often, and how soon, a chain moves
@@ -16,7 +16,7 @@ does this module:
 
 The default quantity is the sampler statistic ``"free_energy"`` that the
 package's step methods record per draw in ``sample_stats``: the free energy
-``F(v)`` of the visible state. The seed used the joint energy
+``F(v)`` of the visible state. The paper used the joint energy
 ``E(v_k, h_k)``; pass any other series (a ``(chain, draw)`` array, a
 ``DataArray``, or ``var_name``/``group`` of a ``DataTree``) to measure that.
 
@@ -261,7 +261,7 @@ def integrated_autocorr_time(
 ):
     """Integrated autocorrelation time ``τ`` of a quantity along its chains.
 
-    Seed 000 §4.3: ``τ = Σ_{Δt=-∞}^{∞} R(Δt)``, with ``R`` the
+    Brügge, Fischer & Igel (2013), §4.3: ``τ = Σ_{Δt=-∞}^{∞} R(Δt)``, with ``R`` the
     autocorrelation of the quantity ``Δt`` steps apart; "τ consecutive
     samples are equivalent to one independent sample". Here
     ``τ = n_chains · n_draws / ESS`` with ArviZ's effective sample size.
@@ -283,13 +283,13 @@ def integrated_autocorr_time(
         ``"mean"`` (default): ArviZ's ESS of the mean, Geyer's initial
         monotone sequence estimator of ``1 + 2 Σ_{t≥1} ρ_t`` on the values
         themselves, with each chain split in two halves so that drift
-        lowers the ESS. It estimates exactly the seed's ``τ``, the factor by
+        lowers the ESS. It estimates exactly the paper's ``τ``, the factor by
         which autocorrelation inflates the variance of a chain average.
         ``"identity"``: the same without splitting. ``"bulk"``: ArviZ's
         default, the same on rank-normalized values: ``τ`` of a monotone
-        transform of the quantity, close to but not the seed's ``τ``.
+        transform of the quantity, close to but not the paper's ``τ``.
         Other prob-free ArviZ methods (``"sd"``, ``"folded"``, ...) are
-        accepted too. ``"ar"``: the seed's own estimator ("fitted AR-models
+        accepted too. ``"ar"``: the paper's own estimator ("fitted AR-models
         to the time series [...] using the software package SamplerCompare",
         after Thompson 2010): Yule-Walker AR(p) fit, ``p ≤ order_max``
         chosen by AIC, ``τ = σ²_ε / (γ_0 (1 - Σ φ_k)²)``; computed here in
@@ -297,7 +297,7 @@ def integrated_autocorr_time(
     combine : {"pooled", "mean", "none"}, default "pooled"
         ``"pooled"``: one ESS over all chains (ArviZ's multi-chain ESS, which
         also counts differences between the chains' means against mixing).
-        ``"mean"``: the mean of single-chain ``τ``, as the seed's Table 2
+        ``"mean"``: the mean of single-chain ``τ``, as the paper's Table 2
         ("mean autocorrelation times [...] for single Markov chains").
         ``"none"``: the single-chain ``τ`` of every chain.
     sample_dims : pair of str, default ("chain", "draw")
@@ -359,17 +359,36 @@ def ess_free_energy(
     group: str = "sample_stats",
     method: str = "mean",
     per_second: bool = False,
-) -> float:
+    rows: str = "pooled",
+):
     """Effective sample size of the free energy recorded by ``pm.sample``.
 
     ``ESS = n_chains · n_draws / τ`` with ``τ`` from
-    :func:`integrated_autocorr_time` (``combine="pooled"``); sub-chains of
-    a batched RBM count as chains, so the ESS counts draws of all of them.
+    :func:`integrated_autocorr_time` (``combine="pooled"``).
+
+    A batched RBM variable, ``RBM("v", ..., shape=(K, n_visible))``, records
+    one free energy per row, and the two ways of counting give numbers far
+    apart; both are right, for different questions:
+
+    - ``rows="pooled"`` (default): the rows count as chains, and the ESS is
+      that of the average of ``F(v)`` over all rows and chains, close to the
+      sum of the per-row ESS. This is the right count when the K rows are
+      K independent chains of one distribution (the RBM alone, or rows that
+      share one likelihood), the usual reason to batch: it says how many
+      independent draws the whole run is worth.
+    - ``rows="each"``: one ESS per row, each from that row's chains alone.
+      This is what ``az.ess`` and ``az.summary`` report (one entry per
+      element of ``sample_stats["free_energy"]``; they use the ``"bulk"``
+      method by default, this function ``"mean"``). Use it when the rows are
+      different distributions, e.g. K images each with its own data: pooling
+      them would mix K different targets. With 4 chains of 1000 draws and
+      K = 32 rows, ``"pooled"`` gives about 32 times what each row gives.
 
     Parameters
     ----------
     idata : xarray.DataTree, Dataset, DataArray or array_like
-        Usually what ``pm.sample`` returned.
+        Usually what ``pm.sample`` returned; an array is shaped
+        ``(n_chains, n_draws, ...)`` as in :func:`chain_draws`.
     var_name : str, default "free_energy"
     group : str, default "sample_stats"
     method : str, default "mean"
@@ -377,11 +396,15 @@ def ess_free_energy(
     per_second : bool, default False
         Divide by the sampling time, ``idata.posterior.attrs["sampling_time"]``
         (a DataTree from ``pm.sample`` only).
+    rows : {"pooled", "each"}, default "pooled"
+        How to count the rows of a batched variable, see above; the same
+        for a variable with one row.
 
     Returns
     -------
-    float
-        0.0 when a chain is stuck (``τ = inf``).
+    float, or ndarray of shape (K,) for ``rows="each"``
+        0.0 for a stuck chain (``τ = inf``): for ``"pooled"`` when any
+        chain of any row is stuck, for ``"each"`` in the rows concerned.
 
     Examples
     --------
@@ -393,19 +416,42 @@ def ess_free_energy(
     >>> idata = xr.DataTree.from_dict({"sample_stats": stats})
     >>> 1800 < ess_free_energy(idata) < 2200  # iid draws: ESS ≈ 2000
     True
+    >>> batched = rng.normal(size=(2, 1000, 3))  # 2 chains of a variable with 3 rows
+    >>> ess_free_energy(batched, rows="each").shape, 5400 < ess_free_energy(batched) < 6600
+    ((3,), True)
     """
+    if rows not in ("pooled", "each"):
+        raise ValueError(f'rows must be "pooled" or "each", got {rows!r}')
     x = chain_draws(idata, var_name=var_name, group=group)
-    tau = _guarded_taus(x, method, "pooled", None, var_name)
-    ess = 0.0 if math.isinf(tau) else x.size / tau
+    if rows == "pooled":
+        tau = _guarded_taus(x, method, "pooled", None, var_name)
+        ess = 0.0 if math.isinf(tau) else x.size / tau
+    else:
+        n_rows = x.shape[0] // _n_chains(idata, var_name, group)
+        per_row = x.reshape(-1, n_rows, x.shape[1])  # row c * n_rows + s of x is row s of chain c
+        ess = np.empty(n_rows)
+        for r in range(n_rows):
+            tau = _guarded_taus(per_row[:, r], method, "pooled", None, f"{var_name} row {r}")
+            ess[r] = 0.0 if math.isinf(tau) else per_row[:, r].size / tau
     if per_second:
         try:
             seconds = float(idata["posterior"].attrs["sampling_time"])
-        except (KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError, IndexError):
             raise ValueError(
                 "per_second needs a DataTree from pm.sample with posterior.attrs['sampling_time']"
             ) from None
-        ess /= seconds
+        ess = ess / seconds
     return ess
+
+
+def _n_chains(data, var_name: str, group: str) -> int:
+    """Chains (not sub-chains) of the input of :func:`chain_draws`."""
+    if isinstance(data, xr.DataTree | xr.Dataset):
+        data = _quantity_from_tree(data, var_name, group)
+    if isinstance(data, xr.DataArray):
+        return int(data.sizes["chain"]) if "chain" in data.dims else 1
+    arr = np.asarray(data)
+    return 1 if arr.ndim < 2 else int(arr.shape[0])
 
 
 def autocorrelation(
@@ -475,7 +521,7 @@ class SamplerComparison:
     Attributes
     ----------
     samplers : tuple of str
-        Column labels; the first is the reference of the gains (the seed's
+        Column labels; the first is the reference of the gains (the paper's
         Gibbs sampler ``G``).
     problems : tuple of str
         Row labels (models, quantities).
@@ -628,7 +674,7 @@ def compare_samplers(
         samplers). A trace is anything :func:`integrated_autocorr_time`
         accepts: a DataTree from ``pm.sample``, a DataArray, or an array of
         shape (n_chains, n_draws). The first sampler is the reference of the
-        gains (Gibbs in the seed).
+        gains (Gibbs in the paper).
     labels : sequence of str, optional
         Sampler labels for a sequence of traces; default ``"0"``, ``"1"``, ...
     problem : str, default ""
@@ -636,7 +682,7 @@ def compare_samplers(
     var_name, group, method
         See :func:`integrated_autocorr_time`.
     combine : {"pooled", "mean"}, default "pooled"
-        See :func:`integrated_autocorr_time`; ``"mean"`` is the seed's
+        See :func:`integrated_autocorr_time`; ``"mean"`` is the paper's
         mean of single-chain ``τ``.
     quantity : str, optional
         How the title names the quantity; default ``var_name``.
@@ -918,6 +964,41 @@ def _chains_apart(rows: np.ndarray) -> float:
     return worst
 
 
+def _sample_stat(stats, key: str, shape: tuple[int, ...]):
+    """A sampler stat as a float array of shape (chain, draw, ...), or None when absent or of another shape."""
+    if stats is None or key not in stats:
+        return None
+    values = stats[key].transpose("chain", "draw", ...).values
+    if values.dtype == object:  # PyMC's trace stores vector stats of some steps as objects
+        values = np.stack(values.ravel()).reshape(*values.shape, -1)
+    values = values.astype(np.float64)
+    return values if values.shape[:2] == shape else None
+
+
+def _mixing_inputs(tree, name: str):
+    """The draws of ``name`` and the step methods' stats of a ``pm.sample`` result, for :func:`mixing_problems`."""
+    if isinstance(tree, xr.Dataset):  # a posterior group on its own
+        posterior, stats = tree, None
+    else:
+        if "posterior" not in tree.children:
+            raise ValueError(f"the DataTree has no group 'posterior'; it has {sorted(tree.children)}")
+        posterior = tree["posterior"]
+        stats = tree["sample_stats"] if "sample_stats" in tree.children else None
+    if name not in posterior.data_vars:
+        raise ValueError(
+            f"the posterior has no variable {name!r} (pass the RBM variable's name as name=); "
+            f"it has {sorted(posterior.data_vars)}"
+        )
+    values = posterior[name].transpose("chain", "draw", ...).values
+    chains_draws = values.shape[:2]
+    found = {key: _sample_stat(stats, key, chains_draws)
+             for key in ("swap_accept_pairs", "round_trips", "n_temperatures")}
+    fe = _sample_stat(stats, "free_energy", chains_draws)
+    # F(v) recorded per draw (and per row of a batched variable); of no use if it belongs to another variable
+    found["free_energy"] = fe if fe is not None and fe.size == int(np.prod(values.shape[:-1])) else None
+    return values, found
+
+
 def mixing_problems(
     draws,
     free_energy=None,
@@ -948,12 +1029,17 @@ def mixing_problems(
 
     Parameters
     ----------
-    draws : array_like of shape (n_chains, n_draws, ..., n_visible)
-        The posterior draws of the variable.
+    draws : array_like of shape (n_chains, n_draws, ..., n_visible), or xarray.DataTree
+        The posterior draws of the variable, or what ``pm.sample`` returned:
+        then the draws are ``posterior[name]``, and ``free_energy`` and the
+        ladder statistics, where not given, are read from the
+        ``sample_stats`` the package's step methods record (``free_energy``,
+        ``swap_accept_pairs``, ``round_trips``, ``n_temperatures``), as
+        ``pm.sample`` does after sampling.
     free_energy : array_like of shape (n_chains, n_draws, ...), optional
         ``F(v)`` of each draw (per row of a batched variable).
     name : str, default "v"
-        Used in the messages.
+        The variable's name: used in the messages, and read from a DataTree.
     swap_accept_pairs : array_like of shape (n_chains, n_draws, n_pairs), optional
         Swap acceptance probability of each pair per draw (NaN where not
         attempted or beyond the ladder), as ``ReplicaExchange`` records it;
@@ -967,7 +1053,28 @@ def mixing_problems(
     Returns
     -------
     list of str
+
+    Raises
+    ------
+    ValueError
+        For a DataTree without a ``posterior`` group or without the variable ``name``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm.diagnostics import mixing_problems
+    >>> draws = np.zeros((2, 50, 4), dtype=np.int8)
+    >>> draws[1, :, 0] = 1  # chain 1 holds another state than chain 0, and neither moves
+    >>> len(mixing_problems(draws))
+    1
     """
+    if isinstance(draws, xr.DataTree | xr.Dataset):
+        draws, found = _mixing_inputs(draws, name)
+        free_energy = found["free_energy"] if free_energy is None else free_energy
+        swap_accept_pairs = found["swap_accept_pairs"] if swap_accept_pairs is None else swap_accept_pairs
+        round_trips = found["round_trips"] if round_trips is None else round_trips
+        n_temperatures = found["n_temperatures"] if n_temperatures is None else n_temperatures
+        tempered = tempered or n_temperatures is not None
     out = []
     x = np.asarray(draws)
     if x.ndim < 3 or x.shape[1] < 2:

@@ -464,3 +464,95 @@ def test_mixing_problems_of_a_ladder():
     assert any("chain 0: no replica crossed the ladder" in m for m in msgs)
     collapsed = mixing_problems(draws, swap_accept_pairs=pairs, n_temperatures=np.ones((2, 100)), round_trips=trips)
     assert collapsed == []
+
+
+def _as_tree(draws, **stats) -> xr.DataTree:
+    """A DataTree shaped like pm.sample's output: the draws as posterior 'v', the given sample stats."""
+    n_chains, n_draws = draws.shape[:2]
+    coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws)}
+    unit_dims = tuple(f"v_dim_{k}" for k in range(draws.ndim - 2))
+    posterior = xr.Dataset({"v": (("chain", "draw", *unit_dims), draws)}, coords=coords)
+    sample_stats = xr.Dataset(
+        {key: (("chain", "draw", *(f"{key}_dim_{k}" for k in range(value.ndim - 2))), value)
+         for key, value in stats.items()},
+        coords=coords,
+    )
+    return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": sample_stats})
+
+
+def test_mixing_problems_read_a_datatree_as_the_arrays():
+    """pm.sample's DataTree gives the same messages as the arrays it holds (draws, F(v), ladder stats)."""
+    from pymc_rbm.diagnostics import mixing_problems
+
+    rng = np.random.default_rng(2)
+    modes = np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]])
+    draws = np.repeat(modes[[0, 1, 0, 1]][:, None], 300, axis=1)
+    draws = np.where(rng.random(draws.shape) < 0.05, 1 - draws, draws)
+    fe = draws @ np.array([1.0, 1, 1, 0, 0, 0]) * 3.0 + rng.normal(0, 0.1, draws.shape[:2])
+    expected = mixing_problems(draws, fe)
+    assert len(expected) == 1 and "R-hat" in expected[0]
+    assert mixing_problems(_as_tree(draws, free_energy=fe)) == expected
+    assert mixing_problems(_as_tree(draws, free_energy=fe)["posterior"].to_dataset(), fe) == expected
+
+    ladder = _mixed(rng, n_chains=2, n_draws=100)
+    pairs = np.full((2, 100, 7), np.nan)
+    pairs[:, :, :3] = 0.4
+    pairs[1, :, 1] = 0.0
+    k, trips = np.full((2, 100), 4), np.zeros((2, 100), dtype=int)
+    trips[1] = 5
+    from_arrays = mixing_problems(ladder, swap_accept_pairs=pairs, n_temperatures=k, round_trips=trips, tempered=True)
+    idata = _as_tree(ladder, swap_accept_pairs=pairs, n_temperatures=k, round_trips=trips)
+    assert mixing_problems(idata) == from_arrays and len(from_arrays) == 2
+
+
+def test_mixing_problems_name_what_a_datatree_lacks():
+    from pymc_rbm.diagnostics import mixing_problems
+
+    idata = _as_tree(_mixed(np.random.default_rng(0)))
+    with pytest.raises(ValueError, match=r"no variable 'x'.*name=.*\['v'\]"):
+        mixing_problems(idata, name="x")
+    with pytest.raises(ValueError, match="no group 'posterior'"):
+        mixing_problems(xr.DataTree.from_dict({"sample_stats": idata["sample_stats"].to_dataset()}))
+
+
+def test_mixing_problems_take_pm_sample_output():
+    """The DataTree pm.sample returns, as its neighbours in this module take it."""
+    import pymc as pm
+
+    from pymc_rbm import RBM, FlipTheState
+    from pymc_rbm.diagnostics import mixing_problems
+
+    p = RBMParams.random(6, 4, scale=0.3, rng=0)
+    with pm.Model():
+        v = RBM("v", p.W, p.vbias, p.hbias, shape=(2, 6))
+        idata = pm.sample(draws=200, tune=50, chains=2, cores=1, step=FlipTheState([v]), progressbar=False,
+                          compute_convergence_checks=False, random_seed=1)
+    draws = idata.posterior["v"].values
+    fe = idata.sample_stats["free_energy"].values
+    assert mixing_problems(idata) == mixing_problems(draws, fe) == []
+    assert integrated_autocorr_time(idata) < math.inf and ess_free_energy(idata) > 0
+
+
+def test_ess_of_a_batched_variable_pooled_or_per_row():
+    """rows="each" is ArviZ's per-element ESS of the stat; "pooled" counts all rows, about their sum."""
+    from arviz_stats.base import array_stats
+
+    x = np.stack([ar1(0.5, 4, 1000, seed=s) for s in range(5)], axis=-1)  # 4 chains, 5 rows, τ = 3
+    idata = tree(x, dims=("chain", "draw", "free_energy_dim_0"))
+    each = ess_free_energy(idata, rows="each")
+    assert each.shape == (5,)
+    for r in range(5):
+        assert each[r] == pytest.approx(float(array_stats.ess(x[:, :, r], chain_axis=0, draw_axis=1, method="mean")))
+    pooled = ess_free_energy(idata)
+    assert pooled == pytest.approx(each.sum(), rel=0.15)
+    assert pooled == pytest.approx(x.size / 3.0, rel=0.15) and each.mean() == pytest.approx(4000 / 3.0, rel=0.15)
+    np.testing.assert_allclose(ess_free_energy(x, rows="each"), each)  # a plain array, (chain, draw, row)
+    with pytest.raises(ValueError, match="rows must be"):
+        ess_free_energy(idata, rows="mean")
+
+
+def test_ess_per_row_of_a_stuck_row_is_zero():
+    x = np.stack([ar1(0.5, 2, 500), np.ones((2, 500))], axis=-1)
+    with pytest.warns(StuckChainWarning):
+        each = ess_free_energy(x, rows="each")
+    assert each[1] == 0.0 and each[0] > 100
