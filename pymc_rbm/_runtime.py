@@ -14,7 +14,9 @@ __all__ = [
     "SMALL_PRODUCT",
     "Progress",
     "StopOnInterrupt",
+    "CHAINS_PER_BLOCK",
     "blas_threads",
+    "chain_blocks",
     "default_threads",
     "map_blocks",
     "single_blas_thread",
@@ -51,12 +53,61 @@ def single_blas_thread():
 
 
 # ------------------------------------------------------------ thread pool
+#: Environment variable that sets :func:`default_threads` (a positive integer).
+THREADS_VARIABLE = "PYMC_RBM_NUM_THREADS"
+
+
 def default_threads() -> int:
-    """Threads to use by default: one per core, at most 8."""
+    """Threads to use by default: ``$PYMC_RBM_NUM_THREADS`` if set, else one per core, at most 8.
+
+    No result of the package depends on this number, only its speed.
+    """
+    value = os.environ.get(THREADS_VARIABLE, "").strip()
+    if value:
+        try:
+            n = int(value)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {value!r}")
+        return n
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+#: Most chains in one block of :func:`chain_blocks`.
+CHAINS_PER_BLOCK = 32
+
+
+def chain_blocks(n_chains: int, rng) -> tuple[list[slice], list]:
+    """Split ``n_chains`` independent chains into blocks, each with its own random generator.
+
+    The blocks (consecutive chains, at most :data:`CHAINS_PER_BLOCK` each,
+    sizes as equal as possible) and their generators (``rng.spawn``) depend
+    on ``n_chains`` and ``rng`` only. A run that advances each block on its
+    own generator, whichever thread runs it, therefore gives the same result
+    bit for bit with any number of threads: the streams are split by chains,
+    never by threads (the "strong parallelism invariance" of Surjanovic et
+    al. 2023, Pigeons.jl).
+
+    Parameters
+    ----------
+    n_chains : int
+    rng : numpy.random.Generator
+        Spawns one child per block (and so advances its spawn counter).
+
+    Returns
+    -------
+    blocks : list of slice
+    rngs : list of numpy.random.Generator
+        One per block.
+    """
+    n_blocks = max(1, -(-int(n_chains) // CHAINS_PER_BLOCK))
+    bounds = [n_chains * i // n_blocks for i in range(n_blocks + 1)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])], rng.spawn(n_blocks)
+
+
 _POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
 _POOL_LOCK = threading.Lock()
 
 
@@ -77,10 +128,10 @@ def map_blocks(fn, blocks) -> None:
     inside its loops, so the blocks run on separate cores. ``fn`` must not
     depend on which thread runs it or on the order of the blocks (no random
     numbers), so the result is the same with any number of cores. The pool
-    (one thread per core, at most 8) is made on first use and kept; a forked
+    (:func:`default_threads` threads) is made on first use and kept; a forked
     process (PyMC's samplers fork on Linux) makes its own.
     """
-    global _POOL
+    global _POOL, _POOL_SIZE
     blocks = list(blocks)
     n_cores = default_threads()
     if n_cores == 1 or len(blocks) == 1:
@@ -88,9 +139,12 @@ def map_blocks(fn, blocks) -> None:
             fn(block)
         return
     with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(n_cores, thread_name_prefix="pymc_rbm")
-    for _ in _POOL.map(fn, blocks):  # re-raises the first error of any block
+        if _POOL is None or _POOL_SIZE != n_cores:  # first use, or $PYMC_RBM_NUM_THREADS changed
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(n_cores, thread_name_prefix="pymc_rbm"), n_cores
+        pool = _POOL
+    for _ in pool.map(fn, blocks):  # re-raises the first error of any block
         pass
 
 
@@ -181,6 +235,14 @@ class Progress:
             if self._lines and time.perf_counter() - self._last_line >= LOG_EVERY_SECONDS:
                 self._write_line()
 
+    def shared(self, n_parts: int) -> "Progress":
+        """A view of this bar for ``n_parts`` parts of the work that each make every step.
+
+        Each part calls ``advance`` once per step, from any thread; the bar
+        moves one step per ``n_parts`` calls.
+        """
+        return _SharedProgress(self, n_parts)
+
     def _write_line(self, final: bool = False) -> None:
         elapsed = time.perf_counter() - self._t0
         done = min(self._done, self.total) if self.total else self._done
@@ -204,6 +266,21 @@ class Progress:
             self._pending = 0
             self._write_line(final=True)
         return False
+
+
+class _SharedProgress:
+    """:meth:`Progress.shared`."""
+
+    def __init__(self, bar: Progress, n_parts: int):
+        self._bar, self._n, self._calls, self._lock = bar, max(1, int(n_parts)), 0, threading.Lock()
+
+    def advance(self, n: int = 1) -> None:
+        with self._lock:
+            before = self._calls // self._n
+            self._calls += n
+            steps = self._calls // self._n - before
+        if steps:
+            self._bar.advance(steps)
 
 
 def _is_terminal(stream) -> bool:

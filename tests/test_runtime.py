@@ -61,3 +61,60 @@ def test_map_blocks_works_in_a_forked_child_of_a_process_that_used_it():
         child.kill()
     assert not alive, "the forked child hung on the parent's pool"
     assert queue.get(timeout=5) == 20.0
+
+
+# ------------------------------------------------------- thread invariance
+def _estimates_with_threads(n: int, monkeypatch) -> list[float]:
+    """AIS, reverse AIS, BAR, RTS, SAMS and exact on small models with ``n`` threads everywhere."""
+    from threadpoolctl import threadpool_limits
+
+    import pymc_rbm.estimators.exact as ex
+    from pymc_rbm import RBMParams
+    from pymc_rbm.estimators import ais, bar, log_partition_exact, reverse_ais, rts, sams
+
+    monkeypatch.setenv("PYMC_RBM_NUM_THREADS", str(n))  # map_blocks and every default thread count
+    p = RBMParams.random(10, 5, scale=1.5, rng=0)
+    big = RBMParams.random(40, 13, rng=1)  # enough outer steps for the enumeration to use threads
+    ex._CACHE.clear()
+    with threadpool_limits(limits=n, user_api="blas"):
+        start = np.random.default_rng(2).integers(0, 2, (70, 10)).astype(float)
+        out = [
+            ais(p, n_chains=70, schedule=60, rng=3, n_jobs=n),
+            reverse_ais(p, start, schedule=60, rng=3, n_jobs=n),
+            bar(p, n_chains=70, n_steps=60, rng=3),  # default n_jobs: $PYMC_RBM_NUM_THREADS
+            rts(p, n_chains=40, n_rounds=2, n_sweeps=30, n_pilot=30, n_start=60, rng=3),
+            sams(p, n_sweeps=60, n_pilot=30, n_start=60, rng=3),
+            log_partition_exact(big, n_threads=n),
+            log_partition_exact(big),
+        ]
+    return [e.log_z for e in out]
+
+
+def test_same_seed_same_estimates_bit_for_bit_with_1_2_and_4_threads(monkeypatch):
+    """Random streams are split by blocks of chains, never by threads: results depend on the seed only."""
+    one = _estimates_with_threads(1, monkeypatch)
+    assert all(np.isfinite(one))
+    for n in (2, 4):
+        assert _estimates_with_threads(n, monkeypatch) == one
+
+
+def test_chain_blocks_depend_on_the_number_of_chains_only():
+    from pymc_rbm._runtime import CHAINS_PER_BLOCK, chain_blocks
+
+    blocks, rngs = chain_blocks(2 * CHAINS_PER_BLOCK + 1, np.random.default_rng(0))
+    assert len(blocks) == 3 == len(rngs) and blocks[0].start == 0 and blocks[-1].stop == 2 * CHAINS_PER_BLOCK + 1
+    assert all(a.stop == b.start for a, b in zip(blocks[:-1], blocks[1:]))
+    assert max(b.stop - b.start for b in blocks) <= CHAINS_PER_BLOCK
+    again, _ = chain_blocks(2 * CHAINS_PER_BLOCK + 1, np.random.default_rng(0))
+    assert again == blocks
+
+
+def test_the_thread_count_variable_must_be_a_positive_integer(monkeypatch):
+    from pymc_rbm._runtime import default_threads
+
+    monkeypatch.setenv("PYMC_RBM_NUM_THREADS", "3")
+    assert default_threads() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("PYMC_RBM_NUM_THREADS", bad)
+        with pytest.raises(ValueError, match="PYMC_RBM_NUM_THREADS"):
+            default_threads()

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
+from pymc_rbm._runtime import Progress, StopOnInterrupt, chain_blocks, single_blas_thread
 from pymc_rbm.estimators._tempering import (  # the path's public names stay importable from here
     AnnealingPath,
     PilotRun,
@@ -232,34 +232,35 @@ def _anneal_in_threads(
     n_jobs: int = 1,
     keep_states: bool = False,
 ) -> Annealed:
-    """:func:`_anneal` with the chains split into ``n_jobs`` groups run in parallel threads.
+    """:func:`_anneal` on blocks of chains, each with its own generator, run on ``n_jobs`` threads.
 
-    The chains of AIS are independent, so each group runs the whole
-    annealing on its own, with its own generator spawned from ``rng``
-    (``rng.spawn``) and BLAS on one thread; NumPy's array operations, BLAS
-    and the compiled row update release the GIL, so the groups run on
-    separate cores. The results are joined in chain order. ``n_jobs = 1``
-    is :func:`_anneal` itself, on ``rng``; for a given seed each ``n_jobs``
-    gives its own (reproducible) run.
+    The chains of AIS are independent. They are split into the blocks of
+    :func:`~pymc_rbm._runtime.chain_blocks` (fixed by the number of chains,
+    each with a generator spawned from ``rng``), and each block runs the
+    whole annealing on its own. The threads only share out the blocks, so
+    the result is the same bit for bit for any ``n_jobs``. With several
+    threads BLAS runs on one thread; NumPy's array operations, BLAS and the
+    compiled row update release the GIL, so the blocks run on separate
+    cores. The results are joined in chain order.
     """
     n = np.asarray(v0).shape[0]
-    n_jobs = min(n_jobs, n)
-    if n_jobs == 1:
-        return _anneal(path, rng, v0, betas, bar, record, keep_states=keep_states)
-    groups = np.array_split(np.arange(n), n_jobs)
-    rngs = rng.spawn(n_jobs)
-    quiet = Progress(0, "", False)
+    blocks, rngs = chain_blocks(n, rng)
+    part = bar.shared(len(blocks))
     stop = threading.Event()
 
     def one(i):
-        return _anneal(path, rngs[i], v0[groups[i]], betas, bar if i == 0 else quiet, record, stop, keep_states)
+        return _anneal(path, rngs[i], v0[blocks[i]], betas, part, record, stop, keep_states)
 
-    with single_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
-        try:
-            runs = list(pool.map(one, range(n_jobs)))
-        except BaseException:  # Ctrl-C: the threads stop at their next step instead of running to the end
-            stop.set()
-            raise
+    n_jobs = min(n_jobs, len(blocks))
+    if n_jobs == 1:
+        runs = [one(i) for i in range(len(blocks))]
+    else:
+        with single_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
+            try:
+                runs = list(pool.map(one, range(len(blocks))))
+            except BaseException:  # Ctrl-C: the threads stop at their next step instead of running to the end
+                stop.set()
+                raise
     return Annealed(
         np.concatenate([r.log_w for r in runs]),
         np.concatenate([r.v for r in runs]),
@@ -390,11 +391,11 @@ def ais(
         the time on large models (log weights stay float64).
     rng : numpy.random.Generator or seed, optional
     n_jobs : int, default 1
-        Threads to run the chains in: they are split into ``n_jobs`` groups,
-        each annealed in its own thread with its own generator spawned from
-        ``rng`` and BLAS on one thread. Set it to the cores to use on large
-        models (the timings are in docs/estimators.md). The run depends on
-        ``n_jobs`` (each value is reproducible for a given seed).
+        Threads to run the chains in. The chains are annealed in blocks of at
+        most :data:`~pymc_rbm._runtime.CHAINS_PER_BLOCK`, each with its own
+        generator spawned from ``rng``; the threads share out the blocks, so
+        the estimate depends on the seed only, never on ``n_jobs``. Set it to
+        the cores to use on large models (the timings are in docs/estimators.md).
     progress : bool, default False
         Show a progress bar on stderr.
 

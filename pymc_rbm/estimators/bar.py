@@ -246,8 +246,9 @@ def bar(
         Bootstrap resamplings of the runs for the standard error.
     rng : numpy.random.Generator or seed, optional
     n_jobs : int, optional
-        Threads for the chains of each direction (as in AIS); default: the
-        cores available, at most 8.
+        Threads for the chains of each direction (as in AIS; the estimate
+        depends on the seed only, never on ``n_jobs``); default
+        :func:`~pymc_rbm._runtime.default_threads`.
     progress : bool, default False
         Show a progress bar on stderr.
 

@@ -285,6 +285,7 @@ def _enumerated_log_weights(params: RBMParams, n_threads: int, progress: bool = 
     a_low = vbias[:, None] + W[:, n_high:] @ low_states.T  # (n_big, 2**n_low)
     c_low = low_states @ hbias[n_high:]
     sum_low = a_low.sum(axis=0)
+    W_high = np.ascontiguousarray(W[:, :n_high])
     out = np.empty(2**k)
     n_outer = 2**n_high
     stop = threading.Event()
@@ -292,17 +293,14 @@ def _enumerated_log_weights(params: RBMParams, n_threads: int, progress: bool = 
 
     def work(hi_range):
         buf = np.empty_like(a_low)
-        hi_states = binary_states(n_high, *hi_range)
-        u = hi_states @ W[:, :n_high].T  # (n_hi, n_big)
-        c = hi_states @ hbias[:n_high]
-        sum_u = u.sum(axis=-1)
-        for r, hi in enumerate(range(*hi_range)):
+        for hi, hi_state in zip(range(*hi_range), binary_states(n_high, *hi_range)):
             if stop.is_set():
                 return
-            np.add(a_low, u[r][:, None], out=buf)
+            u = W_high @ hi_state  # one product per outer step, whatever the split: the same bits on any threads
+            np.add(a_low, u[:, None], out=buf)
             block = out[hi << n_low : (hi + 1) << n_low]
-            block[:] = _softplus_column_sums(buf, sum_low + sum_u[r])
-            block += c_low + c[r]
+            block[:] = _softplus_column_sums(buf, sum_low + u.sum())
+            block += c_low + hi_state @ hbias[:n_high]
             bar.advance()
 
     n_jobs = min(n_threads, n_outer)

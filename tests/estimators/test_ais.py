@@ -484,27 +484,24 @@ def test_path_sweep_carries_activations(dtype):
     np.testing.assert_allclose(a1, path.hidden_activation(v1), rtol=0, atol=0)
 
 
-def test_threads_run_groups_of_chains_with_spawned_generators():
-    """``n_jobs`` groups: each the serial annealing of its chains on its own spawned generator, in chain order."""
+def test_threads_run_fixed_blocks_of_chains_with_spawned_generators():
+    """Blocks of chains fixed by their number, each the serial annealing on its own spawned generator."""
+    from pymc_rbm._runtime import chain_blocks
     from pymc_rbm.estimators.ais import _anneal_in_threads
 
     p = _model(15, 6, 1.5)
     path = AnnealingPath(p, base_rate_vbias(p))
-    v0 = path.sample_base(np.random.default_rng(0), 31)
+    v0 = path.sample_base(np.random.default_rng(0), 71)
     betas = np.linspace(0.0, 1.0, 101)
     quiet = _Progress(0, "", False)
-    threaded = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, quiet, record=[50, 100], n_jobs=3)
-    kids = np.random.default_rng(7).spawn(3)
-    parts = [
-        _anneal(path, kids[i], v0[g], betas, quiet, record=[50, 100])
-        for i, g in enumerate(np.array_split(np.arange(31), 3))
-    ]
-    np.testing.assert_array_equal(threaded.log_w, np.concatenate([r.log_w for r in parts]))
-    np.testing.assert_array_equal(threaded.v, np.concatenate([r.v for r in parts]))
-    np.testing.assert_array_equal(threaded.trace, np.concatenate([r.trace for r in parts], axis=1))
-    # one job is the serial run on the generator itself
-    serial = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, quiet, n_jobs=1)
-    np.testing.assert_array_equal(serial.log_w, _anneal(path, np.random.default_rng(7), v0, betas, quiet).log_w)
+    blocks, kids = chain_blocks(71, np.random.default_rng(7))
+    assert len(blocks) == 3
+    parts = [_anneal(path, kid, v0[b], betas, quiet, record=[50, 100]) for b, kid in zip(blocks, kids)]
+    for n_jobs in (1, 2, 3, 8):
+        run = _anneal_in_threads(path, np.random.default_rng(7), v0, betas, quiet, record=[50, 100], n_jobs=n_jobs)
+        np.testing.assert_array_equal(run.log_w, np.concatenate([r.log_w for r in parts]))
+        np.testing.assert_array_equal(run.v, np.concatenate([r.v for r in parts]))
+        np.testing.assert_array_equal(run.trace, np.concatenate([r.trace for r in parts], axis=1))
 
 
 def test_ais_in_threads_matches_exact_and_repeats():
