@@ -1,0 +1,303 @@
+"""ExactDraws: independent exact draws, the independence proposal inside larger models, and the default choice.
+
+Alone, a draw of every row is exact by construction; the step itself, run
+from every joint state ``(v, h)`` of tiny RBMs many times, must follow
+``T[(v, h), (v', h')] = p(v', h')``. With other model terms ``L(v)``, the
+transition over the visible states (one row, and two rows whose ``L``
+couples them) must leave ``p_RBM(v) L(v)`` invariant exactly, and the step
+must follow that matrix (with the hidden part drawn from ``p(h | v')``);
+proposing from a wrong distribution, or accepting the rows at once with
+per-row ratios of a coupled ``L``, must fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import pytest
+from pymc.sampling.mcmc import assign_step_methods
+from pymc.step_methods.compound import Competence
+from scipy.special import expit, logsumexp
+
+from pymc_rbm import RBM, RBMParams
+from pymc_rbm import testing as ht
+from pymc_rbm.estimators import binary_states, log_marginal_visible
+from pymc_rbm.estimators.exact import EnumerationTooLarge
+from pymc_rbm.kernels import RBMState
+from pymc_rbm.step_methods import ExactDraws, FlipTheState, ReplicaExchange
+from pymc_rbm.step_methods.enumerated import EXACT_DRAWS_MAX_BITS, exact_draws_pay
+
+from ._stats import assert_visible_distribution
+
+NV, NH = 3, 2
+C = np.array([1.5, -2.0, 0.7])  # one row: log L(v) = C·v + D v_0 v_1 - E v_1 v_2
+D, E = 2.5, 1.2
+G = np.array([[1.1, -0.4, 0.0], [0.0, 0.9, -1.3], [0.6, 0.0, 0.8]])  # two rows: + v_a G v_b couples them
+
+
+def log_rest_row(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v @ C + D * v[..., 0] * v[..., 1] - E * v[..., 1] * v[..., 2]
+
+
+def log_rest_pair(va, vb):
+    return log_rest_row(va) + 0.5 * log_rest_row(vb) + np.einsum("...i,ij,...j->...", va, G, vb)
+
+
+@pytest.fixture(scope="module")
+def params():
+    return RBMParams.random(NV, NH, scale=2.0, rng=11)
+
+
+def log_p_rbm(params):
+    """``log p_RBM(v)`` over ``binary_states(n_visible)``."""
+    return log_marginal_visible(params)
+
+
+# ------------------------------------------------------------ matrices
+def independence_matrix(log_q, log_rest):
+    """``T[v, v'] = q(v') min(1, L(v') / L(v))`` off the diagonal, the rest on it (one row)."""
+    q = np.exp(log_q - logsumexp(log_q))
+    T = q[None, :] * np.exp(np.minimum(log_rest[None, :] - log_rest[:, None], 0.0))
+    np.fill_diagonal(T, 0.0)
+    np.fill_diagonal(T, 1.0 - T.sum(axis=1))
+    return T
+
+
+def pair_scan_matrix(log_q, log_rest_ab):
+    """Row a, then row b, each an independence update with the whole-model L, over the pairs (a, b).
+
+    ``log_rest_ab`` has shape (2**n, 2**n); the state ``(a, b)`` has index ``a * 2**n + b``.
+    """
+    m = log_q.size
+    T = np.zeros((m * m, m * m))
+    Ta = [independence_matrix(log_q, log_rest_ab[:, b]) for b in range(m)]  # row a moves, b fixed
+    Tb = [independence_matrix(log_q, log_rest_ab[a, :]) for a in range(m)]  # row b moves, a fixed
+    for a, b in itertools.product(range(m), range(m)):
+        for a2 in range(m):
+            T[a * m + b, a2 * m : (a2 + 1) * m] += Ta[b][a, a2] * Tb[a2][b, :]
+    return T
+
+
+def parallel_rows_matrix(log_q, log_rest_ab):
+    """Both rows proposed and accepted at once, each by its own ratio at the other row's old state."""
+    m = log_q.size
+    Ta = [independence_matrix(log_q, log_rest_ab[:, b]) for b in range(m)]
+    Tb = [independence_matrix(log_q, log_rest_ab[a, :]) for a in range(m)]
+    T = np.zeros((m * m, m * m))
+    for a, b in itertools.product(range(m), range(m)):
+        T[a * m + b] = np.outer(Ta[b][a], Tb[a][b]).ravel()
+    return T
+
+
+def pair_target(params):
+    states = binary_states(NV)
+    lr = log_rest_pair(states[:, None, :], states[None, :, :])
+    lq = log_p_rbm(params)
+    log_pi = lq[:, None] + lq[None, :] + lr
+    return lq, lr, np.exp(log_pi - logsumexp(log_pi)).ravel()
+
+
+def test_one_row_independence_update_leaves_the_posterior_invariant(params):
+    lq, lr = log_p_rbm(params), log_rest_row(binary_states(NV))
+    pi = np.exp(lq + lr - logsumexp(lq + lr))
+    ht.assert_converges(pi, independence_matrix(lq, lr))
+    # negative control: the same acceptance, but proposals from another RBM (or uniformly) are not exact
+    other = RBMParams(params.W, params.vbias + 0.7, params.hbias)
+    for wrong in (log_p_rbm(other), np.zeros(2**NV)):
+        with pytest.raises(AssertionError, match="not stationary"):
+            ht.assert_stationary(pi, independence_matrix(wrong, lr))
+
+
+def test_row_by_row_update_with_a_coupled_likelihood_is_exact(params):
+    lq, lr, pi = pair_target(params)
+    ht.assert_converges(pi, pair_scan_matrix(lq, lr))
+    # negative control: accepting both rows at once with their own ratios needs L to factorise over rows
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, parallel_rows_matrix(lq, lr))
+    # ... which it does without the coupling term: then the parallel update is exact too
+    states = binary_states(NV)
+    lr_fact = log_rest_row(states)[:, None] + 0.5 * log_rest_row(states)[None, :]
+    log_pi = lq[:, None] + lq[None, :] + lr_fact
+    ht.assert_stationary(np.exp(log_pi - logsumexp(log_pi)).ravel(), parallel_rows_matrix(lq, lr_fact))
+
+
+# ------------------------------------------------------ the step itself
+N_DRAWS = 400  # runs from each joint state
+
+
+def with_fresh_hidden(T_v, params):
+    """Joint matrix: ``v -> v'`` by ``T_v``, then ``h' ~ p(h | v')`` whatever the start's h."""
+    v, h = ht.joint_states(params.n_visible, params.n_hidden)
+    iv = ht.state_index(v)
+    p_on = expit(params.hbias + v @ params.W)
+    p_h = np.prod(np.where(h == 1, p_on, 1.0 - p_on), axis=1)  # p(h | v) of each joint state
+    return T_v[iv[:, None], iv[None, :]] * p_h[None, :]
+
+
+@pytest.mark.parametrize("shape", [(NV, NH), (2, 3)], ids=["hidden-enumerated", "visible-enumerated"])
+@pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
+def test_step_follows_its_matrix(shape, with_rest):
+    """One row per (start, run) in a batch; ``L`` a sum of per-row terms, so every row moves by the one-row matrix."""
+    nv, nh = shape
+    params = RBMParams.random(nv, nh, scale=2.0, rng=5)
+    coef = C[:nv]
+    n = 2 ** (nv + nh) * N_DRAWS
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(n, nv))
+        if with_rest:
+            pm.Potential("rest", (v @ coef + D * v[:, 0] * v[:, 1]).sum())
+        step = ExactDraws(record_hidden=True)
+    assert step.corrected == with_rest and step.n_states == 2 ** min(nv, nh)
+    assert step.enumerated_layer == ("hidden" if nh <= nv else "visible")
+    step.setup_chain(np.random.default_rng(3), 0, 1)
+    states = binary_states(nv)
+    log_rest = states @ coef + D * states[:, 0] * states[:, 1] if with_rest else np.zeros(2**nv)
+    T = with_fresh_hidden(independence_matrix(log_p_rbm(params), log_rest), params)
+
+    def kernel_fn(rng, state):
+        point, stats = step.step({"v": state.v.astype(np.int64)})
+        return RBMState(point["v"], stats[0]["hidden"].reshape(n, nh))
+
+    check = ht.empirical_transition_check(kernel_fn, T, nv, nh, n_draws=N_DRAWS)
+    assert check.n_impossible == 0
+
+
+def test_step_with_a_coupled_likelihood_follows_the_scan_matrix(params):
+    """Pairs of rows ``(m, 2, n_visible)``, ``L`` coupling the two rows of each pair, every pair from every state."""
+    m = 2 ** (2 * NV)
+    runs = 120
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(m * runs, 2, NV))
+        va, vb = v[:, 0], v[:, 1]
+        rest = va @ C + D * va[:, 0] * va[:, 1] - E * va[:, 1] * va[:, 2]
+        rest_b = vb @ C + D * vb[:, 0] * vb[:, 1] - E * vb[:, 1] * vb[:, 2]
+        pm.Potential("rest", (rest + 0.5 * rest_b + ((va @ pt.as_tensor(G)) * vb).sum(axis=-1)).sum())
+        step = ExactDraws()
+    step.setup_chain(np.random.default_rng(4), 0, 1)
+    lq, lr, _ = pair_target(params)
+    T = pair_scan_matrix(lq, lr)
+    states = binary_states(NV).astype(np.int64)
+    start = np.repeat(np.arange(m), runs)
+    v0 = np.stack([states[start // 2**NV], states[start % 2**NV]], axis=1)
+    for moved in (False, True):  # True: the step last left another state, so it must re-evaluate L
+        if moved:
+            step.step({"v": 1 - v0})
+        else:  # as if the step had left v0
+            s = step.sampling_state
+            s.visible_state = v0.reshape(-1, NV).astype(np.float64)
+            step.sampling_state = s
+        point, stats = step.step({"v": v0.copy()})
+        assert stats[0]["refreshed"] == moved
+        end = ht.state_index(point["v"][:, 0]) * 2**NV + ht.state_index(point["v"][:, 1])
+        counts = np.bincount(start * m + end, minlength=m * m).reshape(m, m)
+        ht.assert_frequencies(counts, T)
+
+
+def test_the_step_refuses_what_it_cannot_do(params):
+    with pm.Model():
+        s = pm.HalfNormal("s")
+        v = RBM("v", s * params.W, params.vbias, params.hbias, log_partition="exact")
+        with pytest.raises(ValueError, match="constants or data"):
+            ExactDraws([v])
+        assert ExactDraws.competence(v) == Competence.INCOMPATIBLE
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        with pytest.raises(TypeError, match="sweeps"):
+            ExactDraws([v], sweeps=2)
+        with pytest.raises(EnumerationTooLarge, match="2\\*\\*2"):
+            ExactDraws([v], max_bits=1)
+
+
+# ------------------------------------------------------ through pm.sample
+SAMPLE = dict(tune=100, chains=2, cores=1, progressbar=False, compute_convergence_checks=False)
+
+
+def test_pm_sample_alone_matches_enumeration():
+    params = RBMParams.random(6, 4, scale=2.0, rng=3)
+    with pm.Model():
+        RBM("v", params.W, params.vbias, params.hbias, shape=(2, 6))
+        idata = pm.sample(draws=2000, random_seed=1, **SAMPLE)  # no step: ExactDraws
+    stats = idata.sample_stats
+    assert "n_states" in stats and "n_temperatures" not in stats and int(stats["n_states"].max()) == 16
+    assert float(np.stack(stats["accept_rate"].values.ravel()).min()) == 1.0
+    draws = idata.posterior["v"].values
+    for row in range(2):
+        assert_visible_distribution(draws[:, :, row], log_marginal_visible(params), label=f"row {row}")
+
+
+def test_pm_sample_with_a_likelihood_matches_enumeration():
+    from scipy.stats import norm
+
+    params = RBMParams.random(6, 4, scale=1.5, rng=3)
+    a, sigma, y = np.array([1.0, -0.5, 0.8, 1.2, -1.0, 0.6]), 0.8, 1.7
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        pm.Normal("y", v @ a, sigma, observed=y)
+        idata = pm.sample(draws=3000, random_seed=2, step=ExactDraws(), **SAMPLE)
+    accept = idata.sample_stats["accept_rate"].values.mean()
+    assert 0.1 < accept < 0.95
+    log_p = log_marginal_visible(params) + norm.logpdf(y, binary_states(6) @ a, sigma)
+    assert_visible_distribution(idata.posterior["v"].values, log_p, label="posterior")
+
+
+def test_same_seed_same_draws(params):
+    with pm.Model():
+        RBM("v", params.W, params.vbias, params.hbias)
+        a = pm.sample(draws=50, random_seed=7, **SAMPLE)
+        b = pm.sample(draws=50, random_seed=7, **SAMPLE)
+    np.testing.assert_array_equal(a.posterior["v"].values, b.posterior["v"].values)
+
+
+def test_data_parameters_are_read_per_run():
+    params = RBMParams.random(4, 3, rng=1)
+    with pm.Model():
+        vbias = pm.Data("vbias", params.vbias)
+        RBM("v", params.W, vbias, params.hbias)
+        step = ExactDraws()
+        pm.set_data({"vbias": np.full(4, 30.0)})  # every unit on, almost surely
+        idata = pm.sample(draws=20, random_seed=1, step=step, **SAMPLE)
+    assert (idata.posterior["v"].values == 1).all()
+
+
+# ------------------------------------------------------ the default choice
+def test_default_choice(params):
+    with pm.Model() as alone:
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        assert ExactDraws.competence(v) == Competence.IDEAL
+        assert list(assign_step_methods(alone)[1]) == [ExactDraws]
+    assert not exact_draws_pay(v)  # outside a model context the other terms cannot be checked
+    assert exact_draws_pay(v, alone)
+    with pm.Model() as likelihood:
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        pm.Bernoulli("y", pm.math.sigmoid(v.sum() - 1.5), observed=1)
+        assert ExactDraws.competence(v) == Competence.COMPATIBLE
+        assert list(assign_step_methods(likelihood)[1]) == [ReplicaExchange]
+    with pm.Model() as potential:
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        pm.Potential("rest", v.sum())
+        assert list(assign_step_methods(potential)[1]) == [ReplicaExchange]
+    with pm.Model() as random:
+        s = pm.HalfNormal("s")
+        RBM("v", s * params.W, params.vbias, params.hbias, log_partition="exact")
+        assert random.rvs_to_values[random["v"]] in assign_step_methods(random)[1][FlipTheState]
+
+
+@pytest.mark.parametrize("n_hidden, chosen", [(20, ExactDraws), (EXACT_DRAWS_MAX_BITS + 1, ReplicaExchange)])
+def test_mnist_sized_layers(n_hidden, chosen):
+    """784 x 20 qualifies (mnist_h20), a smaller layer past the budget does not; the choice enumerates nothing."""
+    with pm.Model() as model:
+        RBM("v", np.zeros((784, n_hidden)), np.zeros(784), np.zeros(n_hidden), log_partition=None)
+        assert list(assign_step_methods(model)[1]) == [chosen]
+
+
+def test_the_bundled_model_gets_exact_draws():
+    from pymc_rbm.datasets import bundled_rbm
+
+    params = bundled_rbm()
+    with pm.Model() as model:
+        RBM("v", params.W, params.vbias, params.hbias)
+        assert list(assign_step_methods(model)[1]) == [ExactDraws]
