@@ -4,16 +4,19 @@ Run it with ``./dev demo`` (or ``python -m pymc_rbm.demo --output DIR``). It
 loads the RBM bundled with the package (fitted to 4x4 bars and stripes),
 computes log Z exactly, the log-likelihood of the data, draws exact samples
 through ``pm.sample_prior_predictive`` and saves them as an image. Then it
-samples the model through ``pm.sample`` four ways: the local samplers block
+samples the model through ``pm.sample`` five ways: the local samplers block
 Gibbs and flip-the-state (``step=``), flip-the-state next to point wormholes
-built from the data (Hinton, Welling & Mnih 2003), and ``pm.sample()`` with
-no step, which picks replica exchange. For each it prints how often the
+built from the data (Hinton, Welling & Mnih 2003), replica exchange
+(``step=ReplicaExchange(...)``, the default for RBMs too large to
+enumerate), and ``pm.sample()`` with no step, which for this model (16
+hidden units, so its 65536 hidden states can be enumerated) draws exact,
+independent samples (``ExactDraws``). For each it prints how often the
 chains move between the 30 patterns, the number of distinct states visited,
 and the total variation to the exact distribution (over all 65536 states and
 over the patterns), and it saves the pattern of every draw, chain by chain,
 beside the pattern frequencies against their exact probabilities
 (``pattern_mixing.png``): the local samplers stay in the pattern they start
-in, the default moves between them. Last, Brügge, Fischer & Igel's (2013)
+in, replica exchange and the default move between them. Last, Brügge, Fischer & Igel's (2013)
 Table 2 compares the autocorrelation time τ of F(v) under flip-the-state and
 Gibbs; a sampler whose chains never left their first pattern is reported as
 stuck (τ = inf), not with the τ ArviZ computes from its draws, and
@@ -24,7 +27,9 @@ patterns.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import logging
 import math
 import time
 from pathlib import Path
@@ -34,6 +39,8 @@ import numpy as np
 
 #: Label of ``pm.sample()`` with no ``step`` in the comparison.
 DEFAULT_LABEL = "default: pm.sample()"
+#: Label of ``step=ReplicaExchange(...)`` in the comparison.
+TEMPERED_LABEL = "replica exchange"
 
 
 class Run(NamedTuple):
@@ -148,6 +155,24 @@ def pattern_mixing(trace, patterns, exact_patterns, exact_states=None) -> Patter
     )
 
 
+class _ShortRunFilter(logging.Filter):
+    """Drops PyMC's "Only N samples per chain" warning, which a deliberately short warm-up run earns."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "samples per chain" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _warm_up():
+    """Around a warm-up ``pm.sample``: its short-run warning says nothing about the run that is measured."""
+    logger, short_run = logging.getLogger("pymc.sampling.mcmc"), _ShortRunFilter()
+    logger.addFilter(short_run)
+    try:
+        yield
+    finally:
+        logger.removeFilter(short_run)
+
+
 def _timed_sample(steps, *, draws: int, tune: int, chains: int, seed: int) -> Run:
     """``pm.sample`` in the current model after a short warm-up run, so that the time is sampling, not compilation.
 
@@ -158,7 +183,8 @@ def _timed_sample(steps, *, draws: int, tune: int, chains: int, seed: int) -> Ru
 
     common = dict(cores=1, random_seed=seed, progressbar=False, compute_convergence_checks=False)
     step = (lambda: {}) if steps is None else (lambda: {"step": steps()})
-    pm.sample(draws=10, tune=0, chains=1, **step(), **common)
+    with _warm_up():
+        pm.sample(draws=10, tune=0, chains=1, **step(), **common)
     start = time.perf_counter()
     trace = pm.sample(draws=draws, tune=tune, chains=chains, **step(), **common)
     return Run(trace, time.perf_counter() - start)
@@ -203,8 +229,18 @@ def _print_mixing_table(runs: dict, mixing: dict, *, draws: int, tune: int, chai
           "draws is meaningful (F(v) varies only inside one pattern)")
 
 
-def _print_ladder(trace) -> None:
-    """One line on the replica-exchange ladder of a run, when pm.sample picked replica exchange."""
+def _default_steps(model) -> str:
+    """The step(s) ``pm.sample()`` with no ``step`` gives the model's variables, by class name."""
+    from pymc.sampling.mcmc import assign_step_methods
+    from pymc.step_methods import STEP_METHODS
+
+    with model:
+        _, selected = assign_step_methods(model, None, methods=STEP_METHODS)
+    return ", ".join(sorted(cls.__name__ for cls in selected))
+
+
+def _print_ladder(trace, label: str) -> None:
+    """One line on the replica-exchange ladder of a run that used replica exchange."""
     stats = trace.sample_stats
     if "n_temperatures" not in stats:
         return
@@ -214,43 +250,66 @@ def _print_ladder(trace) -> None:
     trips = stats["round_trips"].values[:, -1]
     rungs = f"{n_temps.min()}" if n_temps.min() == n_temps.max() else f"{n_temps.min()}-{n_temps.max()}"
     barrier = float(np.nanmean(stats["barrier"].values[:, -1]))
-    print(f"  {DEFAULT_LABEL} picked ReplicaExchange: ladder of {rungs} rungs from beta = {hot.min():.2f} to 1 "
+    print(f"  {label}: ladder of {rungs} rungs from beta = {hot.min():.2f} to 1 "
           f"(adapted in tuning, then frozen), communication barrier {barrier:.2f}, swap acceptance "
           f"{float(stats['swap_accept'].mean()):.2f}, round trips per chain {int(trips.min())}-{int(trips.max())}")
 
 
-def _save_pattern_plot(runs: dict, mixing: dict, exact_patterns: np.ndarray, path: Path) -> None:
-    """Pattern index of every draw per chain (left) and pattern frequencies against exact (right), per sampler."""
+def _save_pattern_plot(runs: dict, mixing: dict, patterns: np.ndarray, exact_patterns: np.ndarray,
+                       path: Path) -> None:
+    """Pattern index of every draw per chain (left) and pattern frequencies against exact (right), per sampler.
+
+    A key under the panels shows the pattern behind every index.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     n_patterns = len(exact_patterns)
+    side = math.isqrt(patterns.shape[1])
     exact = np.append(exact_patterns, 1.0 - exact_patterns.sum())
-    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 2.3 * len(runs)), squeeze=False,
-                             gridspec_kw={"width_ratios": [2.2, 1]})
+    fig = plt.figure(figsize=(11, 2.3 * len(runs) + 1.3))
+    grid = fig.add_gridspec(len(runs) + 1, 2, width_ratios=[2.2, 1], height_ratios=[1.0] * len(runs) + [0.5])
+    axes = np.array([[fig.add_subplot(grid[r, 0]), fig.add_subplot(grid[r, 1])] for r in range(len(runs))])
     for (label, run), (ax_trace, ax_freq) in zip(runs.items(), axes):
         m = mixing[label]
         n_chains, n_draws = m.labels.shape
         for c in range(n_chains):
             offset = 0.6 * (c / max(n_chains - 1, 1) - 0.5)  # chains side by side, so that stuck ones stay apart
             y = np.where(m.labels[c] >= 0, m.labels[c], -2) + offset
-            ax_trace.plot(np.arange(n_draws), y, ".", ms=1.5, label=f"chain {c}")
+            ax_trace.plot(np.arange(n_draws), y, ".", ms=1.5, color=f"C{c}", label=f"chain {c}")
         ax_trace.set_ylim(-3, n_patterns)
         ax_trace.set_yticks([-2, 0, 10, 20, n_patterns - 1], ["none", "0", "10", "20", str(n_patterns - 1)])
-        ax_trace.set_ylabel("pattern")
+        ax_trace.set_ylabel("pattern index")
         ax_trace.set_title(
             f"{label}: {int(m.changes.sum())} pattern changes, {len(m.changes) - m.stuck_chains.size} of "
             f"{n_chains} chains left their first pattern", fontsize=8, loc="left")
         x = np.arange(n_patterns + 1)
-        ax_freq.bar(x, exact, color="lightgray", label="exact")
-        ax_freq.plot(x, m.frequencies, "o", ms=3, color="C3", label="draws")
+        ax_freq.bar(x, exact, color="lightgray", label="exact probability")
+        ax_freq.plot(x, m.frequencies, "o", ms=3, color="C3", label="frequency in the draws")
         ax_freq.set_xticks([0, 10, 20, n_patterns], ["0", "10", "20", "none"])
+        ax_freq.set_ylabel("probability")
         ax_freq.set_title(f"frequencies vs exact, TV {m.tv_patterns:.2f}", fontsize=8, loc="left")
     axes[-1, 0].set_xlabel("draw (after tuning)")
-    axes[-1, 1].set_xlabel("pattern")
-    axes[0, 1].legend(fontsize=7)
+    axes[-1, 1].set_xlabel("pattern index")
+    axes[0, 0].legend(fontsize=7, markerscale=5, ncol=n_chains, loc="lower right", bbox_to_anchor=(1.0, 1.12),
+                      frameon=False, handletextpad=0.1, columnspacing=0.8)
+    axes[0, 1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 1.3), ncol=2, frameon=False)
+    # the key: the 4x4 image of every pattern index; "none" is any state that is no pattern
+    key = grid[len(runs), :].subgridspec(1, n_patterns + 1, wspace=0.25)
+    for k in range(n_patterns + 1):
+        ax = fig.add_subplot(key[0, k])
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if k < n_patterns:
+            ax.imshow(patterns[k].reshape(side, side), cmap="gray_r", vmin=0, vmax=1, interpolation="nearest")
+        else:
+            ax.set_box_aspect(1)
+            ax.text(0.5, 0.5, "any\nother\nstate", ha="center", va="center", fontsize=6, transform=ax.transAxes)
+        ax.set_xlabel("none" if k == n_patterns else str(k), fontsize=7, labelpad=2)
+        if k == 0:
+            ax.set_title("key: pattern index and its 4x4 image (black = 1)", fontsize=8, loc="left")
     fig.suptitle("Which of the 30 bars-and-stripes patterns each draw is, chain by chain", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -307,7 +366,8 @@ def sampler_comparison(
     saves the autocorrelation of F(v) to ``output / "autocorrelation.png"``.
 
     With ``patterns`` (the states that carry the model's mass, shape
-    (n_patterns, n_visible)) it also samples with ``pm.sample()``'s default
+    (n_patterns, n_visible)) it also samples with
+    :class:`~pymc_rbm.ReplicaExchange` and with ``pm.sample()``'s default
     step and, with ``data``, with flip-the-state next to point wormholes
     built from the data (Hinton, Welling & Mnih 2003); prints, for every
     sampler, the pattern changes (as Brügge, Fischer & Igel (2013) §4.4
@@ -344,7 +404,7 @@ def sampler_comparison(
     """
     import pymc as pm
 
-    from pymc_rbm import RBM, BlockGibbs, FlipTheState, WormholeMetropolis
+    from pymc_rbm import RBM, BlockGibbs, FlipTheState, ReplicaExchange, WormholeMetropolis
     from pymc_rbm.diagnostics import compare_samplers
     from pymc_rbm.estimators import log_likelihood
     from pymc_rbm.estimators.exact import log_marginal_visible
@@ -356,11 +416,14 @@ def sampler_comparison(
             samplers["flip + point wormholes"] = lambda v: [
                 FlipTheState([v]), WormholeMetropolis([v], data=data, kind="point")
             ]
+        samplers[TEMPERED_LABEL] = lambda v: ReplicaExchange([v])
         samplers[DEFAULT_LABEL] = None
     runs = {}
     for label, make in samplers.items():
-        with pm.Model():
+        with pm.Model() as model:
             v = RBM("v", params.W, params.vbias, params.hbias)
+            if make is None:
+                print(f"{DEFAULT_LABEL} gives v the step {_default_steps(model)}")
             runs[label] = _timed_sample(None if make is None else (lambda make=make, v=v: make(v)), **sampling)
 
     mixing = {}
@@ -372,9 +435,10 @@ def sampler_comparison(
         mixing = {label: pattern_mixing(run.trace, patterns, exact_patterns, exact_states)
                   for label, run in runs.items()}
         _print_mixing_table(runs, mixing, draws=draws, tune=tune, chains=chains)
-        _print_ladder(runs[DEFAULT_LABEL].trace)
+        for label in (TEMPERED_LABEL, DEFAULT_LABEL):
+            _print_ladder(runs[label].trace, label)
         path = output / "pattern_mixing.png"
-        _save_pattern_plot(runs, mixing, exact_patterns, path)
+        _save_pattern_plot(runs, mixing, patterns, exact_patterns, path)
         print(f"saved the pattern of every draw per chain and the pattern frequencies vs exact to {path}")
 
     print("\nflip-the-state against block Gibbs (Brügge, Fischer & Igel 2013, Table 2):")

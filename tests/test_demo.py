@@ -21,7 +21,7 @@ def test_bundled_rbm_models_bars_and_stripes():
 
 def _mixing_rows(out: str) -> dict[str, list[str]]:
     """The rows of the demo's sampler table: label -> the cells after it."""
-    labels = ("Gibbs", "flip-the-state", "flip + point wormholes", "default: pm.sample()")
+    labels = ("Gibbs", "flip-the-state", "flip + point wormholes", "replica exchange", "default: pm.sample()")
     rows = {}
     for line in out.splitlines():
         for label in labels:
@@ -39,19 +39,21 @@ def test_demo_writes_its_outputs(tmp_path, capsys):
     # cells: time, pattern changes per 1000 draws, chains that changed ("k", "of", "n"), states,
     # TV (all states), TV (patterns), τ
     rows = _mixing_rows(out)
-    assert set(rows) == {"Gibbs", "flip-the-state", "flip + point wormholes", "default: pm.sample()"}
+    assert set(rows) == {"Gibbs", "flip-the-state", "flip + point wormholes", "replica exchange", "default: pm.sample()"}
     changes = {k: float(r[1]) for k, r in rows.items()}
     tv = {k: float(r[6]) for k, r in rows.items()}
     # the local samplers stay in one pattern of this sharp model; the default and wormholes move between them
     assert changes["default: pm.sample()"] > 100 > changes["Gibbs"]
+    assert changes["replica exchange"] > 100
     assert changes["flip + point wormholes"] > 100 > changes["flip-the-state"]
-    assert tv["default: pm.sample()"] < 0.3 < tv["Gibbs"]
+    assert max(tv["default: pm.sample()"], tv["replica exchange"]) < 0.3 < tv["Gibbs"]
     # a stuck sampler's autocorrelation time is reported as stuck, never as a small number
     assert rows["Gibbs"][-1] == "stuck" and rows["flip-the-state"][-1] == "stuck"
     assert float(rows["default: pm.sample()"][-1]) >= 1.0
     table2 = out.split("Table 2")[-1]
     assert "bundled RBM      inf" in table2 and "τ Gibbs = inf" in table2
-    assert "picked ReplicaExchange" in out
+    assert "replica exchange: ladder of" in out
+    assert "default: pm.sample() gives v the step " in out  # which one: the step methods' competence decides
     for name in ("prior_draws.png", "pattern_mixing.png", "autocorrelation.png"):
         assert (tmp_path / name).stat().st_size > 1000
 
@@ -102,3 +104,35 @@ def test_train_and_sample_example_trains_then_samples(monkeypatch, capsys):
 def test_wormholes_example_runs(monkeypatch, capsys):
     out = _run_example("wormholes.py", ["--draws", "600", "--chains", "4"], monkeypatch, capsys)
     assert "exact" in out and "NUTS" in out
+
+
+def test_the_demo_warm_up_drops_only_the_short_run_warning():
+    """PyMC warns about a 10-draw run; the demo's warm-up run is short on purpose, so only that warning goes."""
+    import logging
+
+    import pymc as pm
+
+    from pymc_rbm import RBM, RBMParams
+    from pymc_rbm.demo import _warm_up
+
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("pymc.sampling.mcmc")
+    logger.addHandler(handler)
+    p = RBMParams.random(4, 2, rng=0)
+    try:
+        with pm.Model():
+            RBM("v", p.W, p.vbias, p.hbias)
+            kwargs = dict(draws=10, tune=0, chains=1, cores=1, progressbar=False, compute_convergence_checks=False)
+            pm.sample(**kwargs)
+            assert any("samples per chain" in r.getMessage() for r in records)
+            records.clear()
+            with _warm_up():
+                pm.sample(**kwargs)
+                logger.warning("another warning")
+    finally:
+        logger.removeHandler(handler)
+    messages = [r.getMessage() for r in records]
+    assert "another warning" in messages and not any("samples per chain" in m for m in messages)
+    assert not logger.filters  # the filter is gone after the warm-up
