@@ -1,0 +1,184 @@
+"""Samplers through ``pm.sample`` on RBMs trained on MNIST, against exact answers where they exist.
+
+For each model (``../shared/data/rbm_models/<name>.npz``; skipped with a
+message when absent) and each sampler: ``pm.sample`` with 4 chains x 1000
+draws after 1000 tuning draws, ``cores=1`` (``--draws``, ``--tune``,
+``--chains``), the step it ran, the wall time of building the model and
+sampling (and ``pm.sample``'s own ``sampling_time``), the mean and largest
+absolute error of the 784 visible marginals against the exact ones, and the
+warnings ``pm.sample`` logged (its convergence checks and the RBM stuck-chain
+checks; PyMC's "rhat larger than 1.01" counts too, although logged as
+information). Last, the same number of independent exact draws
+(:func:`pymc_rbm.estimators.exact.sample_visible_exact`): the error that
+sampling alone leaves.
+
+The exact marginals come from enumerating the smaller layer
+(:func:`pymc_rbm.estimators.moments_exact`, mnist_h10 and mnist_h20). They
+are computed after the samplers, so the sampler listed first (the default)
+pays the one-off enumeration within its own wall time, as a user's first
+``pm.sample()`` does; later ones find it cached where they use it.
+
+Samplers (``--samplers``): ``default`` is ``pm.sample()`` with no ``step``;
+``FlipTheState`` names that step. Add a sampler to :data:`SAMPLERS` (a
+function of the RBM variable that returns a step, or None for the default)
+and a model to :data:`MODELS` (its reference, ``"exact"`` here) to extend
+the table.
+
+Run from the repository root::
+
+    ./dev python benchmarks/real_rbms.py
+    ./dev python benchmarks/real_rbms.py --models mnist_h20 --samplers default
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RBM_MODELS = HERE.parent.parent / "shared" / "data" / "rbm_models"
+
+#: model name -> how its reference marginals are obtained
+MODELS = {"mnist_h10": "exact", "mnist_h20": "exact"}
+
+
+def _flip_the_state(v):
+    from pymc_rbm import FlipTheState
+
+    return FlipTheState([v])
+
+
+#: sampler label -> function(RBM variable) -> step (None: pm.sample's own choice)
+SAMPLERS = {"default": lambda v: None, "FlipTheState": _flip_the_state}
+
+
+class _Records(logging.Handler):
+    """Keeps the records of the ``pymc`` logger during one run."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def load(name: str):
+    """The RBMParams of a model, or None when its file is absent."""
+    from pymc_rbm import RBMParams
+
+    path = RBM_MODELS / f"{name}.npz"
+    if not path.exists():
+        return None
+    with np.load(path) as d:
+        return RBMParams(d["W"], d["vbias"], d["hbias"])
+
+
+def run_sampler(params, make_step, *, draws: int, tune: int, chains: int, seed: int) -> dict:
+    """One ``pm.sample`` run: draws, wall time, the step that ran and the warnings logged."""
+    import pymc as pm
+
+    from pymc_rbm import RBM
+
+    handler = _Records()
+    logger = logging.getLogger("pymc")
+    old_level, old_handlers = logger.level, list(logger.handlers)
+    for h in old_handlers:  # kept for the notes under the table instead of printed amid it
+        logger.removeHandler(h)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            with pm.Model():
+                v = RBM("v", params.W, params.vbias, params.hbias)
+                idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
+                                  progressbar=False, step=make_step(v))
+            wall = time.perf_counter() - start
+    finally:
+        logger.removeHandler(handler)
+        for h in old_handlers:
+            logger.addHandler(h)
+        logger.setLevel(old_level)
+    messages = [r.getMessage() for r in handler.records]
+    picked = [m.split(":")[0] for m in messages if m.endswith(": [v]")]
+    # PyMC logs "rhat larger than 1.01" at level INFO; it is a warning to the user all the same
+    warned = [m for r, m in zip(handler.records, messages) if r.levelno >= logging.WARNING or "rhat" in m]
+    warned += [f"{w.category.__name__}: {w.message}" for w in caught]
+    return {
+        "draws": np.asarray(idata.posterior["v"].values),
+        "wall": wall,
+        "sampling": float(idata.posterior.attrs.get("sampling_time", np.nan)),
+        "step": picked[0] if picked else "?",
+        "warnings": warned,
+    }
+
+
+def exact_marginals(params) -> tuple[np.ndarray, float]:
+    """Exact visible marginals (by enumeration) and the seconds they took."""
+    from pymc_rbm.estimators import moments_exact
+
+    start = time.perf_counter()
+    m = moments_exact(params).v
+    return m, time.perf_counter() - start
+
+
+def errors(draws: np.ndarray, exact: np.ndarray) -> tuple[float, float]:
+    """Mean and largest absolute error of the sampled visible marginals."""
+    diff = np.abs(draws.reshape(-1, draws.shape[-1]).mean(axis=0) - exact)
+    return float(diff.mean()), float(diff.max())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS))
+    ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--tune", type=int, default=1000)
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=2026)
+    args = ap.parse_args(argv)
+
+    header = (f"{'model':<10} {'sampler':<22} {'step':<16} {'wall s':>8} {'sample s':>9} "
+              f"{'mean err':>9} {'max err':>8} {'warnings':>8}")
+    print(f"pm.sample, {args.chains} chains x {args.draws} draws after {args.tune} tuning draws, cores=1; "
+          "wall: building the model and sampling; errors of the visible marginals against exact")
+    print(header)
+    print("-" * len(header))
+    notes = []
+    for name in args.models:
+        params = load(name)
+        if params is None:
+            print(f"{name:<10} skipped: {RBM_MODELS / (name + '.npz')} is absent")
+            continue
+        runs = {label: run_sampler(params, SAMPLERS[label], draws=args.draws, tune=args.tune,
+                                   chains=args.chains, seed=args.seed) for label in args.samplers}
+        exact, exact_s = exact_marginals(params)
+        for label, r in runs.items():
+            mean_err, max_err = errors(r["draws"], exact)
+            print(f"{name:<10} {label:<22} {r['step']:<16} {r['wall']:>8.1f} {r['sampling']:>9.1f} "
+                  f"{mean_err:>9.4f} {max_err:>8.4f} {len(r['warnings']):>8}", flush=True)
+            notes += [f"{name} {label}: {w}" for w in r["warnings"]]
+        from pymc_rbm.estimators.exact import sample_visible_exact
+
+        start = time.perf_counter()
+        independent = sample_visible_exact(params, args.chains * args.draws, rng=args.seed)
+        seconds = time.perf_counter() - start
+        mean_err, max_err = errors(independent, exact)
+        label = f"exact draws, {args.chains * args.draws}"
+        print(f"{name:<10} {label:<22} {'(reference)':<16} {seconds:>8.1f} {'':>9} {mean_err:>9.4f} {max_err:>8.4f} "
+              f"{'':>8}", flush=True)
+        notes.append(f"{name}: exact marginals by enumeration in {exact_s:.1f} s (after the samplers: cached where "
+                     "a sampler enumerated already)")
+    print("\n".join(["", *notes]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
