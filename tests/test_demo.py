@@ -4,6 +4,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
@@ -85,6 +86,22 @@ def test_latent_features_example_recovers_the_images(latent_features, capsys):
     assert float(idata.sample_stats["n_changed"].mean()) > 0.01  # the latent images move
     assert 1.4 < float(idata.posterior["scale"].mean()) < 2.6
     assert "swap acceptance" in out and "pixels wrong" in out
+    # whatever PyMC and pymc-rbm warned about after sampling, the example says what it means and what to do
+    assert "passed PyMC's R-hat and ESS checks" in out or ("about the warnings above" in out and "--draws 3000" in out)
+
+
+def test_latent_features_example_names_the_images_that_mix_slowly(latent_features):
+    """A pixel that differs between chains but never changes within one has ESS 0; settled pixels are left out."""
+    import xarray as xr
+
+    v = np.zeros((2, 500, 3, 16), dtype=np.int64)
+    v[:, :, 1, 0] = np.random.default_rng(0).random((2, 500)) < 0.5  # image 1, pixel 0 mixes (ESS about 1000)
+    v[1, :, 2, 5] = 1  # image 2, pixel 5: chain 1 holds another value than chain 0, and neither moves
+    posterior = xr.Dataset({"v": (("chain", "draw", "v_dim_0", "v_dim_1"), v)},
+                           coords={"chain": [0, 1], "draw": np.arange(500)})
+    slow = latent_features["slow_images"](xr.DataTree.from_dict({"posterior": posterior}))
+    assert list(slow) == [2] and slow[2].pixels.tolist() == [5] and slow[2].ess[0] < 5
+    np.testing.assert_allclose(slow[2].chain_means[:, 0], [0.0, 1.0])
 
 
 def _run_example(name, argv, monkeypatch, capsys) -> str:
