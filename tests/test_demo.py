@@ -40,7 +40,9 @@ def test_demo_writes_its_outputs(tmp_path, capsys):
     # cells: time, pattern changes per 1000 draws, chains that changed ("k", "of", "n"), states,
     # TV (all states), TV (patterns), τ
     rows = _mixing_rows(out)
-    assert set(rows) == {"Gibbs", "flip-the-state", "flip + point wormholes", "replica exchange", "default: pm.sample()"}
+    assert set(rows) == {
+        "Gibbs", "flip-the-state", "flip + point wormholes", "replica exchange", "default: pm.sample()"
+    }
     changes = {k: float(r[1]) for k, r in rows.items()}
     tv = {k: float(r[6]) for k, r in rows.items()}
     # the local samplers stay in one pattern of this sharp model; the default and wormholes move between them
