@@ -24,8 +24,14 @@ class FlipTheState(RBMStep):
     exact because ``T_v`` is reversible for ``p(v | h)`` (proof in
     :mod:`pymc_rbm.step_methods.base`).
 
-    This is the step ``pm.sample`` assigns to RBM variables by itself
-    (competence ``IDEAL``) once :mod:`pymc_rbm.step_methods` is imported, which
+    ``pm.sample`` assigns it by itself (competence ``PREFERRED``) to RBM
+    variables whose weights or biases are random variables. Where they are
+    constants or data, ``pm.sample`` picks
+    :class:`~pymc_rbm.step_methods.ReplicaExchange` instead (``IDEAL``), or
+    exact draws where the smaller layer can be enumerated and no other model
+    term involves ``v``: flip-the-state alone can stay in one mode of a
+    sharp RBM (the bundled model is one). The step methods are registered
+    with ``pm.sample`` when :mod:`pymc_rbm.step_methods` is imported, which
     importing :mod:`pymc_rbm.distribution` (or using ``pymc_rbm.RBM``) does.
     Options reach the automatic step by its name:
     ``pm.sample(flip_the_state={"sweeps": 10})``.

@@ -37,9 +37,11 @@ class BlockGibbs(RBMStep):
     ``n_hidden_changed`` (units that changed during the draw), ``accept``
     (mean acceptance probability of the correction, 1 without one),
     ``accept_rate`` (fraction of accepted sweeps), and ``refreshed`` (whether
-    the point had changed since the last draw). ``pm.sample`` picks
-    :class:`~pymc_rbm.step_methods.FlipTheState` by itself; pass
-    ``step=BlockGibbs(...)`` for Gibbs.
+    the point had changed since the last draw). ``pm.sample`` never picks
+    Gibbs by itself (for RBMs with constant parameters it picks
+    :class:`~pymc_rbm.step_methods.ReplicaExchange` or exact draws, for RBMs
+    with random parameters :class:`~pymc_rbm.step_methods.FlipTheState`);
+    pass ``step=BlockGibbs(...)`` for Gibbs.
 
     Examples
     --------
@@ -59,5 +61,5 @@ class BlockGibbs(RBMStep):
 
     @staticmethod
     def competence(var, has_grad=None):
-        """``PREFERRED`` for RBM variables (``FlipTheState`` is ``IDEAL``), else ``INCOMPATIBLE``."""
+        """``PREFERRED`` for RBM variables, else ``INCOMPATIBLE`` (``FlipTheState``, registered first, wins the tie)."""
         return Competence.PREFERRED if is_rbm_variable(var) else Competence.INCOMPATIBLE
