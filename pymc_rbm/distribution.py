@@ -22,6 +22,8 @@ is fixed when the variable is made and recorded on the variable
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
@@ -100,6 +102,16 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
                 "log_partition='exact' with a larger max_bits (slow), a number or tensor that estimates "
                 "log Z (see pymc_rbm.estimators.log_partition), or make the parameters constants."
             )
+        warnings.warn(
+            f"log_partition='auto': the smaller layer has {n_small} units, too many to enumerate (limit "
+            f"max_bits={max_bits}), so log Z is left out and the logp is unnormalised (-F(v), off by log Z). "
+            "Sampling is unaffected (the parameters are constants), but logp values, log-likelihoods and "
+            "LOO/WAIC comparisons between models are not; pass an estimate "
+            "(log_partition=pymc_rbm.estimators.log_partition(params, 'ais')) or log_partition=None to say "
+            "it is meant",
+            UserWarning,
+            stacklevel=5,
+        )
         return "omitted", pt.constant(0.0)
     if log_partition is None:
         random = _depends_on_random_variables(W, vbias, hbias)
@@ -150,8 +162,11 @@ class RBM(Discrete):
         - ``None``: left out. Allowed only while the parameters are constants
           (then it changes nothing for sampling); refused otherwise.
         - ``"auto"`` (default): ``"exact"`` when the smaller layer has at most
-          ``max_bits`` units, else ``None`` for constant parameters, else an
-          error naming the choices.
+          ``max_bits`` units; else, for constant parameters, ``None`` with a
+          warning that the logp is unnormalised (``-F(v)``, off by ``log Z``:
+          it can be positive, and logp values, log-likelihoods and LOO/WAIC
+          comparisons between models are wrong by ``log Z``; sampling is
+          not affected); else an error naming the choices.
     max_bits : int, default 20
         Largest smaller layer enumerated (for ``log Z`` and exact draws):
         :data:`~pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`, below
@@ -171,7 +186,23 @@ class RBM(Discrete):
     when a layer has at most ``max_bits`` units. Observed data must be binary
     with ``n_visible`` units in its last dimension; anything else is refused
     when the model is built. The parameters must be unbatched: a batch of
-    independent visible vectors sharing one RBM is ``shape=(K, n_visible)``.
+    independent visible vectors sharing one RBM is ``shape=(K, n_visible)``;
+    with observed data, ``shape`` and ``size`` must agree with its shape.
+
+    ``pm.sample()`` chooses the step of an RBM variable by itself: exact
+    independent draws (``ExactDraws``) for constant parameters whose smaller
+    layer can be enumerated when no other model term involves the variable,
+    else ``ReplicaExchange`` for constant parameters (or data), and
+    ``FlipTheState`` where the parameters are random variables.
+
+    Missing values: observed data with missing cells (a masked array such as
+    ``np.ma.masked_invalid(data)``, or NaN) is imputed by PyMC; only the
+    observed cells are checked. Where whole rows are missing, the missing
+    rows form an RBM variable ``<name>_unobserved`` that the RBM step methods
+    sample. Where single cells are missing, ``<name>_unobserved`` holds the
+    missing cells of all rows; the RBM step methods do not take it, and
+    ``pm.sample`` gives it PyMC's ``Metropolis``, which is exact (the logp is
+    -inf off {0, 1}) but slow on many missing cells.
 
     Examples
     --------
@@ -207,7 +238,7 @@ class RBM(Discrete):
 
     def __new__(cls, name, W, vbias, hbias, *args, observed=None, **kwargs):
         if observed is not None:
-            _check_observed(observed, W)
+            observed = _check_observed(observed, W, kwargs.get("shape"), kwargs.get("size"))
         return super().__new__(cls, name, W, vbias, hbias, *args, observed=observed, **kwargs)
 
     @classmethod
@@ -289,19 +320,41 @@ def _check_shape(shape, W) -> None:
         )
 
 
-def _check_observed(observed, W) -> None:
-    """Refuse observed data that is not binary or has the wrong number of units."""
+def _check_observed(observed, W, shape=None, size=None):
+    """``observed``, checked: binary, ``n_visible`` units, and the shape that ``shape``/``size`` give.
+
+    Missing cells (masked, or NaN) are not read; PyMC imputes them. Data
+    with missing cells is returned as a new masked array with 0 under the
+    mask (PyMC would otherwise cast the NaN there to an integer, with a
+    warning); anything else is returned as it is.
+    """
     value = observed
     if hasattr(value, "get_value"):  # pm.Data / shared variable
         value = value.get_value()
     elif isinstance(value, Constant):
         value = value.data
     elif hasattr(value, "owner"):  # a symbolic graph: cannot be checked now
-        return
+        return observed
+    if np.ma.isMaskedArray(value) or np.asarray(value).dtype.kind == "f":
+        masked = np.ma.masked_invalid(value)
+        value = masked.filled(0)
+        if masked.mask.any() and value is not observed:
+            observed = np.ma.array(value, mask=np.ma.getmaskarray(masked))
     n_visible = pt.as_tensor_variable(W).type.shape[0]
-    check_binary(value, n_visible, name="observed data of the RBM")
+    data_shape = check_binary(value, n_visible, name="observed data of the RBM").shape
+    for what, given, expected in (("shape", shape, data_shape), ("size", size, data_shape[:-1])):
+        if given is None or isinstance(given, Variable):
+            continue
+        given = tuple(given) if np.ndim(given) else (given,)
+        if all(isinstance(g, (int, np.integer)) for g in given) and tuple(map(int, given)) != expected:
+            raise ValueError(
+                f"{what}={given} disagrees with the observed data of shape {data_shape} (which would need "
+                f"{what}={expected}): the logp would cover the data's rows while draws had another number; "
+                f"leave {what} out (it is taken from the data) or make them agree"
+            )
+    return observed
 
 
-# Register the RBM step methods with pm.sample (FlipTheState is then chosen for RBM variables by itself).
+# Register the RBM step methods with pm.sample, which then chooses one for RBM variables by itself (RBM's Notes).
 # They build on pymc_rbm.random_variable, below this module.
 import pymc_rbm.step_methods  # noqa: E402, F401

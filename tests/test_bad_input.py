@@ -244,6 +244,32 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Raises(ValueError, "gibbs_sweeps")),
     ("distribution: K draws", lambda i: _rbm(i["W"], i["b"], i["c"], shape=(3, 6))[0],
      Ok(lambda r, i: pm.draw(r, random_seed=0).shape == (3, 6))),
+    ("distribution: shape rows disagree with observed rows", lambda i: _rbm(i["W"], i["b"], i["c"], shape=(3, 6),
+                                                                            observed=i["data"]),
+     Raises(ValueError, r"shape=\(3, 6\) disagrees with the observed data of shape \(5, 6\)")),
+    ("distribution: size disagrees with observed rows", lambda i: _rbm(i["W"], i["b"], i["c"], size=3, observed=i["data"]),
+     Raises(ValueError, r"size=\(3,\) disagrees .* would need size=\(5,\)")),
+    ("distribution: shape agreeing with observed", lambda i: _rbm(i["W"], i["b"], i["c"], shape=(5, 6), observed=i["data"]),
+     Ok(lambda r, i: r[1].compile_logp()({}) == pytest.approx(est.log_likelihood(i["p"], i["data"]).sum()))),
+    ("distribution: masked observed cells are imputed", lambda i: _rbm(i["W"], i["b"], i["c"], observed=_holes(i["data"])),
+     Ok(lambda r, i: _imputed_logp_is_exact(r[1], i))),
+    ("distribution: NaN cells of a plain array are imputed", lambda i: _rbm(i["W"], i["b"], i["c"],
+                                                                           observed=_holes(i["data"]).filled(np.nan)),
+     Ok(lambda r, i: _imputed_logp_is_exact(r[1], i))),
+    ("distribution: values under the mask are not read", lambda i: _rbm(i["W"], i["b"], i["c"],
+                                                                       observed=_holes(i["data"], under=0.5)),
+     Ok(lambda r, i: _imputed_logp_is_exact(r[1], i))),
+    ("distribution: an unmasked non-binary cell is still refused",
+     lambda i: _rbm(i["W"], i["b"], i["c"], observed=np.ma.masked_invalid(np.where(i["data"] == 1, 1.0, 0.5))),
+     Raises(ValueError, "observed data of the RBM must be binary")),
+    ("distribution: whole missing rows are an RBM variable", lambda i: _rbm(i["W"], i["b"], i["c"],
+                                                                           observed=_holes(i["data"], rows=True)),
+     Ok(lambda r, i: _imputed_logp_is_exact(r[1], i, rows=True))),
+    ("distribution: auto log Z left out of a large constant RBM", lambda i: _rbm(i["big"].W, i["big"].vbias, i["big"].hbias),
+     Warns(UserWarning, "log Z is left out and the logp is unnormalised",
+           lambda r, i: _logp(*r, np.zeros(784)) == pytest.approx(40 * np.log(2.0)))),
+    ("distribution: log_partition=None says it is meant", lambda i: _quiet_rbm(i["big"], log_partition=None),
+     Ok(lambda r, i: r is not None)),
     # --- step methods ---------------------------------------------------------------------------------
     ("steps: sweeps=True (issue 15)", lambda i: _step(FlipTheState, sweeps=True), Raises(ValueError, "sweeps must be")),
     ("steps: sweeps 0", lambda i: _step(FlipTheState, sweeps=0), Raises(ValueError, "sweeps must be")),
@@ -251,6 +277,10 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("steps: sweeps as text", lambda i: _step(BlockGibbs, sweeps="3"), Raises(ValueError, "sweeps must be")),
     ("steps: a variable that is no RBM", lambda i: _normal_step(), Raises(ValueError, "can only sample RBM variables")),
     ("steps: sweeps 3", lambda i: _step(FlipTheState, sweeps=3), Ok(lambda r, i: r.sweeps == 3)),
+    ("steps: initvals outside {0, 1}", lambda i: _sample_from([2, 0, 0, 0, 0, 0]),
+     Raises(ValueError, "start value of 'v' .* must be binary .* e.g. 2")),
+    ("steps: binary initvals", lambda i: _sample_from([1, 0, 0, 0, 0, 1]),
+     Ok(lambda r, i: set(np.unique(r.posterior["v"].values)) <= {0, 1})),
     # --- estimators -----------------------------------------------------------------------------------
     ("estimators: log_z NaN (issue 15)", lambda i: est.log_likelihood(i["p"], i["data"], log_z=np.nan),
      Raises(ValueError, "log_z must be a finite real number")),
@@ -315,6 +345,13 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("estimators: TAP moments outside [0, 1] (issue 15)", lambda i: est.moments_tap(i["p50"]),
      Warns(UnphysicalFixedPoint, "outside \\[0, 1\\]",
            lambda r, i: not r.diagnostics["physical"] and r.diagnostics["vh_range"][0] < -1)),
+    ("estimators: Bethe at strong weights", lambda i: est.log_partition_bethe(_strong()),
+     Warns(RuntimeWarning, "Bethe: the estimate .* not trustworthy: the message passing did not converge",
+           lambda r, i: not r.diagnostics["converged"] and r.diagnostics["stable"] is False)),
+    ("estimators: Bethe moments at strong weights", lambda i: est.moments_bethe(_strong()),
+     Warns(RuntimeWarning, "Bethe: the moments are not trustworthy", lambda r, i: r.v.shape == (6,))),
+    ("estimators: Bethe at weak weights stays quiet", lambda i: est.log_partition_bethe(RBMParams.random(6, 3, rng=0)),
+     Ok(lambda r, i: r.diagnostics["converged"] and r.diagnostics["stable"])),
     ("estimators: TAP on a weak model stays quiet", lambda i: est.log_partition_tap(RBMParams.random(8, 5, scale=0.3, rng=0)),
      Ok(lambda r, i: r.diagnostics["physical"])),
     ("estimators: RTS at |w| = 1e3 (issue 15)",
@@ -376,6 +413,48 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Ok(lambda r, i: r.history.estimator == "ais" and list(r.history.updates) in ([0, 2, 4], [0, 4])
         and 500 <= r.history.estimator_options["n_steps"] <= 14500)),
 ]
+
+
+def _holes(data, *, under=np.nan, rows=False):
+    """``data`` as a new masked float array with cells (1, 2) and (3, 0) missing, or rows 1 and 3 with ``rows``."""
+    out = np.asarray(data, dtype=np.float64).copy()
+    mask = np.zeros(out.shape, dtype=bool)
+    if rows:
+        mask[[1, 3]] = True
+    else:
+        mask[1, 2] = mask[3, 0] = True
+    out[mask] = under
+    return np.ma.array(out, mask=mask)
+
+
+def _imputed_logp_is_exact(model, i, rows=False) -> bool:
+    """The model's logp at its initial point is the exact log-likelihood of the data completed by that point."""
+    (free,) = model.free_RVs
+    point = model.initial_point()
+    filled = np.asarray(i["data"], dtype=np.float64).copy()
+    mask = np.ma.getmaskarray(_holes(filled, rows=rows))
+    filled[mask] = point[free.name].reshape(-1)
+    expected = est.log_likelihood(i["p"], filled).sum()
+    return free.name == "v_unobserved" and float(model.compile_logp()(point)) == pytest.approx(expected, abs=1e-9)
+
+
+def _quiet_rbm(p, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return _rbm(p.W, p.vbias, p.hbias, **kwargs)
+
+
+def _sample_from(start):
+    p = RBMParams.random(6, 4, rng=0)
+    with pm.Model():
+        v = RBM("v", p.W, p.vbias, p.hbias)
+        return pm.sample(step=FlipTheState([v]), draws=5, tune=0, chains=1, cores=1, initvals={"v": start},
+                         progressbar=False, random_seed=0, compute_convergence_checks=False)
+
+
+def _strong():
+    p = RBMParams.random(6, 3, rng=0)
+    return RBMParams(p.W * 1e3, p.vbias, p.hbias)
 
 
 def _random_weights_rbm(**kwargs):

@@ -38,6 +38,7 @@ are eq. (6).
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -420,6 +421,25 @@ def _run(params, *, factor, n_starts, data, n_data_starts, damping, tol, max_ite
     return spin, sol, best
 
 
+def _warn_untrustworthy(what: str, sol: BetheSolution, best: int, lam: float = float("nan")) -> None:
+    """Warn when the chosen fixed point did not converge or is unstable (λ >= 1, eq. 5); ``what`` ends in its verb."""
+    problems = []
+    if not sol.converged[best]:
+        problems.append(
+            f"the message passing did not converge (residual {sol.residual[best]:.3g} after "
+            f"{int(sol.iterations[best])} iterations)"
+        )
+    if lam >= 1.0:
+        problems.append(f"its fixed point is unstable (stability parameter {lam:.3g} >= 1)")
+    if problems:
+        warnings.warn(
+            f"Bethe: {what} not trustworthy: {' and '.join(problems)}. The couplings are too strong for "
+            "the approximation; use AIS, RTS or SAMS for log Z, sampling for moments",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
 def log_partition_bethe(
     params: RBMParams,
     *,
@@ -463,7 +483,9 @@ def log_partition_bethe(
     Returns
     -------
     LogPartitionEstimate
-        ``stderr`` 0. ``diagnostics``: ``iterations``, ``residual``,
+        A ``RuntimeWarning`` says when the chosen fixed point did not
+        converge or is unstable (λ >= 1): strong couplings, where the
+        estimate can be far off. ``stderr`` 0. ``diagnostics``: ``iterations``, ``residual``,
         ``converged`` (of the chosen start, the converged start of lowest
         Bethe free energy), ``n_starts``, ``n_converged``, ``values`` (every
         start's ``log Z``), ``stability`` (λ; NaN when not computed),
@@ -492,6 +514,7 @@ def log_partition_bethe(
     )
     lam = bethe_stability(spin, sol.m[best], factor=factor)[0] if stability else float("nan")
     log_z_spin = float(sol.log_z[best])
+    _warn_untrustworthy(f"the estimate log Z = {log_z_spin + spin.log_offset:.6g} is", sol, best, lam)
     return LogPartitionEstimate(
         log_z=log_z_spin + spin.log_offset,
         method="bethe",
@@ -550,6 +573,7 @@ def moments_bethe(
         adaptive=adaptive,
         rng=rng,
     )
+    _warn_untrustworthy("the moments are", sol, best)
     mom = bethe_moments(spin, sol.m[best], factor=factor)
     v = 0.5 * (1.0 + mom.m)
     h = 0.5 * (1.0 + mom.m_hat)

@@ -131,7 +131,7 @@ from pymc_rbm.kernels.sweep import RBMAtBeta, sweep
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import is_rbm_variable, rbm_params_of
 from pymc_rbm.step_methods.terms import OtherTerms
-from pymc_rbm.validation import check_positive_int
+from pymc_rbm.validation import check_binary, check_positive_int
 
 __all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
 
@@ -537,6 +537,8 @@ class RBMStep(BlockedStep):
         hidden update does not read ``h``, which it keeps with ``vbias + W·h`` for the incremental update.
         """
         c = self.carried
+        if c.visible_state is None:  # a chain's first point, e.g. from initvals: refuse values outside {0, 1}
+            check_binary(v_in, name=f"the start value of {self._name!r} (initvals or the model's initial point)")
         params_changed = self._param_fn is not None and self._params_for(point)
         v_moved = not self._is_left(v_in)
         if v_moved:
