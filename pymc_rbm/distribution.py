@@ -22,9 +22,12 @@ is fixed when the variable is made and recorded on the variable
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
+import pymc
+import pytensor
 import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
 from pymc.distributions.shape_utils import rv_size_is_none
@@ -34,6 +37,7 @@ from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.estimators.exact import check_enumerable
 from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import (
     AUTO_ENUMERATION_BITS,
     RBMRV,
@@ -47,6 +51,10 @@ from pymc_rbm.validation import check_binary, check_float_array, check_positive_
 # RBMRV, LogPartition, log_partition_mode and rbm_params_of are defined (and documented) in
 # pymc_rbm.random_variable, which the step methods build on; they stay importable from here.
 __all__ = ["RBM"]
+
+
+#: Where the frames of PyMC and of this package live (skipped by warnings about the user's model).
+_INTERNAL_FILES = (os.path.dirname(__file__), *(os.path.dirname(m.__file__) for m in (pymc, pytensor)))
 
 
 def _depends_on_random_variables(*tensors) -> list:
@@ -110,7 +118,7 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
             "(log_partition=pymc_rbm.estimators.log_partition(params, 'ais')) or log_partition=None to say "
             "it is meant",
             UserWarning,
-            stacklevel=5,
+            skip_file_prefixes=_INTERNAL_FILES,  # point at the user's line, through RBM(...) or RBM.dist(...)
         )
         return "omitted", pt.constant(0.0)
     if log_partition is None:
@@ -123,6 +131,8 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
             )
         return "omitted", pt.constant(0.0)
     if isinstance(log_partition, LogPartitionEstimate):
+        if all(isinstance(x, Constant) for x in (W, vbias, hbias)):
+            log_partition.check_model(RBMParams(W.data, vbias.data, hbias.data))
         log_partition = log_partition.log_z
     if not hasattr(log_partition, "owner") and np.asarray(log_partition).dtype.kind not in "iuf":
         raise ValueError(f"log_partition must be a real number, got {log_partition!r}")
@@ -158,7 +168,8 @@ class RBM(Discrete):
           parameters may be random variables; refused (with the size) when
           the smaller layer exceeds ``max_bits`` units.
         - a number, tensor or :class:`~pymc_rbm.estimators.LogPartitionEstimate`:
-          an estimate the user supplies.
+          an estimate the user supplies (an estimate computed for another
+          model than constant ``W`` and biases is refused).
         - ``None``: left out. Allowed only while the parameters are constants
           (then it changes nothing for sampling); refused otherwise.
         - ``"auto"`` (default): ``"exact"`` when the smaller layer has at most

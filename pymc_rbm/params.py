@@ -14,6 +14,7 @@ and :meth:`SpinRBMParams.to_binary` map between the two forms exactly;
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 
@@ -111,6 +112,24 @@ class RBMParams:
         )
 
     __hash__ = None  # arrays: equality by value, no hashing
+
+    def fingerprint(self) -> str:
+        """A short hash of the model: its shapes and the float64 values of ``W``, ``vbias`` and ``hbias``.
+
+        Equal models (the same values, whatever their dtype) have equal
+        fingerprints; the estimates of ``log Z`` carry it, so that one is not
+        used for another model.
+
+        Returns
+        -------
+        str
+            32 hexadecimal digits (BLAKE2b).
+        """
+        h = hashlib.blake2b(digest_size=16)
+        for a in (self.W, self.vbias, self.hbias):
+            h.update(str(a.shape).encode())
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        return h.hexdigest()
 
     def transpose(self) -> RBMParams:
         """The same model with the roles of the two layers swapped.

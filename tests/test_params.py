@@ -355,3 +355,12 @@ def test_spin_log_z_agree_from_spin_side():
     assert _brute.log_z(b.W, b.vbias, b.hbias) == pytest.approx(
         _brute.log_z_spin(s.J, s.vfield, s.hfield) + s.log_offset, rel=0, abs=1e-10
     )
+
+
+def test_fingerprint_is_the_models_values_whatever_their_dtype():
+    p = RBMParams([[0.5, -1.0], [2.0, 0.25]], [1.0, 0.0], [0.0, -0.5])
+    assert p.fingerprint() == RBMParams(p.W.copy(), p.vbias, p.hbias).fingerprint()
+    assert p.fingerprint() == p.astype(np.float32).fingerprint()  # the values are exact in float32
+    assert len(p.fingerprint()) == 32
+    assert p.fingerprint() != RBMParams(p.W, p.vbias, p.hbias + 1e-12).fingerprint()
+    assert p.fingerprint() != p.transpose().fingerprint()

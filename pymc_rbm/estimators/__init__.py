@@ -188,7 +188,9 @@ def log_likelihood(params: RBMParams, data, log_z=None) -> np.ndarray:
         Binary data (0/1 or booleans); it is not modified.
     log_z : float or LogPartitionEstimate, optional
         ``log Z``; computed exactly when omitted. NaN and infinite values
-        are refused (every log-likelihood would be NaN or infinite).
+        are refused (every log-likelihood would be NaN or infinite), and so
+        is an estimate computed for another model (its fingerprint differs);
+        a plain number is taken as it is.
 
     Returns
     -------
@@ -202,6 +204,7 @@ def log_likelihood(params: RBMParams, data, log_z=None) -> np.ndarray:
     if log_z is None:
         log_z = log_partition_exact(params).log_z
     elif isinstance(log_z, LogPartitionEstimate):
+        log_z.check_model(params)
         log_z = check_real(log_z.log_z, f"log_z (the {log_z.method!r} estimate)")
     else:
         log_z = check_real(log_z, "log_z")

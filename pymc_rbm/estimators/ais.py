@@ -39,7 +39,7 @@ from pymc_rbm.estimators._tempering import (  # the path's public names stay imp
     softplus_sum_,
     thermodynamic_length,
 )
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.kernels.sweep import sweep
@@ -479,6 +479,7 @@ def ais(
         return _interrupted("ais", t0, n_chains)
     log_z, se, interval, ess = weights_summary(run.log_w, log_z0)
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="ais",
         stderr=se,
@@ -609,6 +610,7 @@ def reverse_ais(
 
     loglik = -free_energy(start, params) - log_z0 + log_w
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="reverse_ais",
         stderr=se,

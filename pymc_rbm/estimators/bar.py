@@ -49,7 +49,7 @@ from pymc_rbm.estimators._tempering import (
     single_model_path,
 )
 from pymc_rbm.estimators.ais import _TWO_CHAINS, Annealed, _anneal_in_threads, _interrupted, weights_summary
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
 
@@ -344,6 +344,7 @@ def bar(
             stacklevel=2,
         )
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=float(log_z),
         method="bar",
         stderr=stderr,

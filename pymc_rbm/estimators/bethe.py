@@ -44,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.tap import AdaptiveDamping
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_binary, check_real
@@ -516,6 +516,7 @@ def log_partition_bethe(
     log_z_spin = float(sol.log_z[best])
     _warn_untrustworthy(f"the estimate log Z = {log_z_spin + spin.log_offset:.6g} is", sol, best, lam)
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=log_z_spin + spin.log_offset,
         method="bethe",
         kind="approximation",

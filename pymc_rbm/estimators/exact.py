@@ -13,7 +13,6 @@ the most significant bit of the state's index.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -25,7 +24,7 @@ from scipy.special import expit, logsumexp
 
 from pymc_rbm._runtime import Progress, default_threads
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
 
@@ -327,7 +326,7 @@ class _Enumeration(NamedTuple):
     log_z: float
 
 
-_CACHE: OrderedDict[bytes, _Enumeration] = OrderedDict()
+_CACHE: OrderedDict[str, _Enumeration] = OrderedDict()
 _CACHE_SIZE = 4
 _CACHE_BYTES = 2**28  # older entries are dropped beyond this many bytes of log weights (the newest stays)
 
@@ -336,19 +335,11 @@ def _cache_bytes() -> int:
     return sum(e.log_weights.nbytes for e in _CACHE.values())
 
 
-def _key(params: RBMParams) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
-    for a in (params.W, params.vbias, params.hbias):
-        h.update(str(a.shape).encode())
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.digest()
-
-
 def _enumerate(params: RBMParams, *, max_bits: int | None = None, n_threads: int | None = None) -> _Enumeration:
     """Enumerate the smaller layer of ``params`` (cached for the last few models)."""
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
-    key = _key(params)
+    key = params.fingerprint()
     hit = _CACHE.get(key)
     if hit is not None and min(params.n_visible, params.n_hidden) <= (
         MAX_ENUMERATION_BITS if max_bits is None else max_bits
@@ -415,6 +406,7 @@ def log_partition_exact(
     e = _enumerate(params, max_bits=max_bits, n_threads=n_threads)
     k = e.oriented.params.n_hidden
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=e.log_z,
         method="exact",
         kind="exact",

@@ -43,7 +43,7 @@ from scipy.special import logsumexp
 
 from pymc_rbm.energy import softplus
 from pymc_rbm.estimators.exact import EnumerationTooLarge
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.tap import solve_tap, tap_fixed_point, tap_free_energy
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_float_array
@@ -708,6 +708,7 @@ def log_partition_mean_field(
         rng=rng,
     )
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=float(bound[best]),
         method="mean_field",
         kind="lower bound",
@@ -814,6 +815,7 @@ def log_partition_mixture_mean_field(
     )
     sol, spin = _mixture_rbm(params, n_components, options)
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=float(sol.bound[0]) + spin.log_offset,
         method="mixture_mean_field",
         kind="lower bound",

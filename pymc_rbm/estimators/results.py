@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["LogPartitionEstimate", "Moments"]
+__all__ = ["LogPartitionEstimate", "Moments", "fingerprint_of"]
 
 
 class Moments(NamedTuple):
@@ -63,6 +63,10 @@ class LogPartitionEstimate:
     diagnostics : dict
         Method-specific: iterations and residual of fixed points, log
         importance weights and their ESS, adapted free energies, ...
+    fingerprint : str, optional
+        :meth:`~pymc_rbm.params.RBMParams.fingerprint` of the model it was
+        computed for (set by every estimator); an estimate is refused for
+        another model (:meth:`check_model`). None: unknown, not checked.
 
     Notes
     -----
@@ -76,10 +80,26 @@ class LogPartitionEstimate:
     interval: tuple[float, float] | None = None
     kind: str = "estimate"
     diagnostics: dict = field(default_factory=dict, compare=False)
+    fingerprint: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+
+    def check_model(self, params) -> None:
+        """Raise a ValueError when this estimate was computed for a model other than ``params``.
+
+        Parameters
+        ----------
+        params : RBMParams
+        """
+        if self.fingerprint is not None and self.fingerprint != params.fingerprint():
+            raise ValueError(
+                f"this {self.method!r} estimate of log Z (log_z = {self.log_z:.6g}) was computed for another "
+                f"model than the one given (fingerprint {self.fingerprint[:12]}... against "
+                f"{params.fingerprint()[:12]}...); estimate log Z of this model, or pass a plain number to "
+                "override the check"
+            )
 
     def __float__(self) -> float:
         return float(self.log_z)
@@ -88,3 +108,10 @@ class LogPartitionEstimate:
         unc = f" ± {self.stderr:.3g}" if self.stderr else ""
         note = {"approximation": ", an approximation without error bound", "lower bound": ", a lower bound"}
         return f"LogPartitionEstimate(method={self.method!r}, log_z={self.log_z:.6f}{unc}{note.get(self.kind, '')})"
+
+
+
+def fingerprint_of(model) -> str | None:
+    """The fingerprint of an RBMParams, or of the one target of an annealing path (``models``); else None."""
+    models = getattr(model, "models", [model])
+    return models[0].fingerprint() if len(models) == 1 and hasattr(models[0], "fingerprint") else None

@@ -152,7 +152,7 @@ from pymc_rbm.estimators._tempering import (
     thermodynamic_length,
 )
 from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps, ladder_start, resample_by_weight
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
@@ -717,6 +717,7 @@ def rts(
     stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS")
     rule = rule if agrees else "start"
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="rts",
         stderr=stderr,

@@ -645,6 +645,7 @@ def sams(
             LogPartitionEstimate(
                 log_z=log_z,
                 method="sams",
+                fingerprint=models[i].fingerprint(),
                 stderr=se,
                 interval=(log_z - 3.0 * se, log_z + 3.0 * se),
                 diagnostics={

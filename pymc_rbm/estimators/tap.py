@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import entr, expit, log_expit
 
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
+from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_real
 
@@ -707,6 +707,7 @@ def log_partition_tap(
         extra = f", and the estimate {log_z:.6g} exceeds the upper bound {bound:.6g} of log Z" if log_z > bound else ""
         _warn_unphysical(f"the estimate log Z = {log_z:.6g} is not trustworthy", domain["vh_range"], extra=extra)
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="tap",
         kind="approximation",

@@ -40,7 +40,7 @@ import numpy as np
 
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.ais import base_rate_vbias, check_schedule, default_schedule, weights_summary
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, x64_enabled
 from pymc_rbm.jax.sharding import chain_mesh, chain_sharding, padded_size, replicated
 from pymc_rbm.jax.sweep import update_layer
@@ -300,6 +300,7 @@ def ais(
     log_w = np.asarray(log_w, dtype=np.float64)[:n_chains]
     log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=1.0)
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="ais",
         stderr=se,
@@ -395,6 +396,7 @@ def reverse_ais(
     log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
     loglik = -free_energy(start, params) - log_z0 + log_w
     return LogPartitionEstimate(
+        fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="reverse_ais",
         stderr=se,
