@@ -2,13 +2,14 @@
 
 Prints Brügge, Fischer & Igel's (2013) Table 2 for the free energy F(v)
 beside how often each sampler moves between the 30 bars-and-stripes
-patterns, next to flip-the-state with point wormholes and ``pm.sample``'s
-default (replica exchange), with the total variation of each to the exact
-distribution; saves ``pattern_mixing.png`` (the pattern of every draw per
-chain and the pattern frequencies against exact) and ``autocorrelation.png``
-(F(v) of the chains that moved between patterns). On this sharp model both
-local samplers stay in the pattern they start in, so Table 2 reports them as
-stuck (τ = inf) rather than with the τ of their draws.
+patterns, next to flip-the-state with point wormholes, replica exchange and
+``pm.sample``'s default (exact draws on this enumerable model), with the
+total variation of each to the exact distribution; saves
+``pattern_mixing.png`` (the pattern of every draw per chain and the pattern
+frequencies against exact) and ``autocorrelation.png`` (F(v) of the chains
+that moved between patterns). On this sharp model both local samplers stay
+in the pattern they start in, so Table 2 reports them as stuck (τ = inf)
+rather than with the τ of their draws.
 
     ./dev python examples/flip_vs_gibbs.py --output example_output
 """

@@ -1,4 +1,4 @@
-"""Wormhole jumps (seed 002) between the modes that local samplers cannot connect, through pm.sample.
+"""Wormhole jumps (Hinton, Welling & Mnih 2003) between the modes that local samplers cannot connect, through pm.sample.
 
 1. A Gaussian mixture with weights 0.8 / 0.2 and modes 16 standard
    deviations apart: NUTS alone stays in one mode; NUTS plus point, region

@@ -1,11 +1,14 @@
 """pymc-rbm: restricted Boltzmann machines as first-class citizens of PyMC.
 
 The PyMC layer (:class:`RBM`, the step methods :class:`BlockGibbs`,
-:class:`FlipTheState` and :class:`WormholeMetropolis`) is imported lazily,
+:class:`FlipTheState`, :class:`ReplicaExchange`, :class:`ExactDraws` and
+:class:`WormholeMetropolis`) is imported lazily,
 so that the pure NumPy parts (``pymc_rbm.kernels``, ``pymc_rbm.estimators.exact``, ``pymc_rbm.testing``)
 load without PyMC. Using any of those names loads the PyMC layer and
-registers the step methods with ``pm.sample``, which then samples RBM
-variables with :class:`FlipTheState` by itself. The subpackages and modules
+registers the step methods with ``pm.sample``, which then picks one for RBM
+variables by itself: :class:`ExactDraws` or :class:`ReplicaExchange` where
+the RBM's parameters are constants, :class:`FlipTheState` where they are
+random variables. The subpackages and modules
 are attributes too, loaded on first use: ``import pymc_rbm as pr`` then
 ``pr.estimators.log_partition(...)``, ``pr.training.fit(...)``,
 ``pr.datasets.load_mnist(...)``.
