@@ -564,15 +564,20 @@ def energies(v, h, W, vbias, hbias):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
-                   labels, swap_sum, swap_n):  # pragma: no cover - compiled
+                   labels, swap_sum, swap_n, evidence, has_evidence):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
 
-    Each replica ``r`` is swept at ``β_r`` (the layer updates of
+    Each replica ``r`` of row ``b`` is swept at ``β_r`` (the layer updates of
     :func:`update_layer` on the activations times ``β_r``, summed from the rows
-    of the units that are on), then the pairs ``(r, r + 1)`` of the given
-    parity with ``r + 1 < n_swept`` are swapped with probability
-    ``min(1, exp((β_{r+1} - β_r)(E_{r+1} - E_r)))`` (``log u < log ratio``, the
-    rule of :func:`~pymc_rbm.kernels.metropolis.metropolis_accept`); labels
+    of the units that are on; with ``has_evidence`` the visible logits gain
+    ``evidence[r, b]``, not tempered), then the pairs ``(r, r + 1)`` of the
+    given parity with ``r + 1 < n_swept`` are swapped with the Metropolis
+    probability of their targets ``exp(-β_r E + evidence_r·v)``: ``log ratio =
+    (β_{r+1} - β_r)(E_{r+1} - E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i}
+    - v_{r+1,i})``, where units that agree add nothing (so an evidence of
+    ``±1e300``, a unit value ruled out, never swamps the rest), and rungs with
+    the same evidence swap exactly as without it. ``log u < log ratio`` is the
+    rule of :func:`~pymc_rbm.kernels.metropolis.metropolis_accept`; labels
     follow their replicas, and each pair's acceptance probability is added to
     ``swap_sum`` and its attempts to ``swap_n``. ``u`` has shape
     ``(n_swept, B, n_hidden + n_visible)``, ``swap_u`` ``(K - 1, B)``.
@@ -592,11 +597,18 @@ def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, p
             sum_rows(a_v, h[r, b:b + 1], W_T, vbias)
             for i in range(n_v):
                 a_v[0, i] *= beta
+            if has_evidence:
+                for i in range(n_v):
+                    a_v[0, i] += evidence[r, b, i]
             update_layer(u[r, b, n_h:], v[r, b], a_v[0], alpha, gibbs, v[r, b])
     e = energies(v[:n_swept], h[:n_swept], W, vbias, hbias)
     for r in range(parity, n_swept - 1, 2):
         for b in range(n_b):
             log_ratio = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])
+            if has_evidence:
+                for i in range(n_v):
+                    if v[r, b, i] != v[r + 1, b, i]:
+                        log_ratio += (evidence[r + 1, b, i] - evidence[r, b, i]) * (v[r, b, i] - v[r + 1, b, i])
             swap_sum[r] += np.exp(min(log_ratio, 0.0))
             swap_n[r] += 1.0
             if np.log(swap_u[r, b]) < log_ratio:

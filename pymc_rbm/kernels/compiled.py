@@ -432,8 +432,11 @@ def _numba_module():
     return _numba
 
 
+_NO_EVIDENCE = np.zeros((1, 1, 1))
+
+
 def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: int, parity: int, labels,
-                   swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False) -> None:
+                   swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False, evidence=None) -> None:
     """One replica-exchange round of the first ``n_swept`` replicas, in place, in one compiled call (stochastic).
 
     Each replica is swept at its own ``β`` with the layer rule of the
@@ -464,13 +467,22 @@ def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: 
         Receive each attempted pair's acceptance probabilities and attempts.
     alpha : float, default 1.0
     gibbs : bool, default False
+    evidence : ndarray of shape (n_temperatures, n_chains, n_visible), optional
+        Per-unit evidence of every replica of every chain, added untempered to
+        its visible logits: replica ``r`` of chain ``b`` then targets
+        ``exp(-β_r E(v, h) + evidence[r, b]·v)``, and swaps use the exact ratio
+        of the two targets (the RBM tempered, a per-unit likelihood kept).
+        float64, C order.
     """
     n_t, n_chains = v.shape[:2]
     u = rng.random((n_swept, n_chains, h.shape[2] + v.shape[2]))
     swap_u = rng.random((max(n_t - 1, 1), n_chains))
+    has_evidence = evidence is not None
+    if not has_evidence:
+        evidence = _NO_EVIDENCE
     _module().tempered_round(
         u, swap_u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(betas, dtype=np.float64),
-        float(alpha), bool(gibbs), int(parity), int(n_swept), labels, swap_sum, swap_n,
+        float(alpha), bool(gibbs), int(parity), int(n_swept), labels, swap_sum, swap_n, evidence, has_evidence,
     )
 
 

@@ -168,6 +168,7 @@ class ReplicaExchangeState(RBMStepState):
     ladder_tune: int = 0
     ladder_adapt_at: list | None = None
     posterior_ladder: bool = False
+    ladder_tilt: np.ndarray | None = None
 
 
 class ReplicaExchange(RBMStep):
@@ -292,8 +293,17 @@ class ReplicaExchange(RBMStep):
         # compiled rounds loop over replicas and rows; for many chains of a large RBM BLAS products win
         small = self._n_chains == 1 or self.n_visible * self.n_hidden <= 2**17
         self.compiled_rounds = bool(self.compiled and small)
+        self.tilted = bool(
+            self.corrected and self.informed and self.compiled and self.other_terms.structure == "units"
+        )
+        self.tilt_frozen = self.tilted and self.other_terms.input_names != [self._name]
+        self.row_wise = bool(
+            self.corrected and self.informed and self._n_chains > 1 and not self.tilted
+            and self.other_terms.structure is not None and len(self._shape) == 2
+        )
         self.can_temper_likelihood = bool(
             self.corrected and self.informed and self._n_chains == 1 and self.other_terms.input_names == [self._name]
+            and not self.tilted
         )
         self.posterior_ladder = False
         self._initial_betas = self._with_cold(ladder)
@@ -330,8 +340,14 @@ class ReplicaExchange(RBMStep):
         alone, then the model's full conditional. A one-rung ladder is the
         cold replica alone.
         """
-        separate = self.corrected and not self.posterior_ladder
-        return np.append(ladder, 1.0) if separate and ladder.size > 1 else ladder
+        return np.append(ladder, 1.0) if self.separate_cold and ladder.size > 1 else ladder
+
+    @property
+    def separate_cold(self) -> bool:
+        """Whether the cold replica sits above the ladder's top rung (both at ``β = 1``, other targets)."""
+        if self.tilted:
+            return self.tilt_frozen
+        return self.corrected and not self.posterior_ladder
 
     def _reset_ladder(self) -> None:
         self.posterior_ladder = False
@@ -339,6 +355,8 @@ class ReplicaExchange(RBMStep):
         self.barrier = np.nan
         self._replicas = None  # TemperedState of (K, B, ·), the cold replica last
         self._tilt = None  # the informed move's tilt at the cold state (a single chain only)
+        self._unit_tilt = None  # per-unit evidence at the point's other inputs: (their values, tilt)
+        self.ladder_tilt = None  # the hot rungs' per-unit evidence (tilted mode): frozen with the ladder
         self.ladder_draw = 0
         self.ladder_tune = 0
         self.ladder_adapt_at: list[int] = []
@@ -415,6 +433,8 @@ class ReplicaExchange(RBMStep):
         if self.n_temperatures == 1 and not (self.corrected and self.informed):
             out, stats = super().step(point)  # the local step's own fast path
             swap = np.full(self.max_temperatures - 1, np.nan)
+        elif self.tilted:
+            out, stats, swap = self._tilted_step(point)
         else:
             out, stats, swap = self._tempered_step(point)
         stats[0].update(self._ladder_stats(swap))
@@ -447,19 +467,23 @@ class ReplicaExchange(RBMStep):
         self._replicas = TemperedState(vr, h, 0)
         self._reset_counters()
 
+    def _cold_from_point(self, v_in: np.ndarray) -> bool:
+        """Bring the cold replica up to the point's ``v``; True when the replicas were made or ``h`` redrawn."""
+        if self._replicas is None or self._replicas.v.shape[0] != self.n_temperatures:
+            self._init_replicas(v_in.astype(np.float64))
+            return True
+        if compiled.same_values(v_in, self._replicas.v[-1]):
+            return False
+        cold_v = v_in.astype(np.float64)  # by value: not the state this step left
+        self._replicas.v[-1] = cold_v
+        self._replicas.h[-1] = self._draw_hidden(hidden_activation(cold_v, self._rbm))
+        return True
+
     def _tempered_step(self, point):
         params = self._rbm
         n, k = self._n_chains, self.n_temperatures
         v_in = point[self._name].reshape(n, self._shape[-1])
-        refreshed = False
-        if self._replicas is None or self._replicas.v.shape[0] != k:
-            self._init_replicas(v_in.astype(np.float64))
-            refreshed = True
-        elif not compiled.same_values(v_in, self._replicas.v[-1]):  # by value: not the state this step left
-            cold_v = v_in.astype(np.float64)
-            self._replicas.v[-1] = cold_v
-            self._replicas.h[-1] = self._draw_hidden(hidden_activation(cold_v, params))
-            refreshed = True
+        refreshed = self._cold_from_point(v_in)
         v_start = self._replicas.v[-1].copy()
         h_start = self._replicas.h[-1].copy()
         corrected = self.corrected
@@ -473,18 +497,70 @@ class ReplicaExchange(RBMStep):
         for _ in range(rounds):
             v_int, log_rest = self._round(point, params, v_int if corrected else None,
                                           log_rest if corrected else None, accept_sum, accepted, swap_sum, swap_n)
-        self.swap_sum[: k - 1] += swap_sum[: k - 1]
-        self.swap_n[: k - 1] += swap_n[: k - 1]
         if corrected:
             self.carried.rest = (self.carried.rest[0], log_rest)
+            accept, accept_rate = accept_sum / rounds, accepted / rounds
+        else:
+            accept = accept_rate = self._ones
+        return self._draw_result(point, v_start, h_start, refreshed, accept, accept_rate, swap_sum, swap_n)
+
+    def _tilted_step(self, point):
+        """One draw where the other terms are per-unit evidence: each replica an RBM with its own visible bias.
+
+        With ``log L(v) = Σ_{k,i} log L_{ki}(v_{ki})`` (``"units"`` structure of
+        :class:`~pymc_rbm.step_methods.terms.OtherTerms`), ``p_RBM(v, h) L(v)``
+        is, row by row, the RBM whose visible bias is ``vbias + δ_k`` with the
+        per-unit evidence ``δ_{ki} = log L_{ki}(1) - log L_{ki}(0)``, and its
+        tempered posterior ``[p_RBM(v, h) L(v)]^β`` is that RBM at ``β``. Every
+        replica is swept by the operator's exact layer update on its own
+        biases (nothing to correct) and neighbours swap by the exact ratio of
+        their targets, all rows and rungs in one compiled call per round
+        (:func:`~pymc_rbm.kernels.compiled.tempered_round`). See the class
+        docstring for the hot rungs' evidence when ``L`` involves other free
+        variables.
+        """
+        n, k = self._n_chains, self.n_temperatures
+        v_in = point[self._name].reshape(n, self._shape[-1])
+        tilt = self._evidence(point)
+        refreshed = self._cold_from_point(v_in)
+        if self.ladder_tilt is None or not self.tilt_frozen:
+            self.ladder_tilt = tilt
+        evidence = np.empty_like(self._replicas.v)
+        evidence[:] = self.ladder_tilt
+        evidence[-1] = tilt
+        v_start = self._replicas.v[-1].copy()
+        h_start = self._replicas.h[-1].copy()
+        swap_sum = np.zeros(max(k - 1, 1))
+        swap_n = np.zeros(max(k - 1, 1))
+        for _ in range(k if self.auto_sweeps else self.sweeps):
+            state = self._replicas
+            compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
+                                    state.n_rounds % 2, self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
+                                    gibbs=not self.keeps_hidden, evidence=evidence)
+            self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
+            if k > 1:
+                self._count_round_trips()
+        return self._draw_result(point, v_start, h_start, refreshed, self._ones, self._ones, swap_sum, swap_n)
+
+    def _evidence(self, point) -> np.ndarray:
+        """The per-unit evidence ``δ`` at the point, shape (n_chains, n_visible); kept while ``L``'s inputs stay."""
+        others = [point[name] for name in self._rest_input_names if name != self._name]
+        cache = self._unit_tilt
+        if cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
+            return cache[1]
+        tilt = self.other_terms.unit_tilt(point, self._shape, self._out_dtype)
+        self._unit_tilt = ([np.array(a, copy=True) for a in others], tilt)
+        return tilt
+
+    def _draw_result(self, point, v_start, h_start, refreshed, accept, accept_rate, swap_sum, swap_n):
+        """The new point, the draw's stats and the per-pair swap acceptance (NaN where not attempted)."""
+        params, k = self._rbm, self.n_temperatures
+        self.swap_sum[: k - 1] += swap_sum[: k - 1]
+        self.swap_n[: k - 1] += swap_n[: k - 1]
         cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
         v_out = cold_v.astype(self._out_dtype)
         n_changed = (cold_v != v_start).sum(axis=-1)
         n_hidden_changed = (cold_h != h_start).sum(axis=-1)
-        if corrected:
-            accept, accept_rate = accept_sum / rounds, accepted / rounds
-        else:
-            accept = accept_rate = self._ones
         if self.compiled_rounds:
             fe = compiled.free_energy_from_activation(cold_v, hidden_activation(cold_v, params), params.vbias)
         else:
@@ -596,13 +672,18 @@ class ReplicaExchange(RBMStep):
         cache = self.carried.rest
         if not moved and cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
             return cache[1]
-        value = self.other_terms.log_rest(point, v_int)
+        if self.row_wise:
+            value = self.other_terms.row_values(point, v_int[None])[0]
+        else:
+            value = self.other_terms.log_rest(point, v_int)
         self.carried.rest = ([np.array(a, copy=True) for a in others], value)
         self._tilt = None  # the tilt at the state the step left no longer applies
         return value
 
     def _cold_sweep(self, point, params, v_int, log_rest, accept_sum, accepted):
         """The cold replica's hidden update, then its (informed or corrected) visible move, row by row."""
+        if self.row_wise:
+            return self._cold_sweep_rows(point, params, v_int, log_rest, accept_sum, accepted)
         state = self._replicas
         v = state.v[-1]
         single = self._n_chains == 1  # then the tilt at the current state is kept between sweeps
@@ -631,6 +712,50 @@ class ReplicaExchange(RBMStep):
                 proposal = self._update_visible(v[row][None], a_v[row][None])[0]
             v_int, log_rest = self._visible_move(point, v, v_int, log_rest, a_v, proposal, row, accept_sum, accepted,
                                                  tilt=tilt if self.informed else None)
+        return v_int, log_rest
+
+    def _cold_sweep_rows(self, point, params, v_int, log_rest, accept_sum, accepted):
+        """The cold replica's hidden update, then the informed visible move of every row at once.
+
+        Where ``L`` factorises over the rows, ``L(v) = Π_k L_k(v_k)``, the
+        Metropolis-within-Gibbs scan over the rows of :meth:`_cold_sweep`
+        accepts row ``k``'s proposal by a ratio that involves ``L_k`` alone, and
+        no row's proposal or ratio depends on another row's outcome: the scan
+        is then the product of independent moves, one per row, made together.
+        ``log_rest`` holds ``log L_k`` of every row (shape ``(n_chains,)``);
+        two vectorised evaluations of the row terms per sweep (at the current
+        rows, kept between sweeps, and at the proposals) serve all rows.
+        """
+        state = self._replicas
+        v = state.v[-1]
+        a_h = hidden_activation(v, params)
+        h = self._update_hidden(state.h[-1], a_h) if self.keeps_hidden else self._draw_hidden(a_h)
+        state.h[-1] = h
+        a_v = visible_activation(h, params)
+        if self._tilt is None:
+            values, tilt = self.other_terms.row_tilts(point, v_int[None])
+            log_rest, self._tilt = values[0], tilt[0]
+        proposal = propose_tilted(self.rng, v, a_v, self._tilt, self.informed_alpha)
+        moved = np.flatnonzero((proposal != v).any(axis=1))
+        accept_p = np.ones(v.shape[0])
+        took = moved[:0]
+        if moved.size:
+            new_int = proposal.astype(self._out_dtype).reshape(self._shape)
+            values, tilt = self.other_terms.row_tilts(point, new_int[None])
+            log_new, tilt_new = values[0], tilt[0]
+            log_ratio = tilted_log_ratio(v[moved], proposal[moved], a_v[moved], self._tilt[moved], tilt_new[moved],
+                                         log_rest[moved], log_new[moved], alpha=self.informed_alpha)
+            accept_p[moved] = acceptance_probability(log_ratio)
+            took = moved[metropolis_accept(self.rng, log_ratio)]
+            v[took] = proposal[took]
+            v_int = v_int.copy()
+            v_int[took] = new_int[took]
+            log_rest = log_rest.copy()
+            log_rest[took] = log_new[took]
+            self._tilt[took] = tilt_new[took]
+        accept_sum += accept_p
+        accepted += 1.0
+        accepted[np.setdiff1d(moved, took)] -= 1.0
         return v_int, log_rest
 
     def _visible_move(self, point, v, v_int, log_rest, a_v, proposal, row, accept_sum, accepted, tilt=None):
@@ -687,7 +812,23 @@ class ReplicaExchange(RBMStep):
             lower, chain = np.nonzero(accepted)
             self.replica_labels[lower, chain], self.replica_labels[lower + 1, chain] = (
                 self.replica_labels[lower + 1, chain], self.replica_labels[lower, chain])
-        if cold:  # row by row, L evaluated at the batch with only that row changed
+        if cold and self.row_wise:  # every row at once, L_k evaluated for all rows in one call
+            e = energy(state.v[-2:], state.h[-2:], params)
+            hot_int = state.v[-2].astype(self._out_dtype).reshape(self._shape)
+            values, tilt = self.other_terms.row_tilts(point, hot_int[None])
+            log_ratio = (self.betas[-1] - self.betas[-2]) * (e[1] - e[0]) + values[0] - log_rest
+            swap_sum[k - 2] += acceptance_probability(log_ratio).sum()
+            swap_n[k - 2] += n
+            rows = np.flatnonzero(metropolis_accept(self.rng, log_ratio))
+            for x in (state.v, state.h, self.replica_labels):
+                x[-2, rows], x[-1, rows] = x[-1, rows], x[-2, rows]
+            if rows.size:
+                v_int, log_rest = v_int.copy(), log_rest.copy()
+                v_int[rows] = hot_int[rows]
+                log_rest[rows] = values[0][rows]
+                if self._tilt is not None:
+                    self._tilt[rows] = tilt[0][rows]
+        elif cold:  # row by row, L evaluated at the batch with only that row changed
             e = energy(state.v[-2:], state.h[-2:], params)
             log_ratio = np.zeros((k - 1, n))
             log_ratio[k - 2] = (self.betas[-1] - self.betas[-2]) * (e[1] - e[0])
@@ -736,7 +877,7 @@ class ReplicaExchange(RBMStep):
             return
         rejection = 1.0 - self.swap_sum / self.swap_n
         ladder = self.betas
-        separate = self.corrected and not self.posterior_ladder
+        separate = self.separate_cold
         if separate:
             ladder, rejection = ladder[:-1], rejection[:-1]
         self.barrier = float(communication_barrier(ladder, rejection)[-1])
@@ -749,6 +890,8 @@ class ReplicaExchange(RBMStep):
             new = equalized_ladder(ladder, rejection, int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1))))
             if self.can_temper_likelihood:  # the RBM needs tempering: temper the whole posterior from now on
                 self.posterior_ladder = True
+        if self.tilted and self._unit_tilt is not None:  # the hot rungs' evidence: the current draw's
+            self.ladder_tilt = self._unit_tilt[1]
         self._move_replicas(self._with_cold(new))
 
     def _move_replicas(self, new: np.ndarray) -> None:

@@ -16,8 +16,13 @@ from pytensor.graph.replace import vectorize_graph
 from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.kernels.informed import flip_tilt
+from pymc_rbm.step_methods.structure import factorised_axes
 
 __all__ = ["OtherTerms"]
+
+#: What a tilt of ``±inf`` (a unit whose one value ``L`` rules out) becomes in the compiled kernels: a logit
+#: whose probability is 0 in float64 at every temperature above 1e-290, and that never meets another infinity.
+INFINITE_TILT = 1e300
 
 
 class OtherTerms:
@@ -39,6 +44,13 @@ class OtherTerms:
         The terms found (empty when none: then ``L ≡ 1`` and :attr:`active` is False).
     input_names : list of str
         Value variables ``log L`` depends on, the RBM's own among them.
+    structure : {"units", "rows"} or None
+        How ``L`` factorises over the variable's ``(K, n_visible)`` value
+        (:mod:`pymc_rbm.step_methods.structure`): ``"units"`` when ``log L``
+        is a sum of terms that each involve one unit of one row (then the tilt
+        of every unit does not depend on the state), ``"rows"`` when it is a
+        sum of terms that each involve one row (a variable of several rows),
+        None otherwise (and whenever the graph could not be read).
     """
 
     def __init__(self, model, rv, value_var, compile_kwargs: dict):
@@ -49,6 +61,8 @@ class OtherTerms:
         self.fn = None
         self._many = None
         self.input_names: list[str] = []
+        self.structure = None
+        self._units = self._rows = None
         if not rest:
             return
         total = rest[0].sum()
@@ -72,6 +86,39 @@ class OtherTerms:
             self._many = many
         except Exception:  # noqa: BLE001 - any op without a batched form: evaluate state by state
             self._many = None
+        self._setup_structure(model, rest, value_var, inputs, stacked, compile_kwargs)
+
+    def _setup_structure(self, model, rest, value_var, inputs, stacked, compile_kwargs) -> None:
+        """Compile ``log L`` per unit or per row, over a stack of values, where ``L`` factorises so."""
+        maps = factorised_axes(rest, value_var)
+        ndim = value_var.type.ndim
+        if maps is None:
+            return
+        if all(None not in m for m in maps):
+            kept, structure = ndim, "units"
+        elif ndim >= 2 and all(None not in m[: ndim - 1] for m in maps):
+            kept, structure = ndim - 1, "rows"
+        else:
+            return
+        parts = []
+        for term, m in zip(rest, maps):
+            order = list(m[:kept]) + [a for a in range(term.type.ndim) if a not in m[:kept]]
+            parts.append(term.transpose(order).sum(axis=tuple(range(kept, term.type.ndim))))
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        try:
+            batched = vectorize_graph(total, replace={value_var: stacked})
+            many_inputs = [stacked if v is value_var else v for v in inputs]
+            fn = model.compile_fn(batched, inputs=many_inputs, point_fn=False, **compile_kwargs)
+        except Exception:  # noqa: BLE001 - no batched form: the general path
+            return
+        fn.trust_input = True
+        self.structure = structure
+        if structure == "units":
+            self._units = fn
+        else:
+            self._rows = fn
 
     @property
     def active(self) -> bool:
@@ -103,6 +150,86 @@ class OtherTerms:
         if self._many is not None:
             return np.asarray(self._many(*self._args(point, states)), dtype=np.float64).reshape(-1)
         return np.array([self.log_rest(point, s) for s in states], dtype=np.float64)
+
+    def unit_tilt(self, point, shape: tuple, dtype) -> np.ndarray:
+        """The per-unit evidence of every unit of every row, where ``L`` factorises over units.
+
+        ``δ_{ki} = log L_{ki}(1) - log L_{ki}(0)`` for ``log L(v) = Σ_{k,i} log
+        L_{ki}(v_{ki})`` (:attr:`structure` ``"units"``): the tilt of every state,
+        from one evaluation of the per-unit terms at all zeros and all ones.
+
+        Parameters
+        ----------
+        point : dict
+        shape : tuple
+            The variable's shape, ``(..., n_visible)``.
+        dtype : numpy dtype
+            The variable's dtype.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_rows, n_visible)
+            ``±inf`` (a unit value that ``L`` rules out) as ``±INFINITE_TILT``;
+            0 where ``L`` rules out both values of a unit.
+        """
+        if self._units is None:
+            raise ValueError("the other terms do not factorise over the units")
+        stack = np.zeros((2, *shape), dtype=dtype)
+        stack[1] = 1
+        values = np.asarray(self._units(*self._args(point, stack)), dtype=np.float64).reshape(2, -1, shape[-1])
+        with np.errstate(invalid="ignore"):
+            tilt = values[1] - values[0]
+        return np.clip(np.where(np.isnan(tilt), 0.0, tilt), -INFINITE_TILT, INFINITE_TILT)
+
+    def row_values(self, point, states: np.ndarray) -> np.ndarray:
+        """``log L_k``, the terms of row ``k``, at every row of a stack of values (``"rows"`` or ``"units"``).
+
+        Parameters
+        ----------
+        point : dict
+        states : ndarray of shape (n_states, *shape)
+            Values of the variable stacked on a new first axis, in its dtype.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_states, n_rows)
+        """
+        fn = self._rows if self._rows is not None else self._units
+        if fn is None:
+            raise ValueError("the other terms do not factorise over the rows")
+        values = np.asarray(fn(*self._args(point, states)), dtype=np.float64)
+        return values.reshape(states.shape[0], -1, states.shape[-1]).sum(axis=-1) if fn is self._units else (
+            values.reshape(states.shape[0], -1))
+
+    def row_tilts(self, point, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``log L_k`` and the flip tilt of every row of a stack of values, in one call (``"rows"`` structure).
+
+        Row ``k``'s tilt at unit ``i`` is the change of ``log L_k`` when unit
+        ``i`` of that row alone is flipped (:func:`~pymc_rbm.kernels.informed.flip_tilt`).
+        Because ``L`` factorises over the rows, flipping unit ``i`` of every row
+        at once gives every row's change: ``n_visible + 1`` values per state.
+
+        Parameters
+        ----------
+        point : dict
+        states : ndarray of shape (n_states, *shape)
+            Values of the variable, in its dtype.
+
+        Returns
+        -------
+        log_rest : ndarray of shape (n_states, n_rows)
+        tilt : ndarray of shape (n_states, n_rows, n_visible)
+        """
+        m, n = states.shape[0], states.shape[-1]
+        flat = states.reshape(m, -1, n)
+        flips = np.repeat(flat[:, None], n + 1, axis=1)  # each state, then it with unit i flipped in every row
+        idx = np.arange(n)
+        flips[:, idx + 1, :, idx] = 1 - flips[:, idx + 1, :, idx]
+        values = self.row_values(point, flips.reshape(m * (n + 1), *states.shape[1:])).reshape(m, n + 1, -1)
+        rows = flat.shape[1]
+        tilt = flip_tilt(flat.reshape(m * rows, n).astype(np.float64), values[:, 0].reshape(-1),
+                         values[:, 1:].transpose(0, 2, 1).reshape(m * rows, n))
+        return values[:, 0].copy(), tilt.reshape(m, rows, n)
 
     def flip_states(self, v: np.ndarray, row: int) -> np.ndarray:
         """``v`` once per unit of row ``row``, with that unit flipped: shape ``(n_visible, *v.shape)``."""

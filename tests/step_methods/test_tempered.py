@@ -18,8 +18,9 @@ import pytest
 
 from pymc_rbm import RBM, FlipTheState, RBMParams, ReplicaExchange
 from pymc_rbm import testing as ht
-from pymc_rbm.datasets import bundled_rbm
+from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
 from pymc_rbm.energy import energy
+from pymc_rbm.estimators import binary_states
 from pymc_rbm.estimators.exact import log_marginal_visible
 from pymc_rbm.kernels import RBMState
 from pymc_rbm.kernels.operators import operator_alpha
@@ -64,7 +65,7 @@ def extended_target(params, betas, with_rest):
     return p / p.sum()
 
 
-def sweep_matrix(params, betas, with_rest, kernel="flip"):
+def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest):
     """Every replica moved independently: the product of per-replica matrices over the extended states."""
     k = len(betas)
     pv, ph = ht.joint_states(k * NV, k * NH)
@@ -72,7 +73,7 @@ def sweep_matrix(params, betas, with_rest, kernel="flip"):
     mats = [ht.transition_matrix(params, kernel, b) for b in betas]
     if with_rest:
         t_h, _ = ht.layer_matrices(params, kernel)
-        mats[-1] = t_h @ ht.informed_visible_matrix(params, log_rest, min(operator_alpha(kernel), INFORMED_MAX_ALPHA))
+        mats[-1] = t_h @ ht.informed_visible_matrix(params, rest, min(operator_alpha(kernel), INFORMED_MAX_ALPHA))
     T = np.ones((pv.shape[0], pv.shape[0]))
     for m, v, h in zip(mats, vs, hs):
         idx = ht.joint_index(v, h)
@@ -80,7 +81,7 @@ def sweep_matrix(params, betas, with_rest, kernel="flip"):
     return T
 
 
-def swap_matrix(params, betas, parity, with_rest, forget_rest=False):
+def swap_matrix(params, betas, parity, with_rest, forget_rest=False, rest=log_rest):
     """One swap round of the given parity (one pair per parity for K <= 3), the cold pair carrying L."""
     k = len(betas)
     pv, ph = ht.joint_states(k * NV, k * NH)
@@ -94,7 +95,7 @@ def swap_matrix(params, betas, parity, with_rest, forget_rest=False):
     (r,) = pairs
     log_ratio = (betas[r + 1] - betas[r]) * (energy(vs[r + 1], hs[r + 1], params) - energy(vs[r], hs[r], params))
     if with_rest and r + 1 == k - 1 and not forget_rest:
-        log_ratio += log_rest(vs[r]) - log_rest(vs[r + 1])
+        log_ratio += rest(vs[r]) - rest(vs[r + 1])
     accept = np.exp(np.minimum(log_ratio, 0.0))
     vs2, hs2 = list(vs), list(hs)
     vs2[r], vs2[r + 1], hs2[r], hs2[r + 1] = vs[r + 1], vs[r], hs[r + 1], hs[r]
@@ -393,3 +394,168 @@ def test_tuning_switches_to_the_posterior_ladder_where_the_rbm_needs_tempering()
     betas = np.stack(idata.sample_stats["betas"].values[0])
     k = idata.sample_stats["n_temperatures"].values[0, -1]
     assert k >= 3 and np.count_nonzero(betas[-1] == 1.0) == 1  # no separate replica of the RBM alone at beta = 1
+
+
+# ------------------------------------------- other terms that factorise over rows or units
+A_ROW = np.array([0.9, -1.3])
+Y_UNITS = np.array([0.8, -0.4])
+
+
+def log_rest_row(v):
+    """``log N(0 | v·A + D v_0 v_1, 1)`` up to a constant: a readout of each row (not a sum of per-unit terms)."""
+    v = np.asarray(v, dtype=np.float64)
+    return -0.5 * (v @ A_ROW + D * v[..., 0] * v[..., 1]) ** 2
+
+
+def evidence_of(s):
+    """Per-unit evidence of ``y_i ~ N(s v_i + 0.3, 1)`` at ``Y_UNITS``: ``log N(y | s + 0.3) - log N(y | 0.3)``."""
+    return 0.5 * ((Y_UNITS - 0.3) ** 2 - (Y_UNITS - 0.3 - s) ** 2)
+
+
+def evidence_target(params, betas, evidence):
+    """Replica ``r`` at ``exp(-β_r E(x) + evidence_r·v)``, independent: the extended target."""
+    pv, ph = ht.joint_states(len(betas) * NV, len(betas) * NH)
+    vs, hs = split(pv, ph, len(betas))
+    log_p = sum(-b * energy(v, h, params) + v @ ev for b, ev, v, h in zip(betas, evidence, vs, hs))
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
+def evidence_round_matrix(params, betas, evidence, parity, forget_evidence=False):
+    """Every replica's flip-the-state sweep of its own target, then the swaps of the round's parity."""
+    k = len(betas)
+    pv, ph = ht.joint_states(k * NV, k * NH)
+    vs, hs = split(pv, ph, k)
+    n = pv.shape[0]
+    sweep = np.ones((n, n))
+    for b, ev, v, h in zip(betas, evidence, vs, hs):
+        m = ht.transition_matrix(RBMParams(b * params.W, b * params.vbias + ev, b * params.hbias), "flip")
+        idx = ht.joint_index(v, h)
+        sweep *= m[idx[:, None], idx[None, :]]
+    swap = np.eye(n)
+    pairs = list(range(parity, k - 1, 2))
+    if pairs:
+        (r,) = pairs
+        log_ratio = (betas[r + 1] - betas[r]) * (energy(vs[r + 1], hs[r + 1], params) - energy(vs[r], hs[r], params))
+        if not forget_evidence:
+            log_ratio = log_ratio + (vs[r] - vs[r + 1]) @ (evidence[r + 1] - evidence[r])
+        accept = np.exp(np.minimum(log_ratio, 0.0))
+        vs2, hs2 = list(vs), list(hs)
+        vs2[r], vs2[r + 1], hs2[r], hs2[r + 1] = vs[r + 1], vs[r], hs[r + 1], hs[r]
+        swap = np.zeros((n, n))
+        swap[np.arange(n), extended_index(vs2, hs2)] += accept
+        swap[np.arange(n), np.arange(n)] += 1.0 - accept
+    return sweep @ swap
+
+
+#: The hot rungs carry the evidence of the shared parameter where the ladder was frozen (s = 1.5), the
+#: cold replica that of the current s = -0.7.
+FROZEN_S, CURRENT_S = 1.5, -0.7
+EVIDENCE_LADDER = np.array([0.0, 1.0, 1.0])
+
+
+def evidence_model(n_rows, free_s):
+    with pm.Model() as model:
+        v = RBM("v", *ladder_params(), shape=(n_rows, NV))
+        s = pm.Normal("s", 0.0, 1.0) if free_s else CURRENT_S
+        pm.Normal("y", s * v + 0.3, 1.0, observed=np.tile(Y_UNITS, (n_rows, 1)))
+    return model
+
+
+def ladder_params():
+    p = RBMParams.random(NV, NH, scale=2.5, rng=5)
+    return p.W, p.vbias, p.hbias
+
+
+def test_the_evidence_ladder_is_exact_with_its_shared_parameters_frozen(params):
+    """Hot rungs at the frozen evidence, the cold replica at the current one: every round leaves the
+    extended target invariant; swaps that ignore the two evidences' difference are caught."""
+    evidence = np.array([evidence_of(FROZEN_S), evidence_of(FROZEN_S), evidence_of(CURRENT_S)])
+    pi = evidence_target(params, EVIDENCE_LADDER, evidence)
+    rounds = [evidence_round_matrix(params, EVIDENCE_LADDER, evidence, p) for p in (0, 1)]
+    for t in rounds:
+        ht.assert_stationary(pi, t)
+    ht.assert_converges(pi, rounds[0] @ rounds[1])
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, evidence_round_matrix(params, EVIDENCE_LADDER, evidence, 1, forget_evidence=True))
+
+
+def evidence_round(step, k, parity, s):
+    """One round of the step from each listed extended state (a batch of rows), the point's s given."""
+
+    def kernel_fn(rng, state):
+        vs, hs = split(state.v.astype(np.float64), state.h.astype(np.float64), k)
+        point = {"v": start_round(step, vs, hs, parity)}
+        if s is not None:
+            point["s"] = np.array(s)
+        step.step(point)
+        rep = step._replicas
+        return RBMState(np.concatenate(list(rep.v), axis=1), np.concatenate(list(rep.h), axis=1))
+
+    return kernel_fn
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_step_follows_the_evidence_ladder_with_a_free_shared_parameter(params, parity):
+    n_draws = 30
+    n_rows = 2 ** (3 * (NV + NH)) * n_draws
+    with evidence_model(n_rows, free_s=True):
+        step = ReplicaExchange(betas=EVIDENCE_LADDER[:-1], adapt=False, sweeps=1)
+    assert step.tilted and step.tilt_frozen and np.array_equal(step.betas, EVIDENCE_LADDER)
+    step.setup_chain(np.random.default_rng(40 + parity), 0, 1)
+    step.ladder_tilt = np.tile(evidence_of(FROZEN_S), (n_rows, 1))
+    evidence = np.array([evidence_of(FROZEN_S), evidence_of(FROZEN_S), evidence_of(CURRENT_S)])
+    T = evidence_round_matrix(params, EVIDENCE_LADDER, evidence, parity)
+    ht.empirical_transition_check(evidence_round(step, 3, parity, CURRENT_S), T, 3 * NV, 3 * NH, n_draws=n_draws)
+
+
+def test_step_follows_the_evidence_ladder_when_it_tempers_the_whole_posterior(params):
+    """L involves only v: no separate cold replica, every rung carries the same evidence."""
+    betas, n_draws = np.array([0.0, 0.5, 1.0]), 30
+    n_rows = 2 ** (3 * (NV + NH)) * n_draws
+    with evidence_model(n_rows, free_s=False):
+        step = ReplicaExchange(betas=betas, adapt=False, sweeps=1)
+    assert step.tilted and not step.tilt_frozen and np.array_equal(step.betas, betas)
+    step.setup_chain(np.random.default_rng(44), 0, 1)
+    evidence = np.tile(evidence_of(CURRENT_S), (3, 1))
+    T = evidence_round_matrix(params, betas, evidence, 0)
+    ht.empirical_transition_check(evidence_round(step, 3, 0, None), T, 3 * NV, 3 * NH, n_draws=n_draws)
+
+
+def test_batched_step_follows_the_round_matrix_with_row_terms(params):
+    """A readout of each row: the cold replicas of all rows move and swap at once, with ratios of L_k alone."""
+    ladder, replicas, n_draws = np.array([0.0, 1.0]), np.array([0.0, 1.0, 1.0]), 30
+    n_rows = 2 ** (3 * (NV + NH)) * n_draws
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(n_rows, NV))
+        pm.Normal("y", (v * A_ROW).sum(axis=-1) + D * v[:, 0] * v[:, 1], 1.0, observed=np.zeros(n_rows))
+        step = ReplicaExchange(betas=ladder, adapt=False, sweeps=1)
+    assert step.row_wise and not step.tilted
+    step.setup_chain(np.random.default_rng(11), 0, 1)
+    for parity in (0, 1):
+        T = sweep_matrix(params, replicas, True, rest=log_rest_row) @ swap_matrix(
+            params, replicas, parity, True, rest=log_rest_row)
+        ht.empirical_transition_check(evidence_round(step, 3, parity, None), T, 3 * NV, 3 * NH, n_draws=n_draws)
+
+
+def test_rows_of_the_bundled_prior_match_their_enumerated_posteriors():
+    """Three latent 4x4 images seen through Gaussian readouts, pm.sample()'s defaults: per-pixel marginals
+    against enumeration of each row's 2^16 states."""
+    params = bundled_rbm()
+    rng = np.random.default_rng(3)
+    truth = bars_and_stripes(4)[[2, 17, 25]]
+    y = 2.0 * truth - 0.5 + rng.normal(0.0, 1.2, truth.shape)
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=y.shape)
+        pm.Normal("y", 2.0 * v - 0.5, 1.2, observed=y)
+        idata = pm.sample(draws=1500, tune=500, chains=2, cores=1, random_seed=5, progressbar=False,
+                          compute_convergence_checks=False)
+    states = binary_states(16)
+    log_prior = log_marginal_visible(params)
+    evidence = ((y + 0.5) ** 2 - (y + 0.5 - 2.0) ** 2) / (2 * 1.2**2)
+    for k in range(3):
+        log_post = log_prior + states @ evidence[k]
+        exact = np.exp(log_post - log_post.max())
+        exact = exact / exact.sum() @ states
+        sampled = idata.posterior["v"].values[:, :, k].reshape(-1, 16).mean(axis=0)
+        np.testing.assert_allclose(sampled, exact, atol=0.06)
