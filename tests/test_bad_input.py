@@ -281,6 +281,10 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Raises(ValueError, "start value of 'v' .* must be binary .* e.g. 2")),
     ("steps: binary initvals", lambda i: _sample_from([1, 0, 0, 0, 0, 1]),
      Ok(lambda r, i: set(np.unique(r.posterior["v"].values)) <= {0, 1})),
+    ("steps: WormholeMetropolis as the only step", lambda i: _wormholes(alone=True),
+     Warns(RuntimeWarning, "no other step moved \\['v'\\].* reducible", lambda r, i: r.posterior["v"].shape[1] == 110)),
+    ("steps: WormholeMetropolis with a local step stays quiet", lambda i: _wormholes(alone=False),
+     Ok(lambda r, i: len({tuple(x) for x in r.posterior["v"].values[0]}) > 16)),
     # --- estimators -----------------------------------------------------------------------------------
     ("estimators: log_z NaN (issue 15)", lambda i: est.log_likelihood(i["p"], i["data"], log_z=np.nan),
      Raises(ValueError, "log_z must be a finite real number")),
@@ -326,6 +330,10 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Raises(ValueError, "n_chains must be an integer of at least 2")),
     ("estimators: reverse ais from one row", lambda i: est.reverse_ais(i["p"], i["data"][:1], n_chains=None, schedule=10),
      Raises(ValueError, "at least 2 are needed")),
+    ("estimators: JAX reverse ais from one row", lambda i: _jax().reverse_ais(i["p"], i["data"][:1], n_chains=None, schedule=10),
+     Raises(ValueError, "at least 2 are needed")),
+    ("estimators: JAX reverse ais from no row", lambda i: _jax().reverse_ais(i["p"], i["data"][:0], schedule=10),
+     Raises(ValueError, "data has no rows")),
     ("estimators: rts with one chain", lambda i: est.rts(i["p"], n_chains=1), Raises(ValueError, "at least 2")),
     ("estimators: rts ladder", lambda i: est.rts(i["p"], betas=[0.5, 0.2]), Raises(ValueError, "betas must start")),
     ("estimators: sams with one run", lambda i: est.sams(i["p"], n_runs=1), Raises(ValueError, "at least 2")),
@@ -465,6 +473,22 @@ def _sample_from(start):
         v = RBM("v", p.W, p.vbias, p.hbias)
         return pm.sample(step=FlipTheState([v]), draws=5, tune=0, chains=1, cores=1, initvals={"v": start},
                          progressbar=False, random_seed=0, compute_convergence_checks=False)
+
+
+def _wormholes(alone: bool):
+    from pymc_rbm import WormholeMetropolis
+
+    p = RBMParams.random(6, 4, rng=0)
+    data = np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]])
+    with pm.Model():
+        v = RBM("v", p.W, p.vbias, p.hbias)
+        steps = [WormholeMetropolis([v], data=data)] + ([] if alone else [FlipTheState([v])])
+        return pm.sample(step=steps, draws=110, tune=0, chains=1, cores=1, progressbar=False, random_seed=0,
+                         compute_convergence_checks=False)
+
+
+def _jax():
+    return pytest.importorskip("pymc_rbm.jax")
 
 
 def _strong():

@@ -48,7 +48,7 @@ from pymc_rbm.validation import check_binary, check_positive_int
 
 _Progress = Progress  # under the name that tests/estimators/test_ais.py takes from this module
 
-__all__ = ["ais", "reverse_ais", "adaptive_schedule", "weights_summary"]
+__all__ = ["ais", "reverse_ais", "adaptive_schedule", "check_start_rows", "weights_summary"]
 # re-exported from _tempering (documented there): AnnealingPath, PilotRun, pilot_run, base_rate_vbias,
 # check_schedule, default_schedule, log_mean_exp
 
@@ -500,6 +500,33 @@ def ais(
     )
 
 
+def check_start_rows(n_rows: int, n_chains) -> int | None:
+    """``n_chains`` of a reverse AIS run started from ``n_rows`` rows of data, checked.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the starting data.
+    n_chains : int or None
+        At least 2 chains; None (one chain per row) needs at least 2 rows:
+        the standard error comes from the spread of the chains' weights.
+
+    Returns
+    -------
+    int or None
+    """
+    if n_rows == 0:
+        raise ValueError("data has no rows")
+    if n_chains is None:
+        if n_rows < 2:
+            raise ValueError(
+                f"n_chains=None starts one chain per row of data, which has {n_rows}; at least 2 are "
+                f"needed{_TWO_CHAINS}"
+            )
+        return None
+    return check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
+
+
 def reverse_ais(
     params: RBMParams,
     data,
@@ -570,18 +597,11 @@ def reverse_ais(
     if not isinstance(model, RBMParams):
         raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
     x = check_binary(data, model.n_visible, name="data").reshape(-1, model.n_visible)
-    if x.shape[0] == 0:
-        raise ValueError("data has no rows")
+    n_chains = check_start_rows(x.shape[0], n_chains)
     n_jobs = check_positive_int(n_jobs, "n_jobs")
     if n_chains is None:
-        if x.shape[0] < 2:
-            raise ValueError(
-                f"n_chains=None starts one chain per row of data, which has {x.shape[0]}; at least 2 are "
-                f"needed{_TWO_CHAINS}"
-            )
         rows = np.arange(x.shape[0])
     else:
-        n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
         rows = rng.choice(x.shape[0], size=n_chains, replace=n_chains > x.shape[0])
     betas = check_schedule(schedule)
     path = single_model_path(

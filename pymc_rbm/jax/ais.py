@@ -39,7 +39,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators.ais import base_rate_vbias, check_schedule, default_schedule, weights_summary
+from pymc_rbm.estimators.ais import (
+    base_rate_vbias,
+    check_schedule,
+    check_start_rows,
+    default_schedule,
+    weights_summary,
+)
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, x64_enabled
 from pymc_rbm.jax.sharding import chain_mesh, chain_sharding, padded_size, replicated
@@ -374,15 +380,13 @@ def reverse_ais(
         x = x[None, :]
     if x.ndim != 2 or x.shape[1] != params.n_visible:
         raise ValueError(f"data must have shape (n_samples, {params.n_visible}), got {x.shape}")
-    if x.shape[0] == 0:
-        raise ValueError("data has no rows")
     if not np.all((x == 0) | (x == 1)):
         raise ValueError("data must hold binary values (0 or 1)")
+    n_chains = check_start_rows(x.shape[0], n_chains)
     key_rows, key_run = jax.random.split(as_key(rng))
     if n_chains is None:
         rows = np.arange(x.shape[0])
     else:
-        n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
         rows = np.asarray(jax.random.choice(key_rows, x.shape[0], (n_chains,), replace=n_chains > x.shape[0]))
     betas = check_schedule(schedule)
     alpha = operator_alpha(operator)
