@@ -426,6 +426,8 @@ class RBMStep(BlockedStep):
         self.rest_terms = self.other_terms.names
         self._rest_fn = self.other_terms.fn
         self._rest_input_names = self.other_terms.input_names
+        # L factorises over the rows of a batched variable: its rows are corrected at once (_correct_rows)
+        self._row_terms = self.other_terms.structure is not None and len(self._shape) == 2 and self._shape[0] > 1
 
     def _setup_stats(self) -> None:
         batch = list(self._batch_shape)
@@ -686,6 +688,8 @@ class RBMStep(BlockedStep):
             d.accept_sum += unchanged
             d.accepted += unchanged
         v_int = d.v_int
+        if rows.size and self._row_terms:
+            return self._correct_rows(point, d, v, v_new, rows)
         for k in rows:
             old = v_int[k].copy()
             v_int[k] = v_new[k]
@@ -698,6 +702,26 @@ class RBMStep(BlockedStep):
             else:
                 v_int[k] = old
                 v_new[k] = v[k]
+        return v_new
+
+    def _correct_rows(self, point, d: _Correction, v, v_new, rows):
+        """:meth:`_correct` where ``L`` factorises over the rows, ``L(v) = Π_k L_k(v_k)``: row ``k``'s ratio is
+        ``L_k(v'_k) / L_k(v_k)`` whatever the other rows do, so the scan over the rows is one independent
+        Metropolis decision per row, made together from two vectorised evaluations of the row terms."""
+        shape = self._shape
+        new_int = d.v_int.copy()
+        new_int[rows] = v_new[rows]
+        values = self.other_terms.row_values(point, np.stack([d.v_int.reshape(shape), new_int.reshape(shape)]))
+        with np.errstate(invalid="ignore"):
+            log_ratio = values[1, rows] - values[0, rows]
+        log_ratio = np.where(values[0, rows] == -np.inf, np.inf, log_ratio)
+        d.accept_sum[rows] += acceptance_probability(log_ratio)
+        took = metropolis_accept(self.rng, log_ratio)
+        d.accepted[rows[took]] += 1.0
+        d.v_int[rows[took]] = v_new[rows[took]]
+        v_new[rows[~took]] = v[rows[~took]]
+        d.log_rest = self._log_rest(point, d.v_int) if np.isinf(d.log_rest) else (
+            d.log_rest + float(log_ratio[took].sum()))
         return v_new
 
     # ------------------------------------------------------ progress bar

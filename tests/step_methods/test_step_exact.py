@@ -89,13 +89,18 @@ def test_correcting_the_composed_flip_sweep_would_be_wrong(params):
 N_DRAWS = 600  # runs from each of the 32 joint states
 
 
-@pytest.fixture(scope="module")
-def batch_model(params):
-    """One RBM variable holding every (start state, run) as a row, and L(v) as a Potential."""
+@pytest.fixture(scope="module", params=["potential", "row terms"])
+def batch_model(params, request):
+    """One RBM variable holding every (start state, run) as a row, and L(v): a Potential of the whole value
+    (the rows corrected one after another), or one term per row (the rows corrected at once)."""
     n = 2 ** (NV + NH) * N_DRAWS
     with pm.Model() as model:
         v = RBM("v", params.W, params.vbias, params.hbias, shape=(n, NV))
-        pm.Potential("rest", (v @ C + D * v[:, 0] * v[:, 1] - E * v[:, 1] * v[:, 2]).sum())
+        rows = v @ C + D * v[:, 0] * v[:, 1] - E * v[:, 1] * v[:, 2]
+        if request.param == "potential":
+            pm.Potential("rest", rows.sum())
+        else:
+            pm.CustomDist("rest", rows, logp=lambda value, mu: mu, observed=np.zeros(n))
     return model
 
 
@@ -121,6 +126,7 @@ def test_step_follows_the_corrected_matrix(params, batch_model, kernel, cls, opt
     with batch_model:
         step = cls(record_hidden=True, **options)
     assert step.corrected and step.rest_terms == ["rest"]
+    assert step._row_terms == (step.other_terms.structure == "rows")
     step.setup_chain(np.random.default_rng(hash((str(kernel), moved)) % 2**32), 0, 1)
 
     def start(v, h):
