@@ -425,6 +425,12 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
                     eval_every=1),
      Warns(RuntimeWarning, "fixed point outside the physical domain",
            lambda r, i: r.stop_reason == "" and np.nanmax(r.history.diagnostics["unphysical"]) == 1.0)),
+    ("training: eval_method giving NaN at the start", lambda i: _fit(i["bas"], eval_method=lambda p: np.nan),
+     Raises(ValueError, "eval_method 'callable' returned log Z = nan for finite parameters")),
+    ("training: eval_method giving NaN later", lambda i: _fit(i["bas"], n_updates=6, eval_every=2,
+                                                              eval_method=_nan_after(2)),
+     Warns(RuntimeWarning, "fit stopped at update 4: eval_method 'callable' returned log Z = nan",
+           lambda r, i: r.stop_reason == "evaluation_failed" and r.n_updates == 4 and list(r.history.updates) == [0, 2])),
     ("training: callback stops", lambda i: _fit(i["bas"], n_updates=10, callback=lambda step: step.update == 4),
      Ok(lambda r, i: r.stopped_early and r.stop_reason == "callback" and r.n_updates == 4)),
     ("training: a callback stopping before the records are sized",
@@ -485,6 +491,17 @@ def _wormholes(alone: bool):
         steps = [WormholeMetropolis([v], data=data)] + ([] if alone else [FlipTheState([v])])
         return pm.sample(step=steps, draws=110, tune=0, chains=1, cores=1, progressbar=False, random_seed=0,
                          compute_convergence_checks=False)
+
+
+def _nan_after(n_calls: int):
+    """An eval_method that gives the exact log Z for ``n_calls`` calls, then NaN."""
+    calls = []
+
+    def log_z(p):
+        calls.append(1)
+        return est.log_partition(p).log_z if len(calls) <= n_calls else np.nan
+
+    return log_z
 
 
 def _jax():

@@ -19,7 +19,15 @@ Everything here is NumPy; nothing imports PyMC.
 """
 
 from pymc_rbm.training.boltzmann import BMFit, bm_kl_divergence, bm_model_moments, fit_boltzmann_machine
-from pymc_rbm.training.fitting import EXACT_EVAL_MAX_BITS, METHODS, FitResult, History, TrainingStep, fit
+from pymc_rbm.training.fitting import (
+    EXACT_EVAL_MAX_BITS,
+    METHODS,
+    EvaluationFailed,
+    FitResult,
+    History,
+    TrainingStep,
+    fit,
+)
 from pymc_rbm.training.gradients import (
     DETERMINISTIC_METHODS,
     Gradient,
@@ -42,6 +50,7 @@ from pymc_rbm.training.negative import (
 
 __all__ = [
     "fit",
+    "EvaluationFailed",
     "FitResult",
     "History",
     "TrainingStep",

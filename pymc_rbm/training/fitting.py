@@ -49,6 +49,7 @@ from pymc_rbm.validation import check_binary, check_positive_int, check_real
 
 __all__ = [
     "fit",
+    "EvaluationFailed",
     "FitResult",
     "History",
     "TrainingStep",
@@ -174,9 +175,12 @@ class FitResult:
     method : str
     operator : object
     stop_reason : str
-        ``""`` (ran to the end), ``"callback"``, ``"interrupted"`` (Ctrl-C)
-        or ``"diverged"`` (the learning rate was too large; ``params`` are
-        then the last parameters before the divergence).
+        ``""`` (ran to the end), ``"callback"``, ``"interrupted"`` (Ctrl-C),
+        ``"diverged"`` (the learning rate was too large; ``params`` are
+        then the last parameters before the divergence) or
+        ``"evaluation_failed"`` (``eval_method`` gave no finite ``log Z`` for
+        a record after the start; at the start that is an
+        :class:`EvaluationFailed` error).
     """
 
     params: RBMParams
@@ -258,6 +262,10 @@ def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormho
     else:
         betas = check_ladder(betas)
     return parallel_tempering(kernel, k, betas=betas, n_chains=n_chains, wormholes=wormholes)
+
+
+class EvaluationFailed(ValueError):
+    """The estimator of the log-likelihood records gave no finite ``log Z`` for finite parameters."""
 
 
 class _Evaluator:
@@ -371,8 +379,12 @@ class _Evaluator:
                 est = log_partition(params, self.method, rng=self.rng, **self.options)
         stderr = float(est.stderr) if isinstance(est, LogPartitionEstimate) else 0.0
         log_z = float(est)
-        if not math.isfinite(log_z):  # a diverged model: the record is NaN and stops training
-            return float("nan"), stderr
+        if not math.isfinite(log_z):  # the parameters are finite and bounded here (_Divergence): not the model's fault
+            raise EvaluationFailed(
+                f"eval_method {self.name!r} returned log Z = {log_z} for finite parameters, and the "
+                "log-likelihood records need a finite log Z: fix eval_method (or eval_options), or pass "
+                "eval_every=None for no records"
+            )
         return float(log_likelihood(params, self.data, log_z=log_z).mean()), stderr
 
 
@@ -665,7 +677,7 @@ def fit(
 
     W, vbias, hbias = (np.array(a, dtype=np.float64) for a in (params.W, params.vbias, params.hbias))
     velocity = [np.zeros_like(a) for a in (W, vbias, hbias)]
-    update, epoch, stop_reason = 0, 0, ""
+    update, epoch, stop_reason, failure = 0, 0, "", None
     divergence = _Divergence(params, learning_rate)
     warned_unphysical = False
     # eval_method="auto" with AIS: the record of the start waits until the first updates have been timed
@@ -714,7 +726,11 @@ def fit(
                 ll = np.nan
                 due = eval_every and not sizing and (update % eval_every == 0 or update == n_updates)
                 if due and (update == n_updates or evaluator.affords(sum(seconds) * n_updates / update)):
-                    ll = recorder.record(update, params)
+                    try:
+                        ll = recorder.record(update, params)
+                    except EvaluationFailed as err:  # the updates so far are kept: stop and say why
+                        stop_reason, failure = "evaluation_failed", err
+                        break
                     _show(bar, ll)
                     if divergence.log_likelihood(ll, recorder.best_ll, update):
                         stop_reason = "diverged"
@@ -726,7 +742,7 @@ def fit(
         if sizing and seconds and stop_reason != "diverged":  # stopped (callback) before the first updates were timed
             _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress)
             sizing = False
-        if stop_reason != "diverged" and not sizing:
+        if stop_reason not in ("diverged", "evaluation_failed") and not sizing:
             recorder.record(update, params)  # a no-op when this update was just recorded
 
     if guard.interrupted:
@@ -740,6 +756,13 @@ def fit(
         )
     elif stop_reason == "diverged":
         divergence.warn(recorder.best_update)
+    elif stop_reason == "evaluation_failed":
+        warnings.warn(
+            f"fit stopped at update {update}: {failure}. params are the parameters after update {update} "
+            "(stop_reason='evaluation_failed')",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return FitResult(
         params=params,
         history=recorder.history(),
