@@ -27,8 +27,8 @@ each round of ``n_sweeps`` sweeps the guesses are replaced by the estimates,
 which drives ``q(β)`` towards the prior: at the fixed point every β is
 visited equally often and ``ĉ_k = 1/K``.
 
-Why the seed's RTS "collapsed to β = 1"
----------------------------------------
+Why Zhang's (2016) RTS "collapsed to β = 1"
+-------------------------------------------
 Zhang (2016, §2.4.2) starts from ``Ẑ_k = 1``, reports that ``q(β | x)``
 concentrates on ``β = 1`` after a few draws and that the results do not
 converge, and falls back to drawing β uniformly. Running the real method from
@@ -51,7 +51,7 @@ models shows what happens:
 3. *The uniform-β fallback is biased.* With β drawn uniformly, independently of
    ``x``, the chain no longer samples ``q(x, β)``, so ``ĉ_k`` no longer
    estimates ``q(β_k)`` (it would only if the ``x`` chain sampled the mixture
-   ``Σ_k p_k / K`` exactly), which fits the seed's RTS errors of several nats.
+   ``Σ_k p_k / K`` exactly), which fits Zhang's RTS errors of several nats.
 
 So the real method works as published once it starts inside the region where
 its update contracts. ``init="ais"`` takes the guesses from a short AIS pilot
@@ -59,7 +59,7 @@ along the ladder, accurate to a fraction of a nat on small and medium models,
 with the chains spread over the ladder from the pilot's states; from the
 second round on, the draws are spread evenly over the ladder. All quantities
 are logarithms (``q(β | x)`` by log-sum-exp). ``init="flat"`` remains
-available to reproduce the seed's start; a warning is raised when the last
+available to reproduce Zhang's start; a warning is raised when the last
 round is still collapsed, since its estimate is then unreliable.
 
 Starting from BAR (the default)
@@ -490,7 +490,7 @@ def rts(
     """Rao-Blackwellized tempered sampling estimate of ``log Z`` (stochastic).
 
     See the module docstring for the method, the iterated update of the
-    guesses ``Ẑ_k`` and why the seed's version collapsed onto ``β = 1``.
+    guesses ``Ẑ_k`` and why Zhang's (2016) version collapsed onto ``β = 1``.
 
     Parameters
     ----------
@@ -528,7 +528,7 @@ def rts(
         equilibrated starting states, spread evenly over the ladder
         (:func:`bar_ladder`). ``"ais"``: guesses from the pilot run, the
         chains starting from its states; ``"flat"``: all equal to
-        ``log Z_1`` (the seed's start, for comparison); an array: those values
+        ``log Z_1`` (Zhang's (2016) start, for comparison); an array: those values
         (shifted so that the first is ``log Z_1``). The last three start from
         the pilot's states, spread over the ladder.
     n_start : int, default 18000
