@@ -15,12 +15,11 @@ and :meth:`SpinRBMParams.to_binary` map between the two forms exactly;
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from pymc_rbm.validation import check_float_array
+from pymc_rbm.validation import check_float_array, open_npz, read_npz_array
 
 __all__ = ["RBMParams", "SpinRBMParams"]
 
@@ -224,28 +223,16 @@ class RBMParams:
     def load(cls, path, *, dtype=np.float64) -> RBMParams:
         """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``).
 
-        ``path`` is a file name or an open binary file.
-
-        Pickled objects are refused.
+        ``path`` is a file name (``"model"`` finds the ``model.npz`` that
+        ``save("model")`` wrote) or an open binary file. Pickled objects are
+        refused, and so are empty, truncated or corrupt files, with a
+        ValueError that says so, before any array is allocated.
         """
-        source = path if hasattr(path, "read") else os.fspath(path)
-        try:
-            archive = np.load(source, allow_pickle=False)
-        except ValueError as err:  # not an .npz of plain arrays: pickled data (refused) or another format
-            raise ValueError(
-                f"{path} is not a parameter file written by RBMParams.save (an .npz of the arrays W, vbias, "
-                f"hbias); numpy says: {err}"
-            ) from None
-        if not isinstance(archive, np.lib.npyio.NpzFile):
-            raise ValueError(f"{path} holds a single array, not the arrays W, vbias, hbias of RBMParams.save")
-        with archive as f:
+        with open_npz(path, "a parameter file written by RBMParams.save (an .npz of the arrays W, vbias, hbias)") as f:
             missing = {"W", "vbias", "hbias"} - set(f.files)
             if missing:
                 raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
-            try:
-                arrays = [f[key] for key in ("W", "vbias", "hbias")]
-            except ValueError as err:  # object arrays need pickle, which is refused
-                raise ValueError(f"{path} holds pickled (object) arrays, which are refused: {err}") from None
+            arrays = [read_npz_array(f, key, path) for key in ("W", "vbias", "hbias")]
         return cls(*arrays, dtype=dtype)
 
     # ------------------------------------------------------------ spin form

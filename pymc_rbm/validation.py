@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import zipfile
 
 import numpy as np
 
-__all__ = ["check_binary", "check_bool", "check_float_array", "check_float_dtype", "check_positive_int", "check_real"]
+__all__ = [
+    "check_binary",
+    "check_bool",
+    "check_float_array",
+    "check_float_dtype",
+    "check_positive_int",
+    "check_real",
+    "open_npz",
+    "read_npz_array",
+]
 
 
 def check_binary(data, n_visible: int | None = None, *, name: str = "data", dtype=np.float64) -> np.ndarray:
@@ -210,3 +221,73 @@ def check_bool(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def open_npz(path, expected: str):
+    """An ``.npz`` archive opened without pickle, or an error that says what the file is instead.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or binary file
+        A name without the ``.npz`` suffix that :func:`numpy.savez` appends
+        is found too.
+    expected : str
+        What the file should hold, for the messages (e.g. "an .npz of the
+        arrays W, vbias, hbias").
+
+    Returns
+    -------
+    numpy.lib.npyio.NpzFile
+        Use it as a context manager; read arrays with :func:`read_npz_array`.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file (nor one with ``.npz`` appended).
+    ValueError
+        An empty, truncated or corrupt file, a single ``.npy`` array, a
+        pickle, or any other format.
+    """
+    source = path
+    if not hasattr(path, "read"):
+        source = os.fspath(path)
+        if not os.path.exists(source) and os.path.exists(f"{source}.npz"):
+            source = f"{source}.npz"  # what np.savez wrote for this name
+        if not os.path.exists(source):
+            raise FileNotFoundError(f"no such file: {path} (nor {path}.npz); expected {expected}")
+    try:
+        archive = np.load(source, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:  # empty, truncated, pickled, other formats
+        raise ValueError(f"{path} is not {expected}: it is empty, truncated or of another format ({err})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} holds a single array, not {expected}")
+    return archive
+
+
+def read_npz_array(archive, key: str, path) -> np.ndarray:
+    """The array ``key`` of an archive from :func:`open_npz`, checked against its stored size before it is read.
+
+    A header that announces more data than the archive holds (a truncated
+    or forged file) is refused before anything is allocated; so are
+    pickled (object) arrays and corrupt data.
+    """
+    try:
+        info = archive.zip.getinfo(f"{key}.npy")
+        with archive.zip.open(info) as member:
+            version = np.lib.format.read_magic(member)
+            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read_header(member)
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path}: the array {key!r} is corrupt or truncated ({err})") from None
+    if dtype.hasobject:
+        raise ValueError(f"{path} holds pickled (object) arrays, which are refused (array {key!r})")
+    n_bytes = math.prod(shape) * dtype.itemsize
+    if n_bytes > info.file_size:
+        raise ValueError(
+            f"{path}: the header of {key!r} announces shape {shape} of {dtype} ({n_bytes} bytes), but the "
+            f"archive holds only {info.file_size} bytes for it: the file is truncated or corrupt"
+        )
+    try:
+        return archive[key]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path}: the array {key!r} is corrupt or truncated ({err})") from None

@@ -63,6 +63,9 @@ def _inputs(tmp_path) -> dict:
     np.savez(tmp_path / "nan.npz", W=W_nan, vbias=np.zeros(6), hbias=np.zeros(4))
     np.savez(tmp_path / "pickled.npz", W=np.array([None, 1.0], dtype=object), vbias=np.zeros(2), hbias=np.zeros(2))
     (tmp_path / "text.npz").write_text("not an archive")
+    (tmp_path / "truncated.npz").write_bytes(good.read_bytes()[:200])
+    (tmp_path / "empty.npz").write_bytes(b"")
+    _forged_npz(tmp_path / "huge.npz")
     np.save(tmp_path / "one.npy", W)
     return {
         "W": W,
@@ -79,6 +82,21 @@ def _inputs(tmp_path) -> dict:
         "tmp": tmp_path,
         "good": good,
     }
+
+
+def _forged_npz(path) -> None:
+    """An archive whose W header announces a (10**6, 10**6) float64 array over a few bytes of data."""
+    import io
+    import zipfile
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (10**6, 10**6)})
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("W.npy", header.getvalue() + bytes(16))
+        for key, size in (("vbias", 6), ("hbias", 4)):
+            member = io.BytesIO()
+            np.save(member, np.zeros(size))
+            z.writestr(f"{key}.npy", member.getvalue())
 
 
 def _snapshot(inp: dict) -> dict:
@@ -173,7 +191,16 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("io: load a text file", lambda i: RBMParams.load(i["tmp"] / "text.npz"),
      Raises(ValueError, "not a parameter file written by RBMParams.save")),
     ("io: load a single .npy array", lambda i: RBMParams.load(i["tmp"] / "one.npy"),
-     Raises(ValueError, "single array, not the arrays W, vbias, hbias")),
+     Raises(ValueError, "single array, not a parameter file written by RBMParams.save")),
+    ("io: load a truncated file", lambda i: RBMParams.load(i["tmp"] / "truncated.npz"),
+     Raises(ValueError, "truncated.npz is not a parameter file .* empty, truncated or of another format")),
+    ("io: load an empty file", lambda i: RBMParams.load(i["tmp"] / "empty.npz"),
+     Raises(ValueError, "empty.npz is not a parameter file .* empty, truncated")),
+    ("io: load a header claiming a huge shape", lambda i: RBMParams.load(i["tmp"] / "huge.npz"),
+     Raises(ValueError, r"header of 'W' announces shape \(1000000, 1000000\) .* holds only \d+ bytes")),
+    ("io: load the name given to save", lambda i: RBMParams.load(i["tmp"] / "good"), Ok(lambda r, i: r == i["p"])),
+    ("io: load a missing name", lambda i: RBMParams.load(i["tmp"] / "absent"),
+     Raises(FileNotFoundError, "absent .*nor .*absent.npz")),
     ("io: load a missing file", lambda i: RBMParams.load(i["tmp"] / "absent.npz"), Raises(FileNotFoundError, "absent")),
     ("io: load into int", lambda i: RBMParams.load(i["good"], dtype=np.int64), Raises(ValueError, "dtype")),
     ("io: MNIST path missing", lambda i: ds.load_mnist(i["tmp"] / "mnist.npz"),
@@ -217,6 +244,9 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("distribution: exact beyond the model's limit", lambda i: _rbm(np.zeros((30, 25)), np.zeros(30), np.zeros(25),
                                                                     log_partition="exact"),
      Raises(est.EnumerationTooLarge, r"2\*\*25 .* limit of 2\*\*20")),
+    ("distribution: exact log Z of 1024 hidden units", lambda i: _rbm(_huge().W, np.zeros(1100), np.zeros(1024),
+                                                                     log_partition="exact"),
+     Raises(est.EnumerationTooLarge, r"2\*\*1024 = 1.8e\+308 states")),
     ("distribution: log_partition name", lambda i: _rbm(i["W"], i["b"], i["c"], log_partition="ais"),
      Raises(ValueError, "log_partition must be 'auto', 'exact'")),
     ("distribution: NaN log_partition", lambda i: _rbm(i["W"], i["b"], i["c"], log_partition=np.nan),
@@ -345,6 +375,16 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("estimators: default limit", lambda i: est.log_partition(i["big"], "exact"), Raises(est.EnumerationTooLarge, r"2\*\*40")),
     ("estimators: enumeration too slow (issue 15)", lambda i: _too_slow(i),
      Raises(est.EnumerationTooLarge, "estimated to take .* MAX_ENUMERATION_SECONDS")),
+    ("estimators: exact log Z of 1024 hidden units", lambda i: est.log_partition(_huge(), "exact"),
+     Raises(est.EnumerationTooLarge, r"2\*\*1024 = 1.8e\+308 states, more than the limit")),
+    ("estimators: log-likelihood of 1024 hidden units", lambda i: est.log_likelihood(_huge(), np.zeros((1, 1100))),
+     Raises(est.EnumerationTooLarge, r"2\*\*1024")),
+    ("estimators: exact moments of 1024 hidden units", lambda i: est.moments_exact(_huge()),
+     Raises(est.EnumerationTooLarge, r"2\*\*1024")),
+    ("estimators: exact draws of 1024 hidden units", lambda i: est.sample_visible_exact(_huge(), 2),
+     Raises(est.EnumerationTooLarge, r"2\*\*1024")),
+    ("estimators: 1500 hidden units with max_bits=5000", lambda i: est.log_partition_exact(_huge(1500), max_bits=5000),
+     Raises(est.EnumerationTooLarge, r"2\*\*1500 = 3.51e\+451 states\) needs about .*e\+443 GiB")),
     ("estimators: exact of an array", lambda i: est.log_partition_exact(i["W"]), Raises(TypeError, "RBMParams")),
     ("estimators: visible layer too large", lambda i: est.log_marginal_visible(RBMParams(np.zeros((30, 2)), np.zeros(30), np.zeros(2))),
      Raises(est.EnumerationTooLarge, "visible layer")),
@@ -502,6 +542,11 @@ def _nan_after(n_calls: int):
         return est.log_partition(p).log_z if len(calls) <= n_calls else np.nan
 
     return log_z
+
+
+def _huge(n_hidden: int = 1024):
+    """An RBM whose smaller layer (``n_hidden`` units) is beyond what a float counts: 2**1024 overflows."""
+    return RBMParams(np.zeros((n_hidden + 76, n_hidden)), np.zeros(n_hidden + 76), np.zeros(n_hidden))
 
 
 def _jax():

@@ -13,6 +13,7 @@ the most significant bit of the state's index.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections import OrderedDict
@@ -129,12 +130,26 @@ def enumeration_cost(n_bits: int, n_other: int | None = None, n_threads: int | N
     """
     n_states = 2**n_bits
     threads = n_threads or default_threads()
-    seconds = None if n_other is None else n_states * n_other / (ENUMERATION_RATE * threads)
+    seconds = None
+    if n_other is not None:
+        try:  # 2**n_bits is beyond a float from 1024 bits on
+            seconds = math.ldexp(n_other / (ENUMERATION_RATE * threads), n_bits)
+        except OverflowError:
+            seconds = math.inf
     return EnumerationCost(n_states, n_states * _BYTES_PER_STATE + _WORKSPACE_BYTES, _available_memory(), seconds)
 
 
-def _gib(n_bytes: float) -> str:
-    return f"{n_bytes / 2**30:.3g} GiB"
+def _approx(n) -> str:
+    """``n`` to three significant digits, also an integer beyond the range of a float."""
+    if isinstance(n, int) and n.bit_length() > 1000:
+        exp10 = math.log10(n)
+        return f"{10 ** (exp10 % 1):.3g}e+{math.floor(exp10)}"
+    return f"{n:.3g}"
+
+
+def _gib(n_bytes) -> str:
+    big = isinstance(n_bytes, int) and n_bytes.bit_length() > 1000
+    return f"{_approx(n_bytes >> 30 if big else n_bytes / 2**30)} GiB"
 
 
 def check_enumerable(
@@ -172,18 +187,18 @@ def check_enumerable(
     )
     if n_bits > max_bits:
         raise EnumerationTooLarge(
-            f"exact enumeration of {what} needs 2**{n_bits} = {2.0**n_bits:.3g} states, more than the "
+            f"exact enumeration of {what} needs 2**{n_bits} = {_approx(2**n_bits)} states, more than the "
             f"limit of 2**{max_bits} (raise max_bits if you have the time and memory); {instead}"
         )
     cost = enumeration_cost(n_bits, n_other)
     if cost.available_bytes is not None and cost.bytes > cost.available_bytes:
         raise EnumerationTooLarge(
-            f"exact enumeration of {what} (2**{n_bits} = {2.0**n_bits:.3g} states) needs about "
+            f"exact enumeration of {what} (2**{n_bits} = {_approx(2**n_bits)} states) needs about "
             f"{_gib(cost.bytes)} of memory, but only {_gib(cost.available_bytes)} are available; {instead}"
         )
     if cost.seconds is not None and cost.seconds > MAX_ENUMERATION_SECONDS:
         raise EnumerationTooLarge(
-            f"exact enumeration of {what} (2**{n_bits} = {2.0**n_bits:.3g} states, each summed over "
+            f"exact enumeration of {what} (2**{n_bits} = {_approx(2**n_bits)} states, each summed over "
             f"{n_other} units) is estimated to take {cost.seconds:.3g} s, more than "
             f"MAX_ENUMERATION_SECONDS = {MAX_ENUMERATION_SECONDS:g} s; {instead}"
         )
