@@ -1,4 +1,4 @@
-"""examples/mh_gaussian_seed004.py (Zhang 2016, section 1) runs in its short form and its output makes sense."""
+"""examples/mh_gaussian.py (Zhang 2016, section 1) runs in its short form and its output makes sense."""
 
 import math
 import runpy
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mh_gaussian_seed004.py"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mh_gaussian.py"
 
 
 @pytest.fixture(scope="module")

@@ -56,10 +56,10 @@ per second gives the smaller error in the same time.
 Prints two tables (accuracy, efficiency) and the report's figures beside them;
 writes nothing::
 
-    ./dev python examples/mh_gaussian_seed004.py                      # 50 runs of 10 000 draws, about a minute
-    ./dev python examples/mh_gaussian_seed004.py --runs 20 --seed 7   # other runs
-    ./dev python examples/mh_gaussian_seed004.py --scale 1.8          # same fixed step size for both
-    ./dev python examples/mh_gaussian_seed004.py --short              # 3 runs of 2000 draws (the test)
+    ./dev python examples/mh_gaussian.py                      # 50 runs of 10 000 draws, about a minute
+    ./dev python examples/mh_gaussian.py --runs 20 --seed 7   # other runs
+    ./dev python examples/mh_gaussian.py --scale 1.8          # same fixed step size for both
+    ./dev python examples/mh_gaussian.py --short              # 3 runs of 2000 draws (the test)
 """
 
 from __future__ import annotations
