@@ -19,7 +19,9 @@ pays the one-off enumeration within its own wall time, as a user's first
 ``pm.sample()`` does; later ones find it cached where they use it.
 
 Samplers (``--samplers``): ``default`` is ``pm.sample()`` with no ``step``;
-``FlipTheState`` names that step. Add a sampler to :data:`SAMPLERS` (a
+``FlipTheState`` and ``ReplicaExchange`` name those steps (with their
+defaults; the latter was ``pm.sample()``'s choice for these models before
+:class:`~pymc_rbm.step_methods.ExactDraws`). Add a sampler to :data:`SAMPLERS` (a
 function of the RBM variable that returns a step, or None for the default)
 and a model to :data:`MODELS` (its reference, ``"exact"`` here) to extend
 the table.
@@ -53,8 +55,14 @@ def _flip_the_state(v):
     return FlipTheState([v])
 
 
+def _replica_exchange(v):
+    from pymc_rbm import ReplicaExchange
+
+    return ReplicaExchange([v])
+
+
 #: sampler label -> function(RBM variable) -> step (None: pm.sample's own choice)
-SAMPLERS = {"default": lambda v: None, "FlipTheState": _flip_the_state}
+SAMPLERS = {"default": lambda v: None, "FlipTheState": _flip_the_state, "ReplicaExchange": _replica_exchange}
 
 
 class _Records(logging.Handler):
