@@ -301,3 +301,22 @@ def test_the_bundled_model_gets_exact_draws():
     with pm.Model() as model:
         RBM("v", params.W, params.vbias, params.hbias)
         assert list(assign_step_methods(model)[1]) == [ExactDraws]
+
+
+def test_parallel_chains_and_pickling(params):
+    """The step travels to worker processes (pickled) and its chains do not depend on the process."""
+    import cloudpickle
+
+    with pm.Model():
+        RBM("v", params.W, params.vbias, params.hbias, shape=(2, NV))
+        step = ExactDraws()
+        copy = cloudpickle.loads(cloudpickle.dumps(step))
+        outs = []
+        for s in (step, copy):
+            s.setup_chain(np.random.default_rng(0), 0, 5)
+            outs.append([s.step({"v": np.zeros((2, NV), dtype=np.int64)})[0]["v"] for _ in range(5)])
+        np.testing.assert_array_equal(outs[0], outs[1])
+        kw = dict(draws=30, tune=10, chains=2, progressbar=False, compute_convergence_checks=False, random_seed=3)
+        one = pm.sample(cores=1, **kw)
+        two = pm.sample(cores=2, **kw)
+    np.testing.assert_array_equal(one.posterior["v"].values, two.posterior["v"].values)
