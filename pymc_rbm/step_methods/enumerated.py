@@ -58,8 +58,10 @@ __all__ = ["ExactDraws", "EXACT_DRAWS_MAX_BITS", "EXACT_DRAWS_MAX_SECONDS", "exa
 EXACT_DRAWS_MAX_BITS = 22
 
 #: Longest estimated one-off enumeration (:func:`~pymc_rbm.estimators.exact.enumeration_cost`, in seconds) for
-#: which ``pm.sample`` picks :class:`ExactDraws` by itself. 784 x 20 (``2**20`` states) is estimated at 1.4 s on
-#: two threads and took 2.8 s; 784 x 22 is estimated at 5.5 s.
+#: which ``pm.sample`` picks :class:`ExactDraws` by itself. On two threads 784 x 20 (``2**20`` states) is
+#: estimated at 1.4 s and took 2.8 s; 784 x 21 and 784 x 22, estimated at 2.7 and 5.5 s, took 11 and 22 s on a
+#: machine loaded by other jobs (load 3 on 2 cores): still well under what replica exchange needs on such
+#: models, and paid once.
 EXACT_DRAWS_MAX_SECONDS = 10.0
 
 
