@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pymc_rbm.validation import check_float_array, open_npz, read_npz_array
+from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
 
 __all__ = ["RBMParams", "SpinRBMParams"]
 
@@ -164,7 +164,7 @@ class RBMParams:
         n_visible, n_hidden : int
             Layer sizes.
         scale : float, default 1.0
-            Weights are drawn uniformly from ``[-scale, scale]`` (the
+            Finite and >= 0. Weights are drawn uniformly from ``[-scale, scale]`` (the
             setting of Brügge, Fischer & Igel 2013, Fig. 3) or, with ``distribution="normal"``,
             from a normal distribution with standard deviation ``scale``.
         bias_scale : float, optional
@@ -178,8 +178,9 @@ class RBMParams:
         -------
         RBMParams
         """
+        scale = check_real(scale, "scale", 0.0)
+        bias_scale = scale if bias_scale is None else check_real(bias_scale, "bias_scale", 0.0)
         rng = np.random.default_rng(rng)
-        bias_scale = scale if bias_scale is None else bias_scale
         if distribution == "uniform":
             draw = lambda s, shape: rng.uniform(-s, s, size=shape)  # noqa: E731
         elif distribution == "normal":

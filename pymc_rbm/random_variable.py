@@ -24,6 +24,7 @@ from pymc.logprob.abstract import _logprob
 from pytensor.gradient import grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
+from pytensor.raise_op import Assert
 from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.energy import RBMTensors, free_energy
@@ -218,6 +219,9 @@ def core_parameters(*params):
 def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
     [value] = values
     W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
+    W = Assert("W must have vbias.size rows and hbias.size columns (check pm.Data or pm.set_data that resized W)")(
+        W, pt.eq(W.shape[0], vbias.shape[0]), pt.eq(W.shape[1], hbias.shape[0])
+    )
     logp = -free_energy(value, RBMTensors(W, vbias, hbias))
     if op.log_partition == "exact":
         logp = logp - LogPartition(op.max_bits)(W, vbias, hbias)

@@ -16,6 +16,7 @@ __all__ = [
     "check_float_dtype",
     "check_positive_int",
     "check_real",
+    "check_sampling_dtype",
     "open_npz",
     "read_npz_array",
 ]
@@ -145,6 +146,14 @@ def check_float_dtype(dtype, name: str = "dtype") -> np.dtype:
             f"{name} must be a real floating type (float64 or float32), got {dt}: "
             + ("integers would truncate the values" if dt.kind in "biu" else "the parameters are real numbers")
         )
+    return dt
+
+
+def check_sampling_dtype(dtype, name: str = "dtype") -> np.dtype:
+    """``dtype`` as float64 or float32, the types the sampling kernels run in, or a ValueError."""
+    dt = check_float_dtype(dtype, name)
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise ValueError(f"{name} must be float64 or float32 (the types the sampling kernels run in), got {dt}")
     return dt
 
 

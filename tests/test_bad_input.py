@@ -176,6 +176,13 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Raises(ValueError, "W contains .* non-finite")),
     ("params: unknown random law", lambda i: RBMParams.random(3, 2, distribution="cauchy"),
      Raises(ValueError, "distribution must be")),
+    ("params: random with scale inf", lambda i: RBMParams.random(3, 2, scale=np.inf),
+     Raises(ValueError, "scale must be a finite real number, got inf")),
+    ("params: random with scale -1", lambda i: RBMParams.random(3, 2, scale=-1), Raises(ValueError, r"scale must lie in \[0.0")),
+    ("params: random with bias_scale NaN", lambda i: RBMParams.random(3, 2, bias_scale=np.nan),
+     Raises(ValueError, "bias_scale must be a finite")),
+    ("params: random with scale 0 is all zeros", lambda i: RBMParams.random(3, 2, scale=0.0, rng=0),
+     Ok(lambda r, i: not r.W.any() and not r.vbias.any())),
     ("params: from_sklearn of something else", lambda i: RBMParams.from_sklearn(object()),
      Raises(ValueError, "components_")),
     ("params: spin NaN", lambda i: SpinRBMParams(i["W_nan"], i["b"], i["c"]), Raises(ValueError, "J contains")),
@@ -247,6 +254,10 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("distribution: exact log Z of 1024 hidden units", lambda i: _rbm(_huge().W, np.zeros(1100), np.zeros(1024),
                                                                      log_partition="exact"),
      Raises(est.EnumerationTooLarge, r"2\*\*1024 = 1.8e\+308 states")),
+    ("distribution: pm.Data W resized against a fixed hbias (logp)", lambda i: _resized_data_w("logp"),
+     Raises(AssertionError, "W must have vbias.size rows and hbias.size columns")),
+    ("distribution: pm.Data W resized against a fixed hbias (draws)", lambda i: _resized_data_w("draw"),
+     Raises(ValueError, r"hbias has shape \(4,\), but W of shape \(6, 5\) needs \(5,\)")),
     ("distribution: log_partition name", lambda i: _rbm(i["W"], i["b"], i["c"], log_partition="ais"),
      Raises(ValueError, "log_partition must be 'auto', 'exact'")),
     ("distribution: NaN log_partition", lambda i: _rbm(i["W"], i["b"], i["c"], log_partition=np.nan),
@@ -355,6 +366,9 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("estimators: ais integer dtype", lambda i: est.ais(i["p"], dtype=np.int64, schedule=10), Raises(ValueError, "dtype")),
     ("estimators: ais non-binary data", lambda i: est.ais(i["p"], data=i["half"], schedule=10),
      Raises(ValueError, "data must be binary")),
+    ("estimators: ais float16", lambda i: est.ais(i["p"], dtype=np.float16, schedule=10),
+     Raises(ValueError, "dtype must be float64 or float32 .* got float16")),
+    ("estimators: rts float16", lambda i: est.rts(i["p"], dtype=np.float16), Raises(ValueError, "float64 or float32")),
     ("estimators: ais operator", lambda i: est.ais(i["p"], operator="metropolis", schedule=10), Raises(ValueError, "operator")),
     ("estimators: reverse ais with one chain", lambda i: est.reverse_ais(i["p"], i["data"], n_chains=1, schedule=10),
      Raises(ValueError, "n_chains must be an integer of at least 2")),
@@ -471,6 +485,18 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
                                                               eval_method=_nan_after(2)),
      Warns(RuntimeWarning, "fit stopped at update 4: eval_method 'callable' returned log Z = nan",
            lambda r, i: r.stop_reason == "evaluation_failed" and r.n_updates == 4 and list(r.history.updates) == [0, 2])),
+    ("training: PT chains into PCD", lambda i: _fit(i["bas"], method="pcd", chains=_fit(i["bas"], method="pt").chains),
+     Raises(ValueError, "chains= holds a TemperedState, but method 'pcd' continues a RBMState")),
+    ("training: PCD chains of another model", lambda i: _fit(i["bas"], n_hidden=5, method="pcd",
+                                                             chains=_fit(i["bas"], method="pcd").chains),
+     Raises(ValueError, r"chains= have the shapes .* do not fit method 'pcd'")),
+    ("training: PT chains of another ladder", lambda i: _fit(i["bas"], method="pt", n_temperatures=3,
+                                                             chains=_fit(i["bas"], method="pt").chains),
+     Raises(ValueError, "do not fit method 'pt'")),
+    ("training: chains given to CD", lambda i: _fit(i["bas"], method="cd", chains=_fit(i["bas"], method="pcd").chains),
+     Raises(ValueError, "method 'cd' keeps no persistent chains")),
+    ("training: PCD chains resumed", lambda i: _fit(i["bas"], method="pcd", chains=_fit(i["bas"], method="pcd").chains),
+     Ok(lambda r, i: r.n_updates == 3)),
     ("training: callback stops", lambda i: _fit(i["bas"], n_updates=10, callback=lambda step: step.update == 4),
      Ok(lambda r, i: r.stopped_early and r.stop_reason == "callback" and r.n_updates == 4)),
     ("training: a callback stopping before the records are sized",
@@ -547,6 +573,16 @@ def _nan_after(n_calls: int):
 def _huge(n_hidden: int = 1024):
     """An RBM whose smaller layer (``n_hidden`` units) is beyond what a float counts: 2**1024 overflows."""
     return RBMParams(np.zeros((n_hidden + 76, n_hidden)), np.zeros(n_hidden + 76), np.zeros(n_hidden))
+
+
+def _resized_data_w(what: str):
+    """An RBM on a pm.Data W of 4 columns, resized to 5 against its fixed hbias of 4, then evaluated."""
+    with pm.Model() as model:
+        W = pm.Data("W", np.zeros((6, 4)))
+        v = RBM("v", W, np.zeros(6), np.zeros(4), log_partition=1.0)
+        logp = model.compile_logp()
+        pm.set_data({"W": np.zeros((6, 5))})
+        return logp({"v": np.zeros(6, dtype=np.int64)}) if what == "logp" else pm.draw(v)
 
 
 def _jax():

@@ -79,7 +79,7 @@ from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary, check_float_dtype, check_positive_int
+from pymc_rbm.validation import check_binary, check_positive_int, check_sampling_dtype
 
 __all__ = [
     "default_schedule",
@@ -333,7 +333,7 @@ class AnnealingPath:
         b = np.asarray(base_vbias, dtype=np.float64)
         if b.shape != (nv,) or not np.all(np.isfinite(b)):
             raise ValueError(f"base_vbias must be {nv} finite numbers, got shape {b.shape}")
-        self.dtype = np.dtype(dtype)
+        self.dtype = check_sampling_dtype(dtype)
         #: the visible operator's mixture weight α (0 for Gibbs) and its layer rule
         self.alpha = operator_alpha(operator)
         self.rule = operator_rule(operator)
@@ -698,7 +698,7 @@ def annealing_path(
     >>> path = annealing_path(p, operator="flip", dtype="float32")
     >>> round(ais(path, n_chains=50, n_steps=500, rng=0).log_z, 1)  # doctest: +SKIP
     """
-    dtype = check_float_dtype(dtype)
+    dtype = check_sampling_dtype(dtype)
     if isinstance(models, RBMParams):
         first = models
     elif isinstance(models, (list, tuple)) and models and all(isinstance(m, RBMParams) for m in models):

@@ -666,6 +666,8 @@ def fit(
     phase = _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options)
     if chains is None:
         chains = phase.init(train_rng, v, params, batch_size or n_samples)
+    else:
+        _check_chains(chains, phase.init(np.random.default_rng(0), v, params, batch_size or n_samples), phase.name)
 
     evaluator = None
     if eval_every:
@@ -774,6 +776,30 @@ def fit(
         operator=operator if method in SAMPLING_METHODS else None,
         stop_reason=stop_reason,
     )
+
+
+def _check_chains(chains, template, method: str) -> None:
+    """Refuse persistent chains that ``method`` cannot continue (of another method, model or ladder).
+
+    ``template`` is what the method would start from: the chains must be of
+    its type, with the same shapes but for the number of chains.
+    """
+    def shapes(state):
+        return [np.shape(a)[:-2] + np.shape(a)[-1:] for a in (state.v, state.h) if a is not None]
+
+    if template is None:
+        raise ValueError(f"method {method!r} keeps no persistent chains (only 'pcd' and 'pt' do); got chains= of type {type(chains).__name__}")
+    if type(chains) is not type(template):
+        raise ValueError(
+            f"chains= holds a {type(chains).__name__}, but method {method!r} continues a {type(template).__name__}: "
+            f"pass the chains of an earlier fit(..., method={method!r}) of this model, or none"
+        )
+    if shapes(chains) != shapes(template):
+        raise ValueError(
+            f"chains= have the shapes {[np.shape(chains.v), np.shape(chains.h)]} (v, h), which do not fit method "
+            f"{method!r} on this model (it needs {[np.shape(template.v), np.shape(template.h)]}, but for the number "
+            "of chains): pass the chains of an earlier run of the same method, model and ladder"
+        )
 
 
 def _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress) -> int:
