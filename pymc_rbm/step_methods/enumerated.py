@@ -48,7 +48,7 @@ from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import rbm_params_of
-from pymc_rbm.step_methods.base import RBMStep, is_rbm_variable
+from pymc_rbm.step_methods.base import RBMStep
 from pymc_rbm.step_methods.tempered import has_constant_parameters
 
 __all__ = ["ExactDraws", "EXACT_DRAWS_MAX_BITS", "EXACT_DRAWS_MAX_SECONDS", "exact_draws_pay"]
@@ -63,6 +63,9 @@ EXACT_DRAWS_MAX_BITS = 22
 #: machine loaded by other jobs (load 3 on 2 cores): still well under what replica exchange needs on such
 #: models, and paid once.
 EXACT_DRAWS_MAX_SECONDS = 10.0
+
+#: Draws of at most this many bytes are recognised by their bytes when they come back (as RBMStep does).
+_BYTES_COMPARED = 16384
 
 
 def _layer_sizes(W) -> tuple[int, int] | None:
@@ -266,7 +269,7 @@ class ExactDraws(RBMStep):
         free_energy = -(v @ self.params.vbias) - softplus(a_h).sum(axis=-1)
         v_out = v.astype(self._out_dtype)
         c.visible_state, c.hidden_state, c.hidden_input, c.visible_input = v, h, a_h, None
-        c.left_bytes = v_out.tobytes() if v_out.nbytes <= 16384 else None
+        c.left_bytes = v_out.tobytes() if v_out.nbytes <= _BYTES_COMPARED else None
         n_hidden_changed = self._all_hidden if h_prev is None else count_changes(h, h_prev)
         stats = self._chain_stats(free_energy, count_changes(v_out, v_in), n_hidden_changed, accept, accepted, moved)
         stats["n_states"] = self.n_states
