@@ -542,27 +542,6 @@ def draw(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_inc
     return n_incremental
 
 @njit(cache=True, nogil=True)
-def energies(v, h, W, vbias, hbias):  # pragma: no cover - compiled
-    """``E(v, h) = -v·W·h - vbias·v - hbias·h`` of replicas ``(K, B, ·)``: shape (K, B)."""
-    k_, b_ = v.shape[0], v.shape[1]
-    out = np.empty((k_, b_))
-    for r in range(k_):
-        for b in range(b_):
-            e = 0.0
-            for j in range(h.shape[2]):
-                if h[r, b, j] != 0.0:
-                    s = hbias[j]
-                    for i in range(v.shape[2]):
-                        if v[r, b, i] != 0.0:
-                            s += W[i, j]
-                    e -= s
-            for i in range(v.shape[2]):
-                e -= v[r, b, i] * vbias[i]
-            out[r, b] = e
-    return out
-
-
-@njit(cache=True, nogil=True)
 def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
                    labels, swap_sum, swap_n, evidence, has_evidence):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
@@ -585,23 +564,40 @@ def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, p
     n_b = v.shape[1]
     n_h = h.shape[2]
     n_v = v.shape[2]
-    a_h = np.empty((1, n_h))
-    a_v = np.empty((1, n_v))
+    a_h = np.empty(n_h)
+    a_v = np.empty(n_v)
+    raw = np.empty(n_v)
+    e = np.empty((n_swept, n_b))
     for r in range(n_swept):
         beta = betas[r]
         for b in range(n_b):
-            sum_rows(a_h, v[r, b:b + 1], W, hbias)
-            for j in range(n_h):
-                a_h[0, j] *= beta
-            update_layer(u[r, b, :n_h], h[r, b], a_h[0], alpha, gibbs, h[r, b])
-            sum_rows(a_v, h[r, b:b + 1], W_T, vbias)
+            x, y = v[r, b], h[r, b]
+            a_h[:] = hbias
             for i in range(n_v):
-                a_v[0, i] *= beta
+                if x[i] != 0.0:
+                    for j in range(n_h):
+                        a_h[j] += W[i, j]
+            for j in range(n_h):
+                a_h[j] *= beta
+            update_layer(u[r, b, :n_h], y, a_h, alpha, gibbs, y)
+            raw[:] = vbias
+            e_h = 0.0
+            for j in range(n_h):
+                if y[j] != 0.0:
+                    e_h += hbias[j]
+                    for i in range(n_v):
+                        raw[i] += W_T[j, i]
+            for i in range(n_v):
+                a_v[i] = beta * raw[i]
             if has_evidence:
                 for i in range(n_v):
-                    a_v[0, i] += evidence[r, b, i]
-            update_layer(u[r, b, n_h:], v[r, b], a_v[0], alpha, gibbs, v[r, b])
-    e = energies(v[:n_swept], h[:n_swept], W, vbias, hbias)
+                    a_v[i] += evidence[r, b, i]
+            update_layer(u[r, b, n_h:], x, a_v, alpha, gibbs, x)
+            e_v = 0.0  # E(v, h) = -hbias·h - v·(vbias + W·h), from the activation of the new h
+            for i in range(n_v):
+                if x[i] != 0.0:
+                    e_v += raw[i]
+            e[r, b] = -(e_h + e_v)
     for r in range(parity, n_swept - 1, 2):
         for b in range(n_b):
             log_ratio = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])
