@@ -139,6 +139,8 @@ def test_the_demo_warm_up_drops_only_the_short_run_warning():
     handler.emit = records.append
     logger = logging.getLogger("pymc.sampling.mcmc")
     logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)  # whatever an earlier script set on "pymc" (examples/wormholes.py quietens it)
     p = RBMParams.random(4, 2, rng=0)
     try:
         with pm.Model():
@@ -152,6 +154,7 @@ def test_the_demo_warm_up_drops_only_the_short_run_warning():
                 logger.warning("another warning")
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(level)
     messages = [r.getMessage() for r in records]
     assert "another warning" in messages and not any("samples per chain" in m for m in messages)
     assert not logger.filters  # the filter is gone after the warm-up
