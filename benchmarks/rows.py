@@ -102,6 +102,7 @@ def timing_rows(params, rows, samplers, *, draws, tune, bgm_max_rows, seed):
             if sampler == "BGM" and n_rows > bgm_max_rows:
                 print(f"{n_rows:>6} {sampler:>8}  skipped (more than --bgm-max-rows={bgm_max_rows} rows)")
                 continue
+            sample(model, sampler, draws=5, tune=5, chains=1, seed=seed)  # compiled code loaded, not timed
             idata, _ = sample(model, sampler, draws=draws, tune=tune, chains=1, seed=seed)
             ms = 1e3 * idata.posterior.attrs["sampling_time"] / (draws + tune)
             first.setdefault(sampler, (n_rows, ms))

@@ -74,14 +74,44 @@ neighbours swap with ``exp((β_{r+1} - β_r)(U_{r+1} - U_r))``,
 crossed at high temperature too, rather than only through the one swap into
 the cold replica.
 
+**Per-unit evidence: the RBM tempered, the evidence kept.** Where ``log L``
+is a sum of terms that each involve one unit of one row (Gaussian or
+Bernoulli readouts of every pixel; found from the model's graph by
+:mod:`pymc_rbm.step_methods.structure`), ``L(v) ∝ exp(δ(θ)·v)`` row by row
+with the per-unit evidence ``δ_{ki} = log L_{ki}(1) - log L_{ki}(0)``, which
+may depend on other free variables ``θ``. Replica ``r`` then targets
+
+    p_r(x) ∝ exp(-β_r E(x) + δ̂·v),      the cold replica  p(x) exp(δ(θ)·v),
+
+an RBM whose visible units carry the evidence untempered: the bottom rung
+(``β = 0``) is the evidence alone, independent units drawn exactly by one
+sweep, and a row whose posterior has several modes crosses between them
+there. The hot rungs' evidence ``δ̂`` is ``δ`` at the shared parameters where
+the ladder was last adapted, frozen with it after tuning; when ``L`` involves
+no free variable but ``v``, ``δ̂ = δ`` and the top rung is the cold replica,
+else the cold replica sits above the top rung (both at ``β = 1``) and that
+pair swaps with ``exp((δ(θ) - δ̂)·(v_a - v_b))``. The hot targets involve no
+free variable, so ``θ``'s conditional is the model's own and NUTS on it stays
+exact; neighbours swap with ``exp((β_{r+1} - β_r)(E_{r+1} - E_r) + (ev_{r+1} -
+ev_r)·(v_r - v_{r+1}))`` (``ev`` a rung's evidence). Every replica's update is
+the operator's exact layer update on its own logits, so nothing is
+corrected, and the rounds of all rows and rungs run in one compiled call
+(:func:`~pymc_rbm.kernels.compiled.tempered_round`). The tuning measures
+``Λ`` on this ladder: tempering is decided by the barrier of what is
+sampled, the posterior of each row. A unit value that ``L`` rules out
+(``δ = ±inf``) enters as ``±1e300``, whose probability is 0 in float64.
+
 **Hidden refresh.** As for every RBM step: when the incoming point's ``v``
 is not the one the step left, the cold replica's ``h`` is redrawn from
 ``p(h | v)`` before it is used.
 
 A batch of chains (``shape=(B, n_visible)``) has one ladder per row. With
-``L``, the cold replica's moves and swaps are made row by row, each with
-``L`` evaluated at the batch where only that row changed (exact for any
-``L``, as in :mod:`pymc_rbm.step_methods.base`).
+``L`` that factorises over the rows, ``L(v) = Π_k L_k(v_k)``, the cold
+replicas of all rows move and swap at once, each accepted by its own
+``L_k``, from a few vectorised evaluations of the row terms per round. Other
+``L`` (terms that couple rows) is evaluated row by row, at the batch where
+only that row changed (exact for any ``L``, as in
+:mod:`pymc_rbm.step_methods.base`).
 """
 
 from __future__ import annotations

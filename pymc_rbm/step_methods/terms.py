@@ -187,7 +187,7 @@ class OtherTerms:
         Parameters
         ----------
         point : dict
-        states : ndarray of shape (n_states, *shape)
+        states : ndarray of shape (n_states, n_rows, n_visible)
             Values of the variable stacked on a new first axis, in its dtype.
 
         Returns
@@ -212,7 +212,7 @@ class OtherTerms:
         Parameters
         ----------
         point : dict
-        states : ndarray of shape (n_states, *shape)
+        states : ndarray of shape (n_states, n_rows, n_visible)
             Values of the variable, in its dtype.
 
         Returns
