@@ -79,6 +79,17 @@ print(json.dumps({"log_z": e.log_z, "stderr": e.stderr, "interrupted": e.diagnos
                   "done": e.diagnostics["n_rounds_done"], "warnings": caught}))
 """
 
+MOMENTS = """
+from pymc_rbm import RBMParams
+from pymc_rbm.estimators import moments_sampling
+p = RBMParams.random(12, 6, scale=0.5, rng=0)
+moments_sampling(p, n_chains=10, n_sweeps=5, burn_in=5, rng=0)  # compiles the kernels before the clock starts
+ready()
+m = moments_sampling(p, n_chains=10, n_sweeps=10**8, burn_in=int(sys.argv[1]), rng=0)
+print(json.dumps({"v": m.v.tolist(), "interrupted": m.diagnostics["interrupted"], "n_sweeps": m.diagnostics["n_sweeps"],
+                  "warnings": caught}))
+"""
+
 
 def _interrupt(script: str, *args: str, delay: float = 0.3, timeout: float = 120.0) -> dict:
     """Run ``script`` in a child Python, send SIGINT ``delay`` s after it prints READY, return its JSON line."""
@@ -169,3 +180,13 @@ def test_an_interrupt_that_surfaces_from_compiled_code_is_still_an_interrupt():
         with StopOnInterrupt() as inner:
             raise KeyboardInterrupt
     assert outer.interrupted and not inner.interrupted
+
+
+def test_ctrl_c_during_moments_sampling_returns_the_average_so_far():
+    out = _interrupt(MOMENTS, "0", delay=1.0)
+    assert out["interrupted"] and 0 < out["n_sweeps"] < 10**8
+    assert all(0.0 <= x <= 1.0 for x in out["v"])
+    assert any("moments_sampling was interrupted (Ctrl-C)" in w for w in out["warnings"]), out["warnings"]
+    burn = _interrupt(MOMENTS, str(10**8), delay=1.0)  # still in the burn-in: nothing averaged
+    assert burn["interrupted"] and burn["n_sweeps"] == 0
+    assert any("no sweep was averaged" in w for w in burn["warnings"]), burn["warnings"]

@@ -20,10 +20,11 @@ forgotten its start: check the ``r_hat``-like ratio in the diagnostics).
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
-from pymc_rbm._runtime import Progress
+from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.energy import mean_hiddens, mean_visibles
 from pymc_rbm.estimators.exact import ExactMoments
 from pymc_rbm.kernels import flip_sweep, gibbs_sweep, init_state
@@ -72,6 +73,27 @@ def _start(rng: np.random.Generator, params: RBMParams, n_chains: int, init) -> 
     return x[rows]
 
 
+def _add_block(totals, vs, ps, qs, filled: int):
+    """``totals`` with the first ``filled`` sweeps of the block buffers added (a new tuple)."""
+    sum_v, sum_h, sum_vh, n = totals
+    v, p, q = vs[:, :filled], ps[:, :filled], qs[:, :filled]
+    return sum_v + q.sum(axis=1), sum_h + p.sum(axis=1), sum_vh + np.matmul(v.transpose(0, 2, 1), p), n + filled
+
+
+def _warn_interrupted(n_done: int, burn_in: int, n_sweeps: int, seconds: float) -> None:
+    what = (
+        f"the moments average the {n_done} sweeps done after the burn-in (diagnostics['n_sweeps'])"
+        if n_done
+        else f"during the burn-in of {burn_in} sweeps, so no sweep was averaged and the moments are NaN"
+    )
+    warnings.warn(
+        f"moments_sampling was interrupted (Ctrl-C) after {seconds:.1f} s, {n_done} of {n_sweeps} sweeps: {what} "
+        "(diagnostics['interrupted'] is True)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
 def moments_sampling(
     params: RBMParams,
     *,
@@ -115,7 +137,9 @@ def moments_sampling(
     -------
     SampledMoments
         The means over chains and sweeps of the Rao-Blackwellized averages
-        (module docstring), their standard errors and diagnostics.
+        (module docstring), their standard errors and diagnostics. Ctrl-C
+        stops the run: the sweeps done so far are averaged, with a warning
+        (``diagnostics["interrupted"]``, ``diagnostics["n_sweeps"]``).
 
     Examples
     --------
@@ -146,28 +170,32 @@ def moments_sampling(
 
     state = init_state(rng, _start(rng, params, n_chains, init), params)
     nv, nh = params.n_visible, params.n_hidden
-    sum_v = np.zeros((n_chains, nv))
-    sum_h = np.zeros((n_chains, nh))
-    sum_vh = np.zeros((n_chains, nv, nh))
-    vs = np.empty((n_chains, min(block, n_sweeps), nv))
-    ps = np.empty((n_chains, min(block, n_sweeps), nh))
-    with Progress(burn_in + n_sweeps, "moments", progress) as bar:
+    rows = min(block, n_sweeps)
+    vs, ps, qs = np.empty((n_chains, rows, nv)), np.empty((n_chains, rows, nh)), np.empty((n_chains, rows, nv))
+    # (sum of E[v | h], sum of E[h | v], sum of v E[h | v]ᵀ, sweeps in them): replaced whole, never updated in
+    # place, so that a Ctrl-C at any point leaves them consistent; the block buffers hold the sweeps since
+    totals = (np.zeros((n_chains, nv)), np.zeros((n_chains, nh)), np.zeros((n_chains, nv, nh)), 0)
+    written = 0
+    with StopOnInterrupt() as guard, Progress(burn_in + n_sweeps, "moments", progress) as bar:
         for _ in range(burn_in):
             state, _ = sweep(rng, state, params)
             bar.advance()
-        filled = 0
-        for t in range(n_sweeps):
+        for _ in range(n_sweeps):
             state, _ = sweep(rng, state, params)
-            vs[:, filled] = state.v
-            ps[:, filled] = mean_hiddens(state.v, params)  # E[h | v]
-            sum_v += mean_visibles(state.h, params)  # E[v | h]
-            filled += 1
-            if filled == vs.shape[1] or t == n_sweeps - 1:
-                sum_h += ps[:, :filled].sum(axis=1)
-                sum_vh += np.matmul(vs[:, :filled].transpose(0, 2, 1), ps[:, :filled])
-                filled = 0
+            row = written - totals[3]
+            vs[:, row] = state.v
+            ps[:, row] = mean_hiddens(state.v, params)  # E[h | v]
+            qs[:, row] = mean_visibles(state.h, params)  # E[v | h]
+            written += 1
+            if written - totals[3] == rows or written == n_sweeps:
+                totals = _add_block(totals, vs, ps, qs, written - totals[3])
             bar.advance()
-    chain = ExactMoments(v=sum_v / n_sweeps, h=sum_h / n_sweeps, vh=sum_vh / n_sweeps)
+    if guard.interrupted:
+        totals = _add_block(totals, vs, ps, qs, written - totals[3])  # the sweeps of the unfinished block
+        _warn_interrupted(totals[3], burn_in, n_sweeps, time.perf_counter() - t0)
+    sum_v, sum_h, sum_vh, n_done = totals
+    with np.errstate(invalid="ignore", divide="ignore"):  # no sweep averaged (Ctrl-C in the burn-in): NaN
+        chain = ExactMoments(v=sum_v / n_done, h=sum_h / n_done, vh=sum_vh / n_done)
     mean = ExactMoments(*(x.mean(axis=0) for x in chain))
     stderr = ExactMoments(*(x.std(axis=0, ddof=1) / np.sqrt(n_chains) for x in chain))
     spread = np.concatenate([stderr.v, stderr.h]) * np.sqrt(n_chains)
@@ -178,8 +206,9 @@ def moments_sampling(
         stderr=stderr,
         diagnostics={
             "n_chains": n_chains,
-            "n_sweeps": n_sweeps,
+            "n_sweeps": n_done,
             "burn_in": burn_in,
+            "interrupted": guard.interrupted,
             "operator": alpha,
             "seconds": time.perf_counter() - t0,
             "chain_means": chain,
