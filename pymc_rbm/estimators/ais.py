@@ -201,7 +201,7 @@ def _anneal(
         log_w += step * dv
         a = state.hidden_input
         t = a * dt.type(step)
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # inf, NaN and log1p(-1): redone below
             np.expm1(t, out=t)
             t *= sig
             inc = np.log1p(t).sum(axis=-1, dtype=np.float64)

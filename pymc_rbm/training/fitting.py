@@ -340,6 +340,17 @@ class _Evaluator:
         steps = int(min(max(steps, lo), hi))
         self.options["n_steps"] = steps
         self.needs_sizing = False
+        records = n_records(eval_every) * (fixed + steps * per_step)
+        if records > budget:  # even the fewest, shortest records are over budget: say so, bar or no bar
+            warnings.warn(
+                f"fit: the {n_records(eval_every)} log-likelihood records (AIS with {n_chains} chains x {steps} "
+                f"steps each) will take about {records:.3g} s, more than the "
+                f"{budget:.3g} s allowed ({EVAL_BUDGET:g} x the {seconds_per_update * n_updates:.3g} s of "
+                f"training), after {time.perf_counter() - t_start:.3g} s spent timing them; pass "
+                "eval_every=None for no records, or eval_method/eval_options for cheaper ones",
+                RuntimeWarning,
+                stacklevel=4,
+            )
         self.note = (
             f"log-likelihood records: AIS with {n_chains} chains x {steps} steps every {eval_every} updates, "
             f"about {n_records(eval_every) * (fixed + steps * per_step):.3g} s in all for about "
