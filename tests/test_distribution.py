@@ -259,3 +259,41 @@ def test_mnist_test_log_likelihood_through_pymc(mnist_model, binarized_mnist_tes
     v = RBM.dist(params.W, params.vbias, params.hbias)
     assert log_partition_mode(v) == "exact"
     assert pm.logp(v, test.astype(np.int64)).eval().mean() == pytest.approx(expected, abs=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore:Data in v contains missing values:UserWarning")
+def test_missing_cells_are_imputed_from_the_exact_conditional():
+    """NaN cells of observed data: PyMC imputes them (its Metropolis; the RBM steps take whole rows only)."""
+    from pymc.step_methods import Metropolis
+
+    from pymc_rbm import FlipTheState
+
+    p = RBMParams.random(6, 3, scale=1.5, rng=0)
+    data = np.array([[1.0, np.nan, 0.0, 1.0, np.nan, 0.0], [0, 1, 1, 0, 0, 1]])
+    with pm.Model() as model:
+        RBM("v", p.W, p.vbias, p.hbias, observed=data)
+        (free,) = model.free_RVs
+        assert free.name == "v_unobserved" and FlipTheState.competence(free) == 0  # not an RBM variable
+        idata = pm.sample(draws=3000, tune=500, chains=1, cores=1, step=Metropolis([free]), progressbar=False,
+                          random_seed=1, compute_convergence_checks=False)
+    draws = idata.posterior["v_unobserved"].values.reshape(-1, 2)
+    assert set(np.unique(draws)) <= {0, 1}
+    completions = np.array([[a, b] for a in (0, 1) for b in (0, 1)])
+    rows = np.tile(np.nan_to_num(data[0]), (4, 1))
+    rows[:, [1, 4]] = completions
+    exact = np.exp(-free_energy(rows, p) - logsumexp(-free_energy(rows, p)))
+    seen = np.array([np.mean((draws == c).all(axis=1)) for c in completions])
+    assert 0.5 * np.abs(seen - exact).sum() < 0.06, (seen, exact)
+
+
+@pytest.mark.filterwarnings("ignore:Data in v contains missing values:UserWarning")
+def test_missing_rows_are_an_rbm_variable_for_the_rbm_steps():
+    from pymc_rbm import FlipTheState
+
+    p = RBMParams.random(6, 3, rng=0)
+    data = np.array([[np.nan] * 6, [0, 1, 1, 0, 0, 1], [np.nan] * 6])
+    with pm.Model() as model:
+        RBM("v", p.W, p.vbias, p.hbias, observed=np.ma.masked_invalid(data))
+    (free,) = model.free_RVs
+    assert free.name == "v_unobserved" and model.initial_point()["v_unobserved"].shape == (2, 6)
+    assert FlipTheState.competence(free) > 0
