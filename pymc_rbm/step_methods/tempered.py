@@ -323,9 +323,7 @@ class ReplicaExchange(RBMStep):
         # compiled rounds loop over replicas and rows; for many chains of a large RBM BLAS products win
         small = self._n_chains == 1 or self.n_visible * self.n_hidden <= 2**17
         self.compiled_rounds = bool(self.compiled and small)
-        self.tilted = bool(
-            self.corrected and self.informed and self.compiled and self.other_terms.structure == "units"
-        )
+        self.tilted = self.evidence_draws
         self.tilt_frozen = self.tilted and self.other_terms.input_names != [self._name]
         self.row_wise = bool(
             self.corrected and self.informed and self._n_chains > 1 and not self.tilted
@@ -385,7 +383,6 @@ class ReplicaExchange(RBMStep):
         self.barrier = np.nan
         self._replicas = None  # TemperedState of (K, B, ·), the cold replica last
         self._tilt = None  # the informed move's tilt at the cold state (a single chain only)
-        self._unit_tilt = None  # per-unit evidence at the point's other inputs: (their values, tilt)
         self.ladder_tilt = None  # the hot rungs' per-unit evidence (tilted mode): frozen with the ladder
         self.ladder_draw = 0
         self.ladder_tune = 0
@@ -571,16 +568,6 @@ class ReplicaExchange(RBMStep):
             if k > 1:
                 self._count_round_trips()
         return self._draw_result(point, v_start, h_start, refreshed, self._ones, self._ones, swap_sum, swap_n)
-
-    def _evidence(self, point) -> np.ndarray:
-        """The per-unit evidence ``δ`` at the point, shape (n_chains, n_visible); kept while ``L``'s inputs stay."""
-        others = [point[name] for name in self._rest_input_names if name != self._name]
-        cache = self._unit_tilt
-        if cache is not None and all(np.array_equal(a, b) for a, b in zip(others, cache[0])):
-            return cache[1]
-        tilt = self.other_terms.unit_tilt(point, self._shape, self._out_dtype)
-        self._unit_tilt = ([np.array(a, copy=True) for a in others], tilt)
-        return tilt
 
     def _draw_result(self, point, v_start, h_start, refreshed, accept, accept_rate, swap_sum, swap_n):
         """The new point, the draw's stats and the per-pair swap acceptance (NaN where not attempted)."""
@@ -920,8 +907,8 @@ class ReplicaExchange(RBMStep):
             new = equalized_ladder(ladder, rejection, int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1))))
             if self.can_temper_likelihood:  # the RBM needs tempering: temper the whole posterior from now on
                 self.posterior_ladder = True
-        if self.tilted and self._unit_tilt is not None:  # the hot rungs' evidence: the current draw's
-            self.ladder_tilt = self._unit_tilt[1]
+        if self.tilted and self.carried.evidence is not None:  # the hot rungs' evidence: the current draw's
+            self.ladder_tilt = self.carried.evidence[1]
         self._move_replicas(self._with_cold(new))
 
     def _move_replicas(self, new: np.ndarray) -> None:

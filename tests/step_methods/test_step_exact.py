@@ -276,3 +276,41 @@ def test_step_reevaluates_L_when_the_other_terms_move(params):
     i, j = ht.joint_index(v1, h1), ht.joint_index(point["v"], recorded_hidden(point, stats))
     counts = np.bincount(i * v0.shape[0] + j, minlength=v0.shape[0] ** 2).reshape(v0.shape[0], -1)
     ht.assert_frequencies(counts, corrected_matrix(params, "flip"))  # L at s = 1 is log_rest
+
+
+# ------------------------------------------------------------ per-unit evidence
+Y_UNITS = np.array([0.9, -0.6, 0.2])
+
+
+@pytest.mark.parametrize("kernel, cls, options", KERNELS, ids=[str(k) for k, _, _ in KERNELS])
+def test_per_unit_evidence_is_swept_exactly_as_visible_logits(params, kernel, cls, options):
+    """Readouts of every unit: each sweep is the operator's update of the RBM whose visible biases carry the
+    evidence, with nothing to correct; against its exact matrix, and the RBM's own matrix must fail."""
+    n_draws = 400
+    n = 2 ** (NV + NH) * n_draws
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(n, NV))
+        pm.Normal("y", 1.3 * v - 0.2, 0.8, observed=np.tile(Y_UNITS, (n, 1)))
+        step = cls(record_hidden=True, **options)
+    assert step.evidence_draws
+    step.setup_chain(np.random.default_rng(17), 0, 1)
+    evidence = ((Y_UNITS + 0.2) ** 2 - (Y_UNITS + 0.2 - 1.3) ** 2) / (2 * 0.8**2)
+    tilted = RBMParams(params.W, params.vbias + evidence, params.hbias)
+
+    def kernel_fn(rng, state):
+        v, h = state.v.astype(np.float64), state.h.astype(np.float64)
+        s = step.sampling_state
+        s.visible_state, s.hidden_state = v, h
+        s.hidden_input, s.visible_input = hidden_activation(v, params), visible_activation(h, params)
+        step.sampling_state = s
+        point, stats = step.step({"v": v.astype(np.int64)})
+        assert stats[0]["accept"].min() == 1.0
+        return RBMState(point["v"], recorded_hidden(point, stats))
+
+    K = ht.transition_matrix(tilted, kernel)
+    check = ht.empirical_transition_check(kernel_fn, K, NV, NH, n_draws=n_draws)
+    assert check.n_impossible == 0
+    pi = ht.joint_distribution(tilted)
+    ht.assert_stationary(pi, K)
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, ht.transition_matrix(params, kernel))
