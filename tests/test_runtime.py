@@ -77,11 +77,11 @@ def _estimates_with_threads(n: int, monkeypatch) -> list[float]:
     big = RBMParams.random(40, 13, rng=1)  # enough outer steps for the enumeration to use threads
     ex._CACHE.clear()
     with threadpool_limits(limits=n, user_api="blas"):
-        start = np.random.default_rng(2).integers(0, 2, (70, 10)).astype(float)
-        out = [
-            ais(p, n_chains=70, schedule=60, rng=3, n_jobs=n),
-            reverse_ais(p, start, schedule=60, rng=3, n_jobs=n),
-            bar(p, n_chains=70, n_steps=60, rng=3),  # default n_jobs: $PYMC_RBM_NUM_THREADS
+        start = np.random.default_rng(2).integers(0, 2, (140, 10)).astype(float)
+        out = [  # 140 chains: three blocks (CHAINS_PER_BLOCK)
+            ais(p, n_chains=140, schedule=60, rng=3, n_jobs=n),
+            reverse_ais(p, start, n_chains=None, schedule=60, rng=3, n_jobs=n),
+            bar(p, n_chains=140, n_steps=60, rng=3),  # default n_jobs: $PYMC_RBM_NUM_THREADS
             rts(p, n_chains=40, n_rounds=2, n_sweeps=30, n_pilot=30, n_start=60, rng=3),
             sams(p, n_sweeps=60, n_pilot=30, n_start=60, rng=3),
             log_partition_exact(big, n_threads=n),

@@ -486,15 +486,16 @@ def test_path_sweep_carries_activations(dtype):
 
 def test_threads_run_fixed_blocks_of_chains_with_spawned_generators():
     """Blocks of chains fixed by their number, each the serial annealing on its own spawned generator."""
-    from pymc_rbm._runtime import chain_blocks
+    from pymc_rbm._runtime import CHAINS_PER_BLOCK, chain_blocks
     from pymc_rbm.estimators.ais import _anneal_in_threads
 
     p = _model(15, 6, 1.5)
     path = AnnealingPath(p, base_rate_vbias(p))
-    v0 = path.sample_base(np.random.default_rng(0), 71)
+    n = 2 * CHAINS_PER_BLOCK + 7
+    v0 = path.sample_base(np.random.default_rng(0), n)
     betas = np.linspace(0.0, 1.0, 101)
     quiet = _Progress(0, "", False)
-    blocks, kids = chain_blocks(71, np.random.default_rng(7))
+    blocks, kids = chain_blocks(n, np.random.default_rng(7))
     assert len(blocks) == 3
     parts = [_anneal(path, kid, v0[b], betas, quiet, record=[50, 100]) for b, kid in zip(blocks, kids)]
     for n_jobs in (1, 2, 3, 8):
