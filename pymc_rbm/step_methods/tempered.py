@@ -233,6 +233,8 @@ class ReplicaExchange(RBMStep):
         units by the operator's update on their logits tilted by those terms
         (exact flip differences, one vectorised evaluation of the terms per
         proposal; flip-the-state weight at most ``INFORMED_MAX_ALPHA``);
+        where those terms are per-unit evidence, every replica carries it in
+        its logits and no move needs correcting (module docstring).
         ``False`` uses the RBM's own update, accepted by the likelihood ratio.
     sweeps : int or "auto", default "auto"
         Rounds (a sweep of every replica and a swap round) per draw;
