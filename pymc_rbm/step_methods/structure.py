@@ -115,27 +115,26 @@ def _subtensor(node, i):
     return lambda a: moves[a] if a < rest else a - rest + out
 
 
+#: The op types whose effect on the axes is known, and the rule of each (first match wins).
+_RULES = (
+    (Elemwise, _elemwise),
+    (DimShuffle, _dimshuffle),
+    (CAReduce, _reduce),
+    ((CheckAndRaise, SpecifyShape), _first_input),
+    (Alloc, _alloc),
+    (Dot, _dot),
+    (Blockwise, _matmul),
+    (Subtensor, _subtensor),
+)
+
+
 def _rule(node, i):
     """How input ``i`` of ``node`` maps its axes to the output's, or None where no rule is known."""
-    op = node.op
     if len(node.outputs) != 1:
         return None
-    if isinstance(op, Elemwise):
-        return _elemwise(node, i)
-    if isinstance(op, DimShuffle):
-        return _dimshuffle(node, i)
-    if isinstance(op, CAReduce):
-        return _reduce(node, i)
-    if isinstance(op, (CheckAndRaise, SpecifyShape)):
-        return _first_input(node, i)
-    if isinstance(op, Alloc):
-        return _alloc(node, i)
-    if isinstance(op, Dot):
-        return _dot(node, i)
-    if isinstance(op, Blockwise):
-        return _matmul(node, i)
-    if isinstance(op, Subtensor):
-        return _subtensor(node, i)
+    for types, rule in _RULES:
+        if isinstance(node.op, types):
+            return rule(node, i)
     return None
 
 

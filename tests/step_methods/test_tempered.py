@@ -335,31 +335,43 @@ def posterior_target(params, betas):
     return p / p.sum()
 
 
-def posterior_round_matrix(params, betas, parity, forget_rest=False):
-    """Every replica makes the informed move of [p L]^beta, then the swaps of U = E - log L."""
-    k = len(betas)
+def ladder_round_matrix(replica_matrices, parity, swap_log_ratio):
+    """One round of a ladder over the extended states: every replica moved by its own matrix, then the swap
+    of the round's parity (one pair for K <= 3) accepted with ``swap_log_ratio(r, vs, hs)``."""
+    k = len(replica_matrices)
     pv, ph = ht.joint_states(k * NV, k * NH)
     vs, hs = split(pv, ph, k)
     n = pv.shape[0]
     sweep = np.ones((n, n))
-    for b, v, h in zip(betas, vs, hs):
-        pb = tempered_params(params, b)
-        t_h, _ = ht.layer_matrices(pb, "flip")
-        m = t_h @ ht.informed_visible_matrix(pb, lambda x, b=b: b * log_rest(x), INFORMED_MAX_ALPHA)
+    for m, v, h in zip(replica_matrices, vs, hs):
         idx = ht.joint_index(v, h)
         sweep *= m[idx[:, None], idx[None, :]]
     swap = np.eye(n)
     pairs = list(range(parity, k - 1, 2))
     if pairs:
         (r,) = pairs
-        u = [energy(v, h, params) - (0.0 if forget_rest else log_rest(v)) for v, h in zip(vs, hs)]
-        accept = np.exp(np.minimum((betas[r + 1] - betas[r]) * (u[r + 1] - u[r]), 0.0))
+        accept = np.exp(np.minimum(swap_log_ratio(r, vs, hs), 0.0))
         vs2, hs2 = list(vs), list(hs)
         vs2[r], vs2[r + 1], hs2[r], hs2[r + 1] = vs[r + 1], vs[r], hs[r + 1], hs[r]
         swap = np.zeros((n, n))
         swap[np.arange(n), extended_index(vs2, hs2)] += accept
         swap[np.arange(n), np.arange(n)] += 1.0 - accept
     return sweep @ swap
+
+
+def posterior_round_matrix(params, betas, parity, forget_rest=False):
+    """Every replica makes the informed move of [p L]^beta, then the swaps of U = E - log L."""
+    mats = []
+    for b in betas:
+        pb = tempered_params(params, b)
+        t_h, _ = ht.layer_matrices(pb, "flip")
+        mats.append(t_h @ ht.informed_visible_matrix(pb, lambda x, b=b: b * log_rest(x), INFORMED_MAX_ALPHA))
+
+    def log_ratio(r, vs, hs):
+        u = [energy(v, h, params) - (0.0 if forget_rest else log_rest(v)) for v, h in zip(vs, hs)]
+        return (betas[r + 1] - betas[r]) * (u[r + 1] - u[r])
+
+    return ladder_round_matrix(mats, parity, log_ratio)
 
 
 def test_tempering_the_whole_posterior_is_exact(params):
@@ -423,29 +435,14 @@ def evidence_target(params, betas, evidence):
 
 def evidence_round_matrix(params, betas, evidence, parity, forget_evidence=False):
     """Every replica's flip-the-state sweep of its own target, then the swaps of the round's parity."""
-    k = len(betas)
-    pv, ph = ht.joint_states(k * NV, k * NH)
-    vs, hs = split(pv, ph, k)
-    n = pv.shape[0]
-    sweep = np.ones((n, n))
-    for b, ev, v, h in zip(betas, evidence, vs, hs):
-        m = ht.transition_matrix(RBMParams(b * params.W, b * params.vbias + ev, b * params.hbias), "flip")
-        idx = ht.joint_index(v, h)
-        sweep *= m[idx[:, None], idx[None, :]]
-    swap = np.eye(n)
-    pairs = list(range(parity, k - 1, 2))
-    if pairs:
-        (r,) = pairs
-        log_ratio = (betas[r + 1] - betas[r]) * (energy(vs[r + 1], hs[r + 1], params) - energy(vs[r], hs[r], params))
-        if not forget_evidence:
-            log_ratio = log_ratio + (vs[r] - vs[r + 1]) @ (evidence[r + 1] - evidence[r])
-        accept = np.exp(np.minimum(log_ratio, 0.0))
-        vs2, hs2 = list(vs), list(hs)
-        vs2[r], vs2[r + 1], hs2[r], hs2[r + 1] = vs[r + 1], vs[r], hs[r + 1], hs[r]
-        swap = np.zeros((n, n))
-        swap[np.arange(n), extended_index(vs2, hs2)] += accept
-        swap[np.arange(n), np.arange(n)] += 1.0 - accept
-    return sweep @ swap
+    mats = [ht.transition_matrix(RBMParams(b * params.W, b * params.vbias + ev, b * params.hbias), "flip")
+            for b, ev in zip(betas, evidence)]
+
+    def log_ratio(r, vs, hs):
+        out = (betas[r + 1] - betas[r]) * (energy(vs[r + 1], hs[r + 1], params) - energy(vs[r], hs[r], params))
+        return out if forget_evidence else out + (vs[r] - vs[r + 1]) @ (evidence[r + 1] - evidence[r])
+
+    return ladder_round_matrix(mats, parity, log_ratio)
 
 
 #: The hot rungs carry the evidence of the shared parameter where the ladder was frozen (s = 1.5), the
