@@ -320,6 +320,8 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
     ("steps: sweeps 3", lambda i: _step(FlipTheState, sweeps=3), Ok(lambda r, i: r.sweeps == 3)),
     ("steps: initvals outside {0, 1}", lambda i: _sample_from([2, 0, 0, 0, 0, 0]),
      Raises(ValueError, "start value of 'v' .* must be binary .* e.g. 2")),
+    ("steps: initvals outside {0, 1} for replica exchange", lambda i: _sample_from([0, 0, -1, 0, 0, 0], _replica_exchange()),
+     Raises(ValueError, "start value of 'v' .* must be binary .* e.g. -1")),
     ("steps: binary initvals", lambda i: _sample_from([1, 0, 0, 0, 0, 1]),
      Ok(lambda r, i: set(np.unique(r.posterior["v"].values)) <= {0, 1})),
     ("steps: WormholeMetropolis as the only step", lambda i: _wormholes(alone=True),
@@ -548,11 +550,11 @@ def _quiet_rbm(p, **kwargs):
         return _rbm(p.W, p.vbias, p.hbias, **kwargs)
 
 
-def _sample_from(start):
+def _sample_from(start, step=FlipTheState):
     p = RBMParams.random(6, 4, rng=0)
     with pm.Model():
         v = RBM("v", p.W, p.vbias, p.hbias)
-        return pm.sample(step=FlipTheState([v]), draws=5, tune=0, chains=1, cores=1, initvals={"v": start},
+        return pm.sample(step=step([v]), draws=5, tune=0, chains=1, cores=1, initvals={"v": start},
                          progressbar=False, random_seed=0, compute_convergence_checks=False)
 
 
@@ -592,6 +594,12 @@ def _resized_data_w(what: str):
         logp = model.compile_logp()
         pm.set_data({"W": np.zeros((6, 5))})
         return logp({"v": np.zeros(6, dtype=np.int64)}) if what == "logp" else pm.draw(v)
+
+
+def _replica_exchange():
+    from pymc_rbm import ReplicaExchange
+
+    return ReplicaExchange
 
 
 def _jax():

@@ -355,6 +355,7 @@ class RBMStep(BlockedStep):
             raise ValueError(f"random_start must be True or False, got {random_start!r}")
         self.random_start = bool(random_start)
         self._start_pending = False
+        self._start_checked = False
         self.blocked = blocked
         self.rng = get_random_generator(rng)
         compile_kwargs = dict(compile_kwargs or {})
@@ -499,6 +500,7 @@ class RBMStep(BlockedStep):
         """Take the chain's generator, forget the hidden state, re-read data-dependent parameters."""
         super().setup_chain(rng, tune, draws)
         self._start_pending = self.random_start and tune > 0
+        self._start_checked = False
         self._reset_cache()
         if self._params_graphs is not None:
             self._set_params(*self._params_graphs(), validate=True)
@@ -513,6 +515,7 @@ class RBMStep(BlockedStep):
         self._reset_cache()  # the caches are not part of the state
         WithSamplingState.sampling_state.fset(self, state)
         self._start_pending = False  # a resumed chain has started already
+        self._start_checked = True
         if self._param_fn is not None and self.param_inputs is not None:
             self._set_params(*self._param_fn(*self.param_inputs), validate=False)
 
@@ -569,8 +572,6 @@ class RBMStep(BlockedStep):
         hidden update does not read ``h``, which it keeps with ``vbias + W·h`` for the incremental update.
         """
         c = self.carried
-        if c.visible_state is None:  # a chain's first point, e.g. from initvals: refuse values outside {0, 1}
-            check_binary(v_in, name=f"the start value of {self._name!r} (initvals or the model's initial point)")
         params_changed = self._param_fn is not None and self._params_for(point)
         v_moved = not self._is_left(v_in)
         if v_moved:
@@ -681,7 +682,13 @@ class RBMStep(BlockedStep):
         return value
 
     def _chain_start(self, point):
-        """The point, with uniformly random visible units on a chain's first tuning draw (``random_start``)."""
+        """The point, with uniformly random visible units on a chain's first tuning draw (``random_start``).
+
+        A chain's first point (e.g. from ``initvals``) with values outside {0, 1} is refused.
+        """
+        if not self._start_checked:
+            self._start_checked = True
+            check_binary(point[self._name], name=f"the start value of {self._name!r} (initvals or the initial point)")
         if not self._start_pending:
             return point
         self._start_pending = False
