@@ -288,36 +288,48 @@ def test_the_ladder_collapses_where_tempering_is_not_needed():
     assert idata.sample_stats["n_temperatures"].values[0, -1] == 1
 
 
-@pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
+@pytest.mark.parametrize("with_rest", [False, True, "evidence"], ids=["alone", "with-L", "evidence"])
 def test_sampling_state_resumes_exactly(with_rest):
-    """Stop a chain in tuning, resume a fresh step from its sampling_state: the same draws, the same ladder."""
+    """Stop a chain in tuning, resume a fresh step from its sampling_state: the same draws, the same ladder.
+
+    ``"evidence"``: three rows with per-unit readouts whose scale moves every draw (as NUTS would move it), so
+    the hot rungs' frozen evidence must come back with the state."""
     params = bundled_rbm()
+    y = np.random.default_rng(2).normal(size=(3, 16))
 
     def make():
         with pm.Model() as model:
-            v = RBM("v", params.W, params.vbias, params.hbias)
-            if with_rest:
+            v = RBM("v", params.W, params.vbias, params.hbias, shape=(3, 16) if with_rest == "evidence" else None)
+            if with_rest == "evidence":
+                pm.Normal("y", pm.Normal("s", 1.0, 1.0) * v, 1.0, observed=y)
+            elif with_rest:
                 pm.Normal("y", v[:4].sum(), 1.0, observed=2.0)
             step = ReplicaExchange([v])
+        assert step.tilted == (with_rest == "evidence")
         return model, step
+
+    def at(point, i):
+        if with_rest == "evidence":
+            point["s"] = np.array(0.5 + 0.01 * i)
+        return point
 
     model, step = make()
     step.setup_chain(np.random.default_rng(6), 64, 20)
     point, whole = model.initial_point(), []
-    for _ in range(84):
-        point, stats = step.step(point)
+    for i in range(84):
+        point, stats = step.step(at(point, i))
         whole.append((point["v"].copy(), stats[0]["betas"]))
     model, first = make()
     first.setup_chain(np.random.default_rng(6), 64, 20)
     point = model.initial_point()
-    for _ in range(30):
-        point, _ = first.step(point)
+    for i in range(30):
+        point, _ = first.step(at(point, i))
     state = first.sampling_state
     _, resumed = make()
     resumed.setup_chain(np.random.default_rng(99), 64, 20)  # overwritten by the state
     resumed.sampling_state = state
     for i in range(30, 84):
-        point, stats = resumed.step(point)
+        point, stats = resumed.step(at(point, i))
         np.testing.assert_array_equal(point["v"], whole[i][0])
         np.testing.assert_array_equal(stats[0]["betas"], whole[i][1])
 
