@@ -284,8 +284,8 @@ def read_npz_array(archive, key: str, path) -> np.ndarray:
         info = archive.zip.getinfo(f"{key}.npy")
         with archive.zip.open(info) as member:
             version = np.lib.format.read_magic(member)
-            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, _, dtype = read_header(member)
+            fmt = np.lib.format
+            shape, _, dtype = (fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0)(member)
     except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as err:
         raise ValueError(f"{path}: the array {key!r} is corrupt or truncated ({err})") from None
     if dtype.hasobject:

@@ -178,7 +178,8 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Raises(ValueError, "distribution must be")),
     ("params: random with scale inf", lambda i: RBMParams.random(3, 2, scale=np.inf),
      Raises(ValueError, "scale must be a finite real number, got inf")),
-    ("params: random with scale -1", lambda i: RBMParams.random(3, 2, scale=-1), Raises(ValueError, r"scale must lie in \[0.0")),
+    ("params: random with scale -1", lambda i: RBMParams.random(3, 2, scale=-1),
+     Raises(ValueError, r"scale must lie in \[0.0")),
     ("params: random with bias_scale NaN", lambda i: RBMParams.random(3, 2, bias_scale=np.nan),
      Raises(ValueError, "bias_scale must be a finite")),
     ("params: random with scale 0 is all zeros", lambda i: RBMParams.random(3, 2, scale=0.0, rng=0),
@@ -349,7 +350,8 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      lambda i: est.log_likelihood(i["p"], i["data"], log_z=est.log_partition(RBMParams.random(6, 4, rng=1))),
      Raises(ValueError, "'exact' estimate of log Z .* computed for another model")),
     ("estimators: log_z of an AIS run on another model",
-     lambda i: est.log_likelihood(i["p"], i["data"], log_z=est.ais(RBMParams.random(6, 4, rng=1), n_chains=4, schedule=10, rng=0)),
+     lambda i: est.log_likelihood(i["p"], i["data"],
+                                  log_z=est.ais(RBMParams.random(6, 4, rng=1), n_chains=4, schedule=10, rng=0)),
      Raises(ValueError, "'ais' estimate of log Z .* computed for another model")),
     ("estimators: log_z estimated for an equal copy of the model",
      lambda i: est.log_likelihood(i["p"], i["data"], log_z=est.log_partition(RBMParams(i["W"].copy(), i["b"], i["c"]))),
@@ -512,11 +514,13 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Ok(lambda r, i: r.stopped_early and r.stop_reason == "callback" and r.n_updates == 4)),
     ("training: a callback stopping before the records are sized",
      lambda i: _fit(np.tile(i["bas"], (1, 3)), n_hidden=21, n_updates=50, eval_every=20, callback=lambda s: s.update == 2),
-     Warns(RuntimeWarning, "log-likelihood records .* more than the", lambda r, i: r.stop_reason == "callback" and list(r.history.updates) == [0, 2]
+     Warns(RuntimeWarning, "log-likelihood records .* more than the",
+           lambda r, i: r.stop_reason == "callback" and list(r.history.updates) == [0, 2]
         and 500 <= r.history.estimator_options["n_steps"] <= 14500)),
     ("training: auto records on a large model are sized and printed in the history",
      lambda i: _fit(np.tile(i["bas"], (1, 3)), n_hidden=21, n_updates=4, eval_every=2),
-     Warns(RuntimeWarning, "log-likelihood records .* more than the", lambda r, i: r.history.estimator == "ais" and list(r.history.updates) in ([0, 2, 4], [0, 4])
+     Warns(RuntimeWarning, "log-likelihood records .* more than the",
+           lambda r, i: r.history.estimator == "ais" and list(r.history.updates) in ([0, 2, 4], [0, 4])
         and 500 <= r.history.estimator_options["n_steps"] <= 14500)),
 ]
 

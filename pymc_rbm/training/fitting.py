@@ -799,7 +799,10 @@ def _check_chains(chains, template, method: str) -> None:
         return [np.shape(a)[:-2] + np.shape(a)[-1:] for a in (state.v, state.h) if a is not None]
 
     if template is None:
-        raise ValueError(f"method {method!r} keeps no persistent chains (only 'pcd' and 'pt' do); got chains= of type {type(chains).__name__}")
+        raise ValueError(
+            f"method {method!r} keeps no persistent chains (only 'pcd' and 'pt' do); got chains= of type "
+            f"{type(chains).__name__}"
+        )
     if type(chains) is not type(template):
         raise ValueError(
             f"chains= holds a {type(chains).__name__}, but method {method!r} continues a {type(template).__name__}: "
