@@ -5,9 +5,10 @@ image ``v_k`` whose prior is the bundled bars-and-stripes RBM itself,
 untempered: a prior so sharply multimodal that local moves (Gibbs,
 flip-the-state) almost never leave the pattern they start in. ``pm.sample``
 chooses the steps: NUTS for the continuous variables and, for ``v``,
-:class:`~pymc_rbm.ReplicaExchange`, whose cold replica proposes moves tilted
-by the Gaussian likelihood and accepts them with the exact ratio, so the
-compound step samples the exact posterior.
+:class:`~pymc_rbm.ReplicaExchange`. The Gaussian readouts are per-pixel
+evidence, found in the model's graph: every replica of each image carries it
+in its visible logits (the RBM tempered, the evidence kept), so every move is
+exact as drawn, and the compound step samples the exact posterior.
 
 Two parts:
 
@@ -31,15 +32,13 @@ which of two kinds each is. *Rare flips*: a pixel that is almost always one
 value has its R-hat and ESS decided by the few draws where it is not; more
 draws settle that, and the posterior you would read is unchanged.
 *Ambiguous* images: the noise lets two patterns explain them (part 1's image
-is one, ``p(v_i = 1 | y)`` about 0.27 on a whole column). With the scale,
-offset and noise unknown the ladder tempers the RBM prior alone, so a chain
-changes its reading of such an image only when a tempered replica hands it
-the other pattern and the likelihood accepts it, which can be rare; the
-probability of those pixels is then rough, while the continuous variables
-and the clear images are fine. More draws (``--draws 3000``) or more chains
-make it reliable; part 1 shows that the sampler itself is exact. With the
-scale, offset and noise fixed, ``pm.sample`` tempers the whole posterior and
-the chains move freely.
+is one, ``p(v_i = 1 | y)`` about 0.27 on a whole column). The readouts are
+per-pixel evidence, so every rung of each image's ladder carries it and the
+bottom rung is the evidence alone: a chain changes its reading of such an
+image there, at high temperature, and hands it up the ladder. With few draws
+the probability of those pixels can still be rough; more draws
+(``--draws 3000``) or more chains make it reliable, and part 1 shows that
+the sampler itself is exact.
 
     ./dev python examples/latent_features.py              # about a minute
     ./dev python examples/latent_features.py --draws 3000 # part 2 mixes enough for R-hat and ESS
@@ -241,9 +240,9 @@ def explain_warnings(idata) -> None:
         print("  'rare flips': the pixel is almost always one value, so its R-hat and ESS rest on the few draws "
               "where it is not;\n  that settles with more draws and changes nothing you would read off the posterior.")
     if ambiguous or problems:
-        print("  'ambiguous': two bars-and-stripes patterns explain the image, and with scale, offset and sigma "
-              "unknown a chain\n  switches between the two readings seldom (the module docstring says why): the "
-              "probability of those pixels is rough.")
+        print("  'ambiguous': two bars-and-stripes patterns explain the image; a chain switches between the two "
+              "readings\n  through its ladder (the module docstring says how), and with few draws the probability "
+              "of those pixels is rough.")
     print("  To make them reliable, run more draws or chains: ./dev python examples/latent_features.py --draws 3000")
 
 
