@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from pymc_rbm.validation import check_positive_int, check_real
+from pymc_rbm.validation import check_positive_int, check_real, open_npz, read_npz_array
 
 __all__ = [
     "bars_and_stripes",
@@ -594,26 +594,26 @@ def _load_idx_split(directory: Path, split: str) -> tuple[np.ndarray, np.ndarray
 
 
 def _load_npz_split(path: Path, split: str) -> tuple[np.ndarray, np.ndarray | None, bool]:
-    """Images, labels (or None) and whether the images are already binary, from an .npz file."""
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except Exception as err:  # numpy raises several kinds for files that are no npz
-        raise ValueError(f"could not read {path} as an .npz file ({err}); expected {_EXPECTED}") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path} holds a single array, not an .npz archive; expected {_EXPECTED}")
-    with archive:
+    """Images, labels (or None) and whether the images are already binary, from an .npz file.
+
+    Read as :meth:`RBMParams.load <pymc_rbm.params.RBMParams.load>` reads its files
+    (:func:`~pymc_rbm.validation.open_npz`): no pickle, and a clear error for an
+    empty, truncated or corrupt file or for a header that announces more data
+    than the file holds.
+    """
+    with open_npz(path, _EXPECTED) as archive:
         keys = set(archive.files)
         if _KEYS_UINT8 <= keys:
             if split not in ("train", "test"):
                 raise ValueError(f"split {split!r} is not in {path} (keys {sorted(keys)}); choose 'train' or 'test'")
-            images, labels = archive[f"x_{split}"], archive[f"y_{split}"]
+            images, labels = (read_npz_array(archive, f"{k}_{split}", path) for k in ("x", "y"))
             if images.dtype != np.uint8:
                 raise ValueError(f"{path}: x_{split} should hold uint8 images, got dtype {images.dtype}")
             if len(images) != len(labels):
                 raise ValueError(f"{path}: x_{split} holds {len(images)} images but y_{split} {len(labels)} labels")
             return images, labels, False
         if _KEYS_BINARIZED <= keys:
-            packed = archive[split]
+            packed = read_npz_array(archive, split, path)
             if packed.dtype != np.uint8 or packed.ndim != 2 or packed.shape[1] * 8 < _N_PIXELS:
                 raise ValueError(
                     f"{path}: {split!r} should hold np.packbits(x, axis=1) of binary images, a uint8 array "
@@ -707,6 +707,8 @@ def load_mnist(
         raise ValueError(f"binarize must be None, 'threshold' or 'stochastic', got {binarize!r}")
     threshold = check_real(threshold, "threshold", 0.0, 1.0)
     path = Path(os.path.expanduser(os.fspath(path)))
+    if not path.exists() and Path(f"{path}.npz").is_file():
+        path = Path(f"{path}.npz")  # the name np.savez was given, as RBMParams.load finds it
     if not path.exists():
         raise FileNotFoundError(f"no such file or directory: {path}; expected {_EXPECTED}")
 

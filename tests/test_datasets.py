@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import io
 import struct
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -455,6 +457,29 @@ def test_load_mnist_errors(tmp_path):
     empty_dir.mkdir()
     with pytest.raises(FileNotFoundError, match="train-images-idx3-ubyte"):
         load_mnist(empty_dir)
+
+
+def test_load_mnist_reads_npz_files_as_parameter_files_are_read(tmp_path):
+    """Empty, truncated and forged archives get the same clear errors as RBMParams.load, nothing allocated."""
+    x = np.zeros((50, 28, 28), np.uint8)
+    good = tmp_path / "good.npz"
+    np.savez(good, x_train=x, y_train=np.zeros(50, np.uint8), x_test=x, y_test=np.zeros(50, np.uint8))
+    raw = good.read_bytes()
+    empty, truncated = tmp_path / "empty.npz", tmp_path / "truncated.npz"
+    empty.write_bytes(b"")
+    truncated.write_bytes(raw[: len(raw) // 2])
+    for bad in (empty, truncated):
+        with pytest.raises(ValueError, match="empty, truncated|corrupt|truncated"):
+            load_mnist(bad)
+    forged = tmp_path / "forged.npz"
+    header = io.BytesIO()  # a uint8 array header that announces 7.8 TB, and no data
+    np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False, "shape": (10**10, 28, 28)})
+    with zipfile.ZipFile(forged, "w") as z:
+        for key in ("x_train", "y_train", "x_test", "y_test"):
+            z.writestr(f"{key}.npy", header.getvalue())
+    with pytest.raises(ValueError, match="announces|corrupt"):
+        load_mnist(forged)
+    assert load_mnist(tmp_path / "good").images.shape == (50, 784)  # the name np.savez was given finds good.npz
 
 
 # ------------------------------------------------------- real shared MNIST
