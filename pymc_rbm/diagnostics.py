@@ -1082,8 +1082,8 @@ def mixing_problems(
     advice = (
         "Give its ReplicaExchange step more rungs (max_temperatures), sweeps or draws"
         if tempered
-        else "Sample it with ReplicaExchange (pm.sample's default for RBMs with constant parameters), more sweeps "
-        "per draw, or wormhole moves"
+        else "Sample it with ExactDraws where its smaller layer can be enumerated, else ReplicaExchange (what "
+        "pm.sample picks for RBMs with constant parameters), more sweeps per draw, or wormhole moves"
     )
     n_chains, n_draws = x.shape[:2]
     rows = x.reshape(n_chains, n_draws, -1, x.shape[-1])
