@@ -627,6 +627,10 @@ class RBMStep(BlockedStep):
         h_start = c.hidden_state
         if h_start is None:  # Gibbs after a refresh: its hidden update does not read h
             c.hidden_state = np.zeros_like(c.hidden_input)
+        c.visible_state = np.ascontiguousarray(c.visible_state, dtype=np.float64)  # a resumed state may be other
+        c.hidden_state = np.ascontiguousarray(c.hidden_state, dtype=np.float64)
+        if h_start is not None:
+            h_start = c.hidden_state.copy()
         labels, swaps = np.zeros((1, n), dtype=np.int64), np.zeros((2, 1))
         for _ in range(self.sweeps):
             _compiled.tempered_round(self.rng, c.visible_state[None], c.hidden_state[None], self.params, self.W_T,
