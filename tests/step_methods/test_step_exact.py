@@ -305,6 +305,7 @@ def test_per_unit_evidence_is_swept_exactly_as_visible_logits(params, kernel, cl
         step.sampling_state = s
         point, stats = step.step({"v": v.astype(np.int64)})
         assert stats[0]["accept"].min() == 1.0
+        assert stats[0]["n_hidden_changed"].max() > 0  # counted against the start, not the changed state
         return RBMState(point["v"], recorded_hidden(point, stats))
 
     K = ht.transition_matrix(tilted, kernel)
