@@ -43,6 +43,7 @@ from pymc_rbm.random_variable import (
     RBMRV,
     LogPartition,
     core_parameters,
+    layer_sizes,
     log_partition_mode,
     rbm_params_of,
 )
@@ -68,17 +69,6 @@ def _depends_on_random_variables(*tensors) -> list:
     return found
 
 
-def _layer_sizes(W) -> tuple[int, int] | None:
-    """``(n_visible, n_hidden)`` when known while the model is built, else None."""
-    shape = W.type.shape
-    if all(s is not None for s in shape):
-        return int(shape[0]), int(shape[1])
-    try:
-        return tuple(int(s) for s in W.shape.eval())
-    except Exception:  # noqa: BLE001 - any failure means the sizes are not known yet
-        return None
-
-
 def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
     """The log-partition mode and the ``log_z`` input of the RV."""
     if isinstance(log_partition, str):
@@ -87,7 +77,7 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
                 f"log_partition must be 'auto', 'exact', a number or tensor (an estimate of log Z), or None; "
                 f"got {log_partition!r}"
             )
-        sizes = _layer_sizes(W)
+        sizes = layer_sizes(W)
         if log_partition == "exact":
             if sizes is not None:  # refused here, before PyTensor tries to fold the enumeration of constants
                 check_enumerable(min(sizes), max_bits, n_other=max(sizes))

@@ -22,7 +22,8 @@ import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
 from pymc.logprob.abstract import _logprob
 from pytensor.gradient import grad_not_implemented
-from pytensor.graph.basic import Apply
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.basic import Apply, Constant
 from pytensor.graph.op import Op
 from pytensor.raise_op import Assert
 from pytensor.tensor.random.op import RandomVariable
@@ -44,6 +45,7 @@ __all__ = [
     "RBMRV",
     "core_parameters",
     "is_rbm_variable",
+    "layer_sizes",
     "log_partition_mode",
     "rbm_params_of",
 ]
@@ -265,3 +267,22 @@ def rbm_params_of(rv) -> RBMTensors:
     """The symbolic ``W``, ``vbias`` and ``hbias`` of an :class:`~pymc_rbm.RBM` variable."""
     W, vbias, hbias, _ = _rbm_op(rv).dist_params(rv.owner)
     return RBMTensors(W, vbias, hbias)
+
+
+def layer_sizes(W) -> tuple[int, int] | None:
+    """``(n_visible, n_hidden)`` of a symbolic ``W``, where known without sampling, else None.
+
+    From the static shape, a constant's or a shared variable's value, or by
+    evaluating the shape of a graph of constants.
+    """
+    shape = W.type.shape
+    if all(s is not None for s in shape):
+        return int(shape[-2]), int(shape[-1])
+    if isinstance(W, Constant):
+        return tuple(int(s) for s in np.shape(W.data)[-2:])
+    if isinstance(W, SharedVariable):
+        return tuple(int(s) for s in np.shape(W.get_value(borrow=True))[-2:])
+    try:
+        return tuple(int(s) for s in W.shape.eval()[-2:])
+    except Exception:  # noqa: BLE001 - any failure means the sizes are not known
+        return None

@@ -555,7 +555,7 @@ class RBMStep(BlockedStep):
             v_out, stats = self._compiled_draw(v_in)
         else:
             v_out, stats = self._numpy_draw(v_in)
-        self.carried.left_bytes = v_out.tobytes() if v_out.nbytes <= _BYTES_COMPARED else None
+        self._leave(v_out)
         stats = self._chain_stats(*stats, refreshed)
         if self.record_hidden:
             stats["hidden"] = self.hidden_state.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
@@ -588,6 +588,10 @@ class RBMStep(BlockedStep):
             c.hidden_state = self._draw_hidden(c.hidden_input) if self.keeps_hidden else None
             c.visible_input = None
         return True
+
+    def _leave(self, v_out) -> None:
+        """Remember the draw this step returns, so that :meth:`_is_left` knows it when it comes back."""
+        self.carried.left_bytes = v_out.tobytes() if v_out.nbytes <= _BYTES_COMPARED else None
 
     def _is_left(self, v_in) -> bool:
         """Whether ``v_in`` holds the values of the state this step left: small draws by their bytes (cheapest
@@ -732,6 +736,27 @@ class RBMStep(BlockedStep):
         state, _ = sweep(self.rng, state, RBMAtBeta(self.params), self.rule, refresh=refresh, accept=accept)
         c.visible_state, c.hidden_state, c.hidden_input = state
         c.visible_input = None  # not carried by this path: the compiled draws recompute it
+
+    def _accept_rows(self, point, v, v_new):
+        """Each row's proposal ``v_new`` accepted with ``min(1, L(v') / L(v))``, as in :meth:`_correct`.
+
+        For a step whose proposals are not a sweep's visible update (an
+        independence proposal). ``v`` is the current state (float64, shape
+        ``(n_chains, n_visible)``), whose ``log L`` is kept as in a draw.
+
+        Returns
+        -------
+        v_new : ndarray
+            Changed in place: rejected rows revert to ``v``.
+        accept, accepted : ndarray of shape (n_chains,)
+            Each row's acceptance probability and whether it moved (1 for a
+            proposal equal to the current state).
+        """
+        v_int = v.astype(self._out_dtype)
+        correction = _Correction(v_int, self._rest_current(point, v_int), self._n_chains)
+        v_new = self._correct(point, correction, v, v_new)
+        self.carried.rest = (self.carried.rest[0], correction.log_rest)
+        return v_new, correction.accept_sum, correction.accepted
 
     def _correct(self, point, correction: _Correction, v, v_new):
         """Accept each chain's proposal with ``min(1, L(v') / L(v))``; rejected rows of ``v_new`` revert to ``v``.

@@ -25,7 +25,9 @@ conditional of ``v``, invariant. For a batched variable (``K`` rows) the rows
 are visited in turn: row ``k``'s proposal is accepted with ``L`` evaluated
 at the batch where only row ``k`` changed, each update reversible for
 ``π(v_k | v_{-k})``, which is exact whether or not ``L`` factorises over
-rows. A rejected row keeps its ``v`` and draws a fresh ``h ~ p(h | v)``, so
+rows (where it does, all rows are decided in one vectorised call: the
+correction of every RBM step, :meth:`~pymc_rbm.step_methods.base.RBMStep._correct`).
+A rejected row keeps its ``v`` and draws a fresh ``h ~ p(h | v)``, so
 the hidden state is never stale (it is auxiliary: nothing reads it).
 
 The proposal ignores ``L``: where ``L`` is informative it is rarely accepted,
@@ -38,16 +40,13 @@ from __future__ import annotations
 import numpy as np
 from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
-from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.energy import hidden_activation, sigmoid, softplus, visible_activation
 from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, states_at
 from pymc_rbm.kernels.activations import count_changes
-from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
-from pymc_rbm.random_variable import rbm_params_of
+from pymc_rbm.random_variable import layer_sizes, rbm_params_of
 from pymc_rbm.step_methods.base import RBMStep
 from pymc_rbm.step_methods.tempered import has_constant_parameters
 
@@ -63,24 +62,6 @@ EXACT_DRAWS_MAX_BITS = 22
 #: machine loaded by other jobs (load 3 on 2 cores): still well under what replica exchange needs on such
 #: models, and paid once.
 EXACT_DRAWS_MAX_SECONDS = 10.0
-
-#: Draws of at most this many bytes are recognised by their bytes when they come back (as RBMStep does).
-_BYTES_COMPARED = 16384
-
-
-def _layer_sizes(W) -> tuple[int, int] | None:
-    """``(n_visible, n_hidden)`` of a symbolic ``W`` of constants or data, or None when unknown."""
-    shape = W.type.shape
-    if all(s is not None for s in shape):
-        return int(shape[0]), int(shape[1])
-    if isinstance(W, Constant):
-        return tuple(int(s) for s in np.shape(W.data)[-2:])
-    if isinstance(W, SharedVariable):
-        return tuple(int(s) for s in np.shape(W.get_value(borrow=True))[-2:])
-    try:
-        return tuple(int(s) for s in W.shape.eval()[-2:])
-    except Exception:  # noqa: BLE001 - any failure means the sizes are not known
-        return None
 
 
 def _other_terms_involve(model, rv) -> bool:
@@ -120,7 +101,7 @@ def exact_draws_pay(var, model=None) -> bool:
         return False
     if var not in model.free_RVs:
         return False
-    sizes = _layer_sizes(rbm_params_of(var).W)
+    sizes = layer_sizes(rbm_params_of(var).W)
     if sizes is None or min(sizes) > EXACT_DRAWS_MAX_BITS:
         return False
     cost = enumeration_cost(min(sizes), max(sizes))
@@ -262,14 +243,18 @@ class ExactDraws(RBMStep):
             c.rest = None  # log L of the state this step left
         h_prev = None if moved else c.hidden_state
         v, h = self._exact_draws()
-        accept, accepted = np.ones(n), np.ones(n)
+        accept = accepted = self._ones
         if self.corrected:
-            v, h = self._correct_rows(point, v_in, v, h, accept, accepted)
+            proposal = v.copy()
+            v, accept, accepted = self._accept_rows(point, v_in.astype(np.float64), v)
+            rejected = np.flatnonzero((v != proposal).any(axis=-1))
+            if rejected.size:  # a rejected row keeps its v and gets a fresh h ~ p(h | v)
+                h[rejected] = self._draw_hidden(hidden_activation(v[rejected], self.params))
         a_h = hidden_activation(v, self.params)
         free_energy = -(v @ self.params.vbias) - softplus(a_h).sum(axis=-1)
         v_out = v.astype(self._out_dtype)
         c.visible_state, c.hidden_state, c.hidden_input, c.visible_input = v, h, a_h, None
-        c.left_bytes = v_out.tobytes() if v_out.nbytes <= _BYTES_COMPARED else None
+        self._leave(v_out)
         n_hidden_changed = self._all_hidden if h_prev is None else count_changes(h, h_prev)
         stats = self._chain_stats(free_energy, count_changes(v_out, v_in), n_hidden_changed, accept, accepted, moved)
         stats["n_states"] = self.n_states
@@ -278,34 +263,3 @@ class ExactDraws(RBMStep):
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)
         return out, [stats]
-
-    def _correct_rows(self, point, v_in, v_new, h_new, accept, accepted):
-        """Accept row ``k``'s draw with ``min(1, L(v') / L(v))``, ``L`` at the batch with only row ``k`` changed.
-
-        Rows are visited in turn; a row whose draw equals its current state
-        is accepted without evaluation. A rejected row keeps its ``v`` and
-        gets ``h ~ p(h | v)``. ``accept`` and ``accepted`` (shape
-        ``(n_chains,)``) are filled in place. Returns the new ``(v, h)``.
-        """
-        v_int = v_in.astype(self._out_dtype)  # a copy: the point's value is left as it is
-        log_rest = self._rest_current(point, v_int)
-        v_prop = v_new.astype(self._out_dtype)
-        rejected = []
-        for k in np.flatnonzero((v_prop != v_int).any(axis=-1)):
-            old = v_int[k].copy()
-            v_int[k] = v_prop[k]
-            log_new = self._log_rest(point, v_int)
-            log_ratio = np.inf if log_rest == -np.inf else log_new - log_rest
-            accept[k] = acceptance_probability(log_ratio)
-            if metropolis_accept(self.rng, log_ratio):
-                log_rest = log_new
-            else:
-                v_int[k] = old
-                accepted[k] = 0.0
-                rejected.append(k)
-        self.carried.rest = (self.carried.rest[0], log_rest)
-        if not rejected:
-            return v_new, h_new
-        v = v_int.astype(np.float64)
-        h_new[rejected] = self._draw_hidden(hidden_activation(v[rejected], self.params))
-        return v, h_new
