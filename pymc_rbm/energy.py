@@ -1,11 +1,15 @@
-"""Energy, free energy and conditionals of a binary RBM, written once.
+"""Energy, free energy and conditionals of an RBM, written once.
 
 Every function works on NumPy arrays and on PyTensor tensors alike: the
 formulas are written with operators and the two primitives
-:func:`softplus` and :func:`sigmoid`, which dispatch on the type of their
-argument. ``params`` is anything with the attributes ``W``, ``vbias`` and
-``hbias``: an :class:`~pymc_rbm.params.RBMParams`, or an
-:class:`RBMTensors` of PyTensor variables inside a model graph.
+:func:`softplus` and :func:`sigmoid` (:mod:`pymc_rbm.primitives`), which
+dispatch on the type of their argument. ``params`` is anything with the
+attributes ``W``, ``vbias`` and ``hbias``: an :class:`~pymc_rbm.params.RBMParams`,
+a :class:`~pymc_rbm.params.SpinRBMParams`, or an :class:`RBMTensors` of
+PyTensor variables inside a model graph. Its ``visible`` and ``hidden``
+layer types (:mod:`pymc_rbm.layers`; Bernoulli when it names none) say what
+a unit is: the hidden layer's log normaliser is the term that summing it
+out adds to the free energy.
 
 Batch axes come first and the unit axis last: ``v`` has shape
 ``(..., n_visible)`` and ``h`` shape ``(..., n_hidden)``. An inverse
@@ -18,7 +22,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import expit
+
+from pymc_rbm.layers import BERNOULLI, Layer
+from pymc_rbm.primitives import is_symbolic, sigmoid, softplus
 
 __all__ = [
     "RBMTensors",
@@ -41,36 +47,19 @@ class RBMTensors(NamedTuple):
     W : tensor of shape (n_visible, n_hidden)
     vbias : tensor of shape (n_visible,)
     hbias : tensor of shape (n_hidden,)
+    visible, hidden : Layer, default Bernoulli
     """
 
     W: Any
     vbias: Any
     hbias: Any
+    visible: Layer = BERNOULLI
+    hidden: Layer = BERNOULLI
 
 
-def _is_symbolic(x) -> bool:
-    return type(x).__module__.startswith("pytensor")
-
-
-def softplus(x):
-    """``log(1 + exp(x))``, stable for any ``|x|`` (NumPy or PyTensor)."""
-    if isinstance(x, np.ndarray):
-        return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
-    if _is_symbolic(x):
-        import pytensor.tensor as pt
-
-        return pt.softplus(x)
-    x = np.asarray(x)
-    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
-
-
-def sigmoid(x):
-    """``1 / (1 + exp(-x))``, stable for any ``|x|`` (NumPy or PyTensor)."""
-    if _is_symbolic(x):
-        import pytensor.tensor as pt
-
-        return pt.sigmoid(x)
-    return expit(x)
+def _layers(params) -> tuple[Layer, Layer]:
+    """The visible and hidden layer types of ``params`` (Bernoulli where it names none)."""
+    return getattr(params, "visible", BERNOULLI), getattr(params, "hidden", BERNOULLI)
 
 
 def _tempered(x, beta, *, unit_axis=True):
@@ -81,7 +70,7 @@ def _tempered(x, beta, *, unit_axis=True):
     """
     if beta is None:
         return x
-    if not _is_symbolic(beta):
+    if not is_symbolic(beta):
         beta = np.asarray(beta)
         if beta.ndim == 0:
             return x if beta == 1.0 else beta * x
@@ -119,7 +108,7 @@ def visible_activation(h, params):
 
 
 def energy(v, h, params):
-    """Joint energy ``E(v, h) = -v·W·h - vbias·v - hbias·h``.
+    """Joint energy ``E(v, h) = -v·W·h - vbias·v - hbias·h`` (the same for every two-state layer).
 
     Parameters
     ----------
@@ -137,10 +126,11 @@ def energy(v, h, params):
 def free_energy(v, params, beta=None):
     """Free energy of the visible units, the hidden units summed out.
 
-    ``F(v) = -vbias·v - Σ_j softplus(hbias_j + (v·W)_j)``, so that
-    ``p(v) = exp(-F(v)) / Z``. With an inverse temperature ``beta`` the
-    free energy of ``p_β(v, h) ∝ exp(-β E(v, h))`` is returned instead:
-    ``-β vbias·v - Σ_j softplus(β (hbias_j + (v·W)_j))``.
+    ``F(v) = -vbias·v - Σ_j A(hbias_j + (v·W)_j)`` with ``A`` the hidden
+    layer's log normaliser (softplus for Bernoulli units, ``log 2 cosh`` for
+    spins), so that ``p(v) = exp(-F(v)) / Z``. With an inverse temperature
+    ``beta`` the free energy of ``p_β(v, h) ∝ exp(-β E(v, h))`` is returned
+    instead: ``-β vbias·v - Σ_j A(β (hbias_j + (v·W)_j))``.
 
     Parameters
     ----------
@@ -152,13 +142,14 @@ def free_energy(v, params, beta=None):
     -------
     array of shape (...)
     """
-    return -_tempered(v @ params.vbias, beta, unit_axis=False) - softplus(
+    hidden = _layers(params)[1]
+    return -_tempered(v @ params.vbias, beta, unit_axis=False) - hidden.log_normaliser(
         _tempered(hidden_activation(v, params), beta)
     ).sum(axis=-1)
 
 
 def mean_hiddens(v, params, beta=None):
-    """``p(h_j = 1 | v) = sigmoid(β (hbias_j + (v·W)_j))``.
+    """``E[h_j | v]``: ``p(h_j = 1 | v) = sigmoid(β (hbias_j + (v·W)_j))`` for Bernoulli units.
 
     Parameters
     ----------
@@ -170,11 +161,11 @@ def mean_hiddens(v, params, beta=None):
     -------
     array of shape (..., n_hidden)
     """
-    return sigmoid(_tempered(hidden_activation(v, params), beta))
+    return _layers(params)[1].mean(_tempered(hidden_activation(v, params), beta))
 
 
 def mean_visibles(h, params, beta=None):
-    """``p(v_i = 1 | h) = sigmoid(β (vbias_i + (W·h)_i))``.
+    """``E[v_i | h]``: ``p(v_i = 1 | h) = sigmoid(β (vbias_i + (W·h)_i))`` for Bernoulli units.
 
     Parameters
     ----------
@@ -186,4 +177,4 @@ def mean_visibles(h, params, beta=None):
     -------
     array of shape (..., n_visible)
     """
-    return sigmoid(_tempered(visible_activation(h, params), beta))
+    return _layers(params)[0].mean(_tempered(visible_activation(h, params), beta))

@@ -9,16 +9,20 @@ Huang & Toyoizumi (2015) and Lawrence, Bishop & Jordan (1998) write their
 models for ±1 spins. :meth:`RBMParams.to_spin`
 and :meth:`SpinRBMParams.to_binary` map between the two forms exactly;
 ``log Z`` of the binary form equals ``log Z`` of the spin form plus
-:attr:`SpinRBMParams.log_offset`.
+:attr:`SpinRBMParams.log_offset`. Each class names its layer types
+(:mod:`pymc_rbm.layers`) as ``visible`` and ``hidden``, so the energies, the
+samplers and the estimators read what a unit is from the parameters.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from pymc_rbm.layers import BERNOULLI, SPIN, Layer, bits_form
 from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
 
 __all__ = ["RBMParams", "SpinRBMParams"]
@@ -72,6 +76,9 @@ class RBMParams:
     W: np.ndarray
     vbias: np.ndarray
     hbias: np.ndarray
+    #: Layer types: units in {0, 1}.
+    visible: ClassVar[Layer] = BERNOULLI
+    hidden: ClassVar[Layer] = BERNOULLI
 
     def __init__(self, W, vbias, hbias, *, dtype=np.float64):
         W = check_float_array(W, "W", 2, dtype=dtype, readonly=True)
@@ -272,6 +279,9 @@ class SpinRBMParams:
     J: np.ndarray
     vfield: np.ndarray
     hfield: np.ndarray
+    #: Layer types: units in {-1, +1}.
+    visible: ClassVar[Layer] = SPIN
+    hidden: ClassVar[Layer] = SPIN
 
     def __init__(self, J, vfield, hfield, *, dtype=np.float64):
         J = check_float_array(J, "J", 2, dtype=dtype, readonly=True)
@@ -292,21 +302,38 @@ class SpinRBMParams:
         """Number of hidden spins."""
         return self.J.shape[1]
 
+    # The names every energy, sampler and estimator reads (:mod:`pymc_rbm.energy`).
+    @property
+    def W(self) -> np.ndarray:
+        """The couplings ``J``."""
+        return self.J
+
+    @property
+    def vbias(self) -> np.ndarray:
+        """The visible fields ``vfield``."""
+        return self.vfield
+
+    @property
+    def hbias(self) -> np.ndarray:
+        """The hidden fields ``hfield``."""
+        return self.hfield
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Floating type of the stored arrays."""
+        return self.J.dtype
+
     def __repr__(self) -> str:
         return f"SpinRBMParams(n_visible={self.n_visible}, n_hidden={self.n_hidden}, log_offset={self.log_offset:.6g})"
 
     def to_binary(self) -> RBMParams:
         """The equivalent binary model (exact inverse of :meth:`RBMParams.to_spin`).
 
-        ``W = 4 J``, ``vbias = 2 vfield - 2 J.sum(1)``, ``hbias = 2 hfield - 2 J.sum(0)``.
+        ``W = 4 J``, ``vbias = 2 vfield - 2 J.sum(1)``, ``hbias = 2 hfield - 2 J.sum(0)``: the
+        :func:`~pymc_rbm.layers.bits_form` of the spin layers.
         """
-        J = self.J
-        return RBMParams(
-            4.0 * J,
-            2.0 * self.vfield - 2.0 * J.sum(axis=1),
-            2.0 * self.hfield - 2.0 * J.sum(axis=0),
-            dtype=J.dtype,
-        )
+        form = bits_form(self.J, self.vfield, self.hfield, self.visible, self.hidden)
+        return RBMParams(form.W, form.vbias, form.hbias, dtype=self.J.dtype)
 
     @property
     def log_offset(self) -> float:
@@ -315,5 +342,4 @@ class SpinRBMParams:
         ``vfield.sum() + hfield.sum() - J.sum()``: the energy constant that
         the change of variables ``v = (s + 1) / 2``, ``h = (t + 1) / 2`` adds.
         """
-        J = self.J
-        return float(-J.sum() + self.vfield.sum() + self.hfield.sum())
+        return -bits_form(self.J, self.vfield, self.hfield, self.visible, self.hidden).log_offset

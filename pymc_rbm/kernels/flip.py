@@ -161,7 +161,7 @@ def flip_hiddens(rng: np.random.Generator, h: np.ndarray, v: np.ndarray, params,
     h : ndarray of shape (n_chains, n_hidden)
         Current hidden states (the operator depends on them).
     v : ndarray of shape (n_chains, n_visible)
-    params : RBMParams
+    params : RBMParams or SpinRBMParams
     beta : float or ndarray of shape (n_chains,), optional
     alpha : float in [0, 1], default 1.0
 
@@ -171,7 +171,7 @@ def flip_hiddens(rng: np.random.Generator, h: np.ndarray, v: np.ndarray, params,
         The new hidden states, in the dtype of ``h``.
     """
     target = at_beta(params, beta, v.shape[0])
-    return flip_layer(rng, h, target.hidden_logits(target.hidden_input(v)), alpha=alpha)
+    return params.hidden.update(rng, h, target.hidden_logits(target.hidden_input(v)), LayerRule(check_alpha(alpha)))[0]
 
 
 def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params, beta=None, *, alpha: float = 1.0):
@@ -187,7 +187,7 @@ def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params
     v : ndarray of shape (n_chains, n_visible)
         Current visible states (the operator depends on them).
     h : ndarray of shape (n_chains, n_hidden)
-    params : RBMParams
+    params : RBMParams or SpinRBMParams
     beta : float or ndarray of shape (n_chains,), optional
     alpha : float in [0, 1], default 1.0
 
@@ -196,7 +196,8 @@ def flip_visibles(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, params
     ndarray of shape (n_chains, n_visible)
         The new visible states, in the dtype of ``v``.
     """
-    return flip_layer(rng, v, at_beta(params, beta, h.shape[0]).visible_logits(h), alpha=alpha)
+    target = at_beta(params, beta, h.shape[0])
+    return params.visible.update(rng, v, target.visible_logits(h), LayerRule(check_alpha(alpha)))[0]
 
 
 def flip_sweep(

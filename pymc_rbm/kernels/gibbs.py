@@ -1,4 +1,4 @@
-"""Block Gibbs sampling of a binary RBM.
+"""Block Gibbs sampling of an RBM (units of any layer type of :mod:`pymc_rbm.layers`).
 
 One sweep is the periodic scheme of Brügge, Fischer & Igel (2013,
 §2): "we visit all hidden and all visible variables alternately in a
@@ -16,7 +16,6 @@ import numpy as np
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState, SweepInfo
 from pymc_rbm.kernels.sweep import at_beta, sweep
-from pymc_rbm.validation import check_binary
 
 __all__ = ["sample_hiddens", "sample_visibles", "gibbs_sweep", "init_state", "build_kernel"]
 
@@ -28,18 +27,18 @@ def sample_hiddens(rng: np.random.Generator, v: np.ndarray, params, beta=None) -
     ----------
     rng : numpy.random.Generator
     v : ndarray of shape (n_chains, n_visible)
-        Visible states, values in {0, 1}.
-    params : RBMParams
+        Visible states (values in {0, 1} for Bernoulli units).
+    params : RBMParams or SpinRBMParams
     beta : float or ndarray of shape (n_chains,), optional
-        Inverse temperature; ``p_β(h_j = 1 | v) = sigmoid(β (hbias_j + (v·W)_j))``.
+        Inverse temperature; ``p_β(h_j = 1 | v) = sigmoid(β (hbias_j + (v·W)_j))`` for Bernoulli units.
 
     Returns
     -------
     ndarray of shape (n_chains, n_hidden)
-        0/1 values in the floating type of ``params``.
+        Values of the hidden layer type, in the floating type of ``params``.
     """
     target = at_beta(params, beta, v.shape[0])
-    return GIBBS.update(rng, None, target.hidden_logits(target.hidden_input(v)))[0]
+    return params.hidden.update(rng, None, target.hidden_logits(target.hidden_input(v)), GIBBS)[0]
 
 
 def sample_visibles(rng: np.random.Generator, h: np.ndarray, params, beta=None) -> np.ndarray:
@@ -49,17 +48,17 @@ def sample_visibles(rng: np.random.Generator, h: np.ndarray, params, beta=None) 
     ----------
     rng : numpy.random.Generator
     h : ndarray of shape (n_chains, n_hidden)
-        Hidden states, values in {0, 1}.
-    params : RBMParams
+        Hidden states (values in {0, 1} for Bernoulli units).
+    params : RBMParams or SpinRBMParams
     beta : float or ndarray of shape (n_chains,), optional
-        Inverse temperature; ``p_β(v_i = 1 | h) = sigmoid(β (vbias_i + (W·h)_i))``.
+        Inverse temperature; ``p_β(v_i = 1 | h) = sigmoid(β (vbias_i + (W·h)_i))`` for Bernoulli units.
 
     Returns
     -------
     ndarray of shape (n_chains, n_visible)
-        0/1 values in the floating type of ``params``.
+        Values of the visible layer type, in the floating type of ``params``.
     """
-    return GIBBS.update(rng, None, at_beta(params, beta, h.shape[0]).visible_logits(h))[0]
+    return params.visible.update(rng, None, at_beta(params, beta, h.shape[0]).visible_logits(h), GIBBS)[0]
 
 
 def gibbs_sweep(rng: np.random.Generator, state: RBMState, params, beta=None) -> tuple[RBMState, SweepInfo]:
@@ -109,9 +108,10 @@ def init_state(rng: np.random.Generator, v, params, beta=None) -> RBMState:
     ----------
     rng : numpy.random.Generator
     v : array_like of shape (n_chains, n_visible) or (n_visible,)
-        Binary visible values; a single state is taken as one chain.
+        Visible values of the visible layer type ({0, 1} for Bernoulli
+        units, {-1, +1} for spins); a single state is taken as one chain.
         It is copied, never modified.
-    params : RBMParams
+    params : RBMParams or SpinRBMParams
     beta : float or ndarray of shape (n_chains,), optional
 
     Returns
@@ -124,7 +124,7 @@ def init_state(rng: np.random.Generator, v, params, beta=None) -> RBMState:
     ValueError
         For non-binary values or a wrong number of visible units.
     """
-    v = check_binary(v, params.n_visible, name="v", dtype=params.dtype)
+    v = params.visible.check(v, params.n_visible, name="v", dtype=params.dtype)
     if v.ndim == 1:
         v = v[None, :]
     elif v.ndim != 2:

@@ -17,12 +17,17 @@ target:
 
 A target has
 
+- ``visible_layer`` and ``hidden_layer`` (optional; Bernoulli units when
+  absent): the layer types of :mod:`pymc_rbm.layers`, whose ``update``
+  applies the layer rule to their units (two-state layers through the
+  rule's bits);
 - ``W``: the matrix whose rows update the carried hidden input when visible
   units change;
 - ``hidden_input(v)``: the untempered hidden input of ``v`` (one matrix
   product), which the state may carry from sweep to sweep;
-- ``hidden_logits(a)``: the tempered hidden logits from that input;
-- ``visible_logits(h)``: the tempered visible logits given ``h``.
+- ``hidden_logits(a)``: the tempered hidden fields from that input (for
+  Bernoulli units, the logits);
+- ``visible_logits(h)``: the tempered visible fields given ``h``.
 
 The compiled sweeps of :mod:`pymc_rbm.kernels.compiled` (the step methods'
 fast path, parallel tempering and informed proposals in one Numba call) run
@@ -39,6 +44,7 @@ from pymc_rbm.energy import hidden_activation, visible_activation
 from pymc_rbm.kernels.activations import BATCH_FRACTION, propagate_activation
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.state import RBMState, SweepInfo, check_beta
+from pymc_rbm.layers import BERNOULLI
 
 __all__ = ["RBMAtBeta", "at_beta", "sweep"]
 
@@ -48,13 +54,23 @@ class RBMAtBeta(NamedTuple):
 
     Attributes
     ----------
-    params : RBMParams
+    params : RBMParams or SpinRBMParams
     beta : None, float or ndarray of shape (n_chains, 1)
         As :func:`~pymc_rbm.kernels.state.check_beta` returns it (None: β = 1).
     """
 
     params: object
     beta: object = None
+
+    @property
+    def visible_layer(self):
+        """The visible layer type of ``params``."""
+        return self.params.visible
+
+    @property
+    def hidden_layer(self):
+        """The hidden layer type of ``params``."""
+        return self.params.hidden
 
     @property
     def W(self) -> np.ndarray:
@@ -66,11 +82,11 @@ class RBMAtBeta(NamedTuple):
         return hidden_activation(v, self.params)
 
     def hidden_logits(self, a: np.ndarray) -> np.ndarray:
-        """``β (hbias + v·W)`` from the hidden input ``a`` (not modified)."""
+        """The tempered hidden fields ``β (hbias + v·W)`` from the hidden input ``a`` (not modified)."""
         return a if self.beta is None else a * self.beta
 
     def visible_logits(self, h: np.ndarray) -> np.ndarray:
-        """``β (vbias + W·h)``, (n_chains, n_visible)."""
+        """The tempered visible fields ``β (vbias + W·h)``, (n_chains, n_visible)."""
         a = visible_activation(h, self.params)
         if self.beta is not None:
             a *= self.beta
@@ -107,7 +123,8 @@ def sweep(
         changed (:func:`~pymc_rbm.kernels.activations.propagate_activation`).
     target : RBMAtBeta or another target (module docstring)
     rule : LayerRule, default Gibbs
-        The layer update (:func:`~pymc_rbm.kernels.operator_rule`).
+        The layer update (:func:`~pymc_rbm.kernels.operator_rule`), applied
+        by each layer type (:meth:`~pymc_rbm.layers.Layer.update`).
     refresh : bool, default False
         Recompute the carried hidden input by one matrix product (callers
         that carry it do so every :data:`~pymc_rbm.kernels.activations.FULL_EVERY`
@@ -145,8 +162,10 @@ def sweep(
     """
     carried = state.hidden_input is not None
     a = state.hidden_input if carried else target.hidden_input(state.v)
-    h, n_h = (rule if state.h is not None else GIBBS).update(rng, state.h, target.hidden_logits(a))
-    v, n_v = rule.update(rng, state.v, target.visible_logits(h))
+    visible = getattr(target, "visible_layer", BERNOULLI)
+    hidden = getattr(target, "hidden_layer", BERNOULLI)
+    h, n_h = hidden.update(rng, state.h, target.hidden_logits(a), rule if state.h is not None else GIBBS)
+    v, n_v = visible.update(rng, state.v, target.visible_logits(h), rule)
     if accept is not None:
         v = accept(state.v, v)
         n_v = np.count_nonzero(v != state.v, axis=-1)
