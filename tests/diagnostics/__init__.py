@@ -1,0 +1,1 @@
+"""Tests of pymc_rbm.diagnostics, one module per module of the package."""
