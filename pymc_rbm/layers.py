@@ -282,3 +282,264 @@ def bits_form(W, vbias, hbias, visible: TwoState, hidden: TwoState) -> BitsForm:
         dh * (hbias + lv * row),
         float(lv * vbias.sum() + lh * hbias.sum() + lv * lh * W.sum()),
     )
+
+
+# ----------------------------------------------------------------------------- categorical (Potts) units
+__all__ += ["Potts"]
+
+
+def _logsumexp_last(x: np.ndarray) -> np.ndarray:
+    """``log Σ_k exp(x_k)`` over the last axis, stable for any finite ``x`` (and ``-inf`` entries)."""
+    m = np.max(x, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return (m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True)))[..., 0]
+
+
+def _softmax_last(x: np.ndarray) -> np.ndarray:
+    """``exp(x_k) / Σ exp(x)`` over the last axis (a new array)."""
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
+
+
+def _draw_index(u: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """The index ``k`` with ``cumsum(probs)[k - 1] <= u < cumsum(probs)[k]`` (inverse CDF), int64.
+
+    ``u`` has shape ``(...)`` and ``probs`` ``(..., q)``; a ``u`` beyond the
+    rounded total (or on a zero-probability tail) is put on the last state
+    of positive probability.
+    """
+    cdf = np.cumsum(probs, axis=-1)
+    k = (u[..., None] >= cdf).sum(axis=-1)
+    q = probs.shape[-1]
+    last = q - 1 - np.argmax(probs[..., ::-1] > 0.0, axis=-1)  # the last index of positive probability
+    return np.minimum(k, last).astype(np.int64)
+
+
+class Potts(Layer):
+    """Categorical (Potts) units: each takes a value ``k`` in ``{0, …, n_states - 1}``.
+
+    A unit's field is a vector of ``q = n_states`` entries, ``p(x = k | f) ∝ exp(f_k)``:
+    fields have shape ``(..., n_units, q)`` where two-state layers have
+    ``(..., n_units)``, and states are integer labels of shape ``(..., n_units)``
+    (stored in a float array by :meth:`check`, as the engine's states are).
+    The log normaliser is ``logsumexp_k f_k``, the mean the softmax
+    probabilities (the one-hot expectation ``E[1(x = k) | f]``).
+
+    The layer rule (:class:`~pymc_rbm.kernels.layer.LayerRule`) maps onto two updates of a unit:
+
+    - ``rule.gibbs``: the Gibbs draw ``x' ~ softmax(f)`` (does not read ``x``);
+    - otherwise the Metropolised Gibbs sampler (Liu 1996) mixed with the Gibbs
+      draw by ``α = rule.alpha``, unit by unit: propose ``y ≠ x`` with
+      probability ``p_y / (1 - p_x)`` and accept it with probability
+      ``min(1, (1 - p_x) / (1 - p_y))``. It is reversible for ``softmax(f)``
+      (``p_x P(x → y) = p_x p_y min(1 / (1 - p_x), 1 / (1 - p_y))`` is symmetric)
+      and never proposes to stay, so it moves more than Gibbs (Peskun 1973).
+      For ``q = 2`` it moves to the other state with probability
+      ``min(1, p_other / p_x)``: flip-the-state (Brügge, Fischer & Igel 2013),
+      except at the exact tie ``p_x = 1/2``, where Liu's sampler always moves
+      and flip-the-state moves with probability 1/2.
+
+    All probabilities are computed from log-sum-exps of the fields, so fields
+    of any size (``|f| = 1e4``) neither overflow nor lose a state.
+
+    Parameters
+    ----------
+    n_states : int
+        ``q >= 2``, the number of values of each unit (21 for a protein
+        alphabet with gap, 4 for DNA).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm.layers import Potts
+    >>> layer = Potts(3)
+    >>> layer.states(2)[:4]
+    array([[0., 0.],
+           [0., 1.],
+           [0., 2.],
+           [1., 0.]])
+    >>> round(float(np.exp(layer.log_normaliser(np.zeros((1, 3))))[0]), 12)
+    3.0
+    """
+
+    def __init__(self, n_states: int):
+        if isinstance(n_states, (bool, np.bool_)) or not isinstance(n_states, (int, np.integer)) or n_states < 2:
+            raise ValueError(f"a Potts layer needs an integer number of states >= 2, got {n_states!r}")
+        self.n_values = int(n_states)
+
+    @property
+    def name(self) -> str:
+        return f"Potts({self.n_values})"
+
+    def __repr__(self) -> str:
+        return f"Potts(n_states={self.n_values})"
+
+    # ------------------------------------------------------------ values
+    def check(self, x, n_units=None, *, name="data", dtype=np.float64):
+        """A float copy of the labels ``x`` (shape (..., n_units)) after checking them, or a ValueError.
+
+        Labels must be integers (of an integer or float type; booleans are
+        refused) in ``[0, n_states)``; one-hot data is converted by
+        :meth:`from_one_hot` first.
+        """
+        q = self.n_values
+        try:
+            a = np.asarray(x)
+        except Exception as err:  # noqa: BLE001 - ragged lists and the like
+            raise ValueError(f"{name} must be an array of integer labels in [0, {q}): {err}") from None
+        if a.dtype == np.bool_ or a.dtype.kind not in "iuf":
+            raise ValueError(f"{name} must be numeric with integer labels in [0, {q}), got dtype {a.dtype}")
+        if a.ndim == 0:
+            raise ValueError(f"{name} must have a unit axis (shape (..., n_units)), got a scalar")
+        if n_units is not None and a.shape[-1] != n_units:
+            raise ValueError(f"{name} has {a.shape[-1]} units in its last axis, expected {n_units}")
+        with np.errstate(invalid="ignore"):
+            bad = ~((a >= 0) & (a < q) & (a == np.floor(a))) if a.dtype.kind == "f" else ~((a >= 0) & (a < q))
+        if bad.any():
+            first = a[np.unravel_index(np.argmax(bad), a.shape)]
+            raise ValueError(
+                f"{name} must hold integer labels in [0, {q}) (values in {{0, …, {q - 1}}}); found {first!r} "
+                f"({int(bad.sum())} bad entries)"
+            )
+        return np.array(a, dtype=dtype, copy=True)
+
+    def one_hot(self, x) -> np.ndarray:
+        """The one-hot encoding of labels ``x`` (shape (..., n_units)): float64 of shape (..., n_units, q)."""
+        x = np.asarray(x).astype(np.int64)
+        return (x[..., None] == np.arange(self.n_values)).astype(np.float64)
+
+    def from_one_hot(self, onehot, *, name="data") -> np.ndarray:
+        """The labels of one-hot data (shape (..., n_units, q), exactly one 1 per unit): int64 (..., n_units)."""
+        a = np.asarray(onehot)
+        q = self.n_values
+        if a.ndim < 2 or a.shape[-1] != q:
+            raise ValueError(f"one-hot {name} needs shape (..., n_units, {q}), got {a.shape}")
+        if a.dtype.kind not in "biuf" or not np.all((a == 0) | (a == 1)) or not np.all(a.sum(axis=-1) == 1):
+            raise ValueError(f"one-hot {name} must hold 0/1 entries with exactly one 1 per unit (last axis)")
+        return np.argmax(a, axis=-1).astype(np.int64)
+
+    # ------------------------------------------------------------ fields
+    def log_normaliser(self, field):
+        """``log Σ_k exp(f_k)`` per unit: shape (..., n_units) from fields (..., n_units, q)."""
+        from pymc_rbm.primitives import is_symbolic
+
+        if is_symbolic(field):
+            import pytensor.tensor as pt
+
+            return pt.logsumexp(field, axis=-1)
+        return _logsumexp_last(np.asarray(field, dtype=np.float64))
+
+    def mean(self, field):
+        """The probabilities ``softmax(f)`` of every value, shape (..., n_units, q)."""
+        from pymc_rbm.primitives import is_symbolic
+
+        if is_symbolic(field):
+            import pytensor.tensor as pt
+
+            return pt.special.softmax(field, axis=-1)
+        return _softmax_last(np.asarray(field, dtype=np.float64))
+
+    def log_prob(self, x, field):
+        """``log p(x)`` of independent units in fixed fields: ``Σ_i f_{i, x_i} - logsumexp(f_i)``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (..., n_units)
+            Labels.
+        field : ndarray of shape (n_units, q) or (..., n_units, q)
+
+        Returns
+        -------
+        ndarray of shape (...)
+        """
+        x = np.asarray(x).astype(np.int64)
+        field = np.asarray(field, dtype=np.float64)
+        f = np.broadcast_to(field, x.shape + (self.n_values,))
+        picked = np.take_along_axis(f, x[..., None], axis=-1)[..., 0]
+        return (picked - self.log_normaliser(f)).sum(axis=-1)
+
+    # ------------------------------------------------------------ update
+    def _check_field(self, field, x) -> np.ndarray:
+        field = np.asarray(field, dtype=np.float64)
+        if field.ndim < 2 or field.shape[-1] != self.n_values:
+            raise ValueError(f"Potts fields need shape (..., n_units, {self.n_values}), got {field.shape}")
+        if x is not None and np.shape(x) != field.shape[:-1]:
+            raise ValueError(f"states of shape {np.shape(x)} do not match fields of shape {field.shape}")
+        return field
+
+    def update(self, rng, x, field, rule):
+        """One update of every unit given its tempered fields, by the layer rule (stochastic).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Gibbs draws one uniform per unit; the Metropolised Gibbs rule
+            draws three per unit (mixture choice, proposal, acceptance), in one call.
+        x : ndarray of shape (n_chains, n_units), or None
+            Current labels (not modified); None only for the Gibbs rule.
+        field : ndarray of shape (n_chains, n_units, q)
+        rule : LayerRule
+            ``rule.gibbs``: Gibbs draws; otherwise Metropolised Gibbs with
+            weight ``rule.alpha``, Gibbs with weight ``1 - rule.alpha``.
+
+        Returns
+        -------
+        new : ndarray of shape (n_chains, n_units)
+            Labels, in the dtype of ``x`` (float64 when ``x`` is None).
+        n_changed : ndarray of int64 of shape (n_chains,)
+        """
+        field = self._check_field(field, x)
+        probs = _softmax_last(field)
+        if rule.gibbs or x is None:
+            if not rule.gibbs:
+                raise ValueError("only the Gibbs rule updates a layer without its current state")
+            new = _draw_index(rng.random(field.shape[:-1]), probs)
+            out = new.astype(np.float64)
+            return out, np.zeros(field.shape[:-2], dtype=np.int64)
+        x_arr = np.asarray(x)
+        cur = x_arr.astype(np.int64)
+        u = rng.random(field.shape[:-1] + (3,))
+        gibbs = _draw_index(u[..., 1], probs)
+        # Metropolised Gibbs: propose among the other states ∝ their probabilities, in log space
+        others = field.copy()
+        np.put_along_axis(others, cur[..., None], -np.inf, axis=-1)
+        proposal = _draw_index(u[..., 1], _softmax_last(others))
+        log_ratio = self._log_acceptance_ratio(field, others, proposal)
+        with np.errstate(divide="ignore"):
+            accepted = np.log(u[..., 2]) < log_ratio
+        metropolised = np.where(accepted, proposal, cur)
+        new = np.where(u[..., 0] < rule.alpha, metropolised, gibbs)
+        out = new.astype(x_arr.dtype if x_arr.dtype.kind in "iuf" else np.float64)
+        return out, np.count_nonzero(new != cur, axis=-1).astype(np.int64)
+
+    @staticmethod
+    def _log_acceptance_ratio(field, others, proposal) -> np.ndarray:
+        """``log (1 - p_x) / (1 - p_y)`` of Liu's sampler from log-sum-exps of the fields.
+
+        ``others`` is ``field`` with the current state's entry set to ``-inf``,
+        ``proposal`` the proposed states ``y``; shapes (..., n, q), (..., n, q), (...).
+        """
+        without_new = field.copy()
+        np.put_along_axis(without_new, proposal[..., None], -np.inf, axis=-1)
+        # log Σ_{k≠x} exp f_k - log Σ_{k≠y} exp f_k: the normaliser lse(f) cancels
+        return _logsumexp_last(others) - _logsumexp_last(without_new)
+
+    # ------------------------------------------------------------ enumeration
+    def states(self, n, start=0, stop=None, dtype=np.float64):
+        """Configurations ``start .. stop - 1`` of ``n`` units, lexicographic (unit 0 slowest), (stop - start, n)."""
+        q = self.n_values
+        stop = q**n if stop is None else stop
+        idx = np.arange(start, stop, dtype=np.int64)
+        powers = q ** np.arange(n - 1, -1, -1, dtype=np.int64)
+        return ((idx[:, None] // powers) % q).astype(dtype)
+
+    def n_states(self, n):
+        return self.n_values**n
+
+    def index(self, x) -> np.ndarray:
+        """The position of configurations ``x`` (shape (..., n)) in :meth:`states`' order, int64 (...)."""
+        x = np.asarray(x).astype(np.int64)
+        n = x.shape[-1]
+        return x @ (self.n_values ** np.arange(n - 1, -1, -1, dtype=np.int64))

@@ -1,0 +1,716 @@
+"""Categorical (Potts) RBMs: visible units with ``q`` values, Bernoulli hidden units.
+
+A Potts-visible RBM (Tubiana, Cocco & Monasson 2019 learn protein motifs with
+them) has visible units ``v_i`` in ``{0, …, q - 1}`` (a residue or a base at
+each site of a sequence) and hidden units ``h_j`` in {0, 1}, with the energy
+
+    E(v, h) = -Σ_i vbias[i, v_i] - hbias·h - Σ_i Σ_j W[i, v_i, j] h_j.
+
+``W`` has shape ``(n_visible, n_states, n_hidden)``, ``vbias``
+``(n_visible, n_states)`` and ``hbias`` ``(n_hidden,)``. Given ``h`` the visible
+units are independent Potts units (:class:`~pymc_rbm.layers.Potts`) with fields
+``vbias[i] + W[i] · h`` of shape ``(n_visible, q)``; given ``v`` the hidden
+units are independent Bernoulli units with input ``hbias + Σ_i W[i, v_i, :]``.
+Summing ``h`` out gives the free energy
+
+    F(v) = -Σ_i vbias[i, v_i] - Σ_j softplus(hbias_j + Σ_i W[i, v_i, j]),    p(v) = exp(-F(v)) / Z.
+
+**The gauge.** Adding a constant ``c_i`` to every entry of ``vbias[i, :]``
+adds ``c_i`` to ``-E`` of every state: ``p`` is unchanged and ``log Z`` grows by
+``Σ_i c_i``. Adding ``d_ij`` to every entry of ``W[i, :, j]`` adds ``d_ij h_j``
+to ``-E``, which ``hbias_j ← hbias_j - Σ_i d_ij`` undoes exactly. So the
+parameters are defined only up to these per-unit constants;
+:meth:`CategoricalRBMParams.zero_sum_gauge` picks the representative whose
+sums over the states vanish (the usual choice when comparing or regularising
+trained models), and says by how much ``log Z`` moved.
+
+This module is NumPy only: the parameters, energies, the target of the
+sweep engine (:class:`CategoricalAtBeta`, for
+:func:`pymc_rbm.kernels.sweep.sweep`) and exact enumeration (``log Z``,
+``log p(v)``, marginals, moments, exact draws) by whichever layer has fewer
+configurations: ``2**n_hidden`` hidden states (``Σ_i logsumexp_k`` per state)
+or ``q**n_visible`` visible ones. The PyMC distribution :class:`CategoricalRBM`
+and its step methods live in :mod:`pymc_rbm.step_methods.categorical` and are
+loaded on first use of that name.
+
+Data may be integer labels of shape ``(..., n_visible)`` or one-hot arrays of
+shape ``(..., n_visible, n_states)`` (:func:`as_labels`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from pymc_rbm.layers import BERNOULLI, Layer, Potts, _logsumexp_last, _softmax_last
+from pymc_rbm.primitives import is_symbolic, sigmoid, softplus
+from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
+
+__all__ = [
+    "MAX_ENUMERATED_STATES",
+    "CategoricalAtBeta",
+    "CategoricalEnumeration",
+    "CategoricalMoments",
+    "CategoricalRBMParams",
+    "EnumerationTooLarge",
+    "as_labels",
+    "at_beta",
+    "energy",
+    "enumeration_plan",
+    "free_energy",
+    "hidden_input",
+    "log_partition_exact",
+    "log_prob_exact",
+    "marginals_exact",
+    "moments_exact",
+    "sample_exact",
+    "visible_distribution",
+    "visible_fields",
+]
+
+#: Largest number of configurations (of the enumerated layer) that exact enumeration visits by default.
+MAX_ENUMERATED_STATES = 2**20
+
+#: Rows of an enumeration handled at once (bounds the memory of a block to ~ this × n_visible × q floats).
+_BLOCK = 4096
+
+
+try:  # the estimators' error, where they import; it is a ValueError either way
+    from pymc_rbm.estimators.exact import EnumerationTooLarge
+except Exception:  # noqa: BLE001 - the estimators are optional for this module
+
+    class EnumerationTooLarge(ValueError):
+        """Raised when exact enumeration would need more states than allowed."""
+
+
+def __getattr__(name):
+    # The PyMC layer (distribution and step methods) is loaded on first use, so this module stays NumPy only.
+    if name in ("CategoricalRBM", "CategoricalGibbs", "CategoricalMetropolisedGibbs"):
+        from pymc_rbm.step_methods import categorical as _pymc_layer
+
+        return getattr(_pymc_layer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ----------------------------------------------------------------------------- parameters
+@dataclass(frozen=True, eq=False)
+class CategoricalRBMParams:
+    """Parameters of a Potts-Bernoulli RBM (module docstring for the energy and the gauge).
+
+    Parameters
+    ----------
+    W : array_like of shape (n_visible, n_states, n_hidden)
+        ``W[i, k, j]`` couples value ``k`` of visible unit ``i`` to hidden unit ``j``.
+    vbias : array_like of shape (n_visible, n_states)
+        ``vbias[i, k]``: the field on value ``k`` of visible unit ``i``.
+    hbias : array_like of shape (n_hidden,)
+    dtype : numpy floating dtype, default float64
+
+    Notes
+    -----
+    The arrays are copied and made read-only, as in :class:`~pymc_rbm.params.RBMParams`.
+    ``visible`` is the :class:`~pymc_rbm.layers.Potts` layer of ``n_states``
+    values, ``hidden`` the Bernoulli layer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm.categorical import CategoricalRBMParams
+    >>> p = CategoricalRBMParams(np.zeros((4, 3, 2)), np.zeros((4, 3)), np.zeros(2))
+    >>> p.n_visible, p.n_states, p.n_hidden
+    (4, 3, 2)
+    """
+
+    W: np.ndarray
+    vbias: np.ndarray
+    hbias: np.ndarray
+
+    def __init__(self, W, vbias, hbias, *, dtype=np.float64):
+        W = check_float_array(W, "W", 3, dtype=dtype, readonly=True)
+        vbias = check_float_array(vbias, "vbias", 2, dtype=dtype, readonly=True)
+        hbias = check_float_array(hbias, "hbias", 1, dtype=dtype, readonly=True)
+        n, q, H = W.shape
+        if n == 0 or H == 0:
+            raise ValueError(f"W must have at least one visible and one hidden unit, got shape {W.shape}")
+        if q < 2:
+            raise ValueError(f"categorical units need at least 2 states (W.shape[1]), got shape {W.shape}")
+        if vbias.shape != (n, q):
+            raise ValueError(f"vbias has shape {vbias.shape}, but W of shape {W.shape} needs ({n}, {q})")
+        if hbias.shape != (H,):
+            raise ValueError(f"hbias has shape {hbias.shape}, but W of shape {W.shape} needs ({H},)")
+        object.__setattr__(self, "W", W)
+        object.__setattr__(self, "vbias", vbias)
+        object.__setattr__(self, "hbias", hbias)
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_visible(self) -> int:
+        """Number of visible (categorical) units."""
+        return self.W.shape[0]
+
+    @property
+    def n_states(self) -> int:
+        """Number of values ``q`` of each visible unit."""
+        return self.W.shape[1]
+
+    @property
+    def n_hidden(self) -> int:
+        """Number of hidden units."""
+        return self.W.shape[2]
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Floating type of the parameters."""
+        return self.W.dtype
+
+    @property
+    def visible(self) -> Potts:
+        """The visible layer type: :class:`~pymc_rbm.layers.Potts` units of ``n_states`` values."""
+        return Potts(self.n_states)
+
+    @property
+    def hidden(self) -> Layer:
+        """The hidden layer type: Bernoulli units."""
+        return BERNOULLI
+
+    @property
+    def W_flat(self) -> np.ndarray:
+        """``W`` as a matrix of shape (n_visible * n_states, n_hidden): the couplings of one-hot inputs."""
+        return self.W.reshape(-1, self.n_hidden)
+
+    def __repr__(self) -> str:
+        return (
+            f"CategoricalRBMParams(n_visible={self.n_visible}, n_states={self.n_states}, "
+            f"n_hidden={self.n_hidden}, dtype={self.dtype})"
+        )
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, CategoricalRBMParams):
+            return NotImplemented
+        return all(np.array_equal(a, b) for a, b in zip((self.W, self.vbias, self.hbias), (other.W, other.vbias, other.hbias)))
+
+    __hash__ = None
+
+    def fingerprint(self) -> str:
+        """A short hash of the model (shapes and float64 values), 32 hexadecimal digits (BLAKE2b).
+
+        The shapes enter the hash, so a categorical model never shares a
+        fingerprint with a binary one of the same numbers.
+        """
+        h = hashlib.blake2b(digest_size=16)
+        h.update(b"categorical")
+        for a in (self.W, self.vbias, self.hbias):
+            h.update(str(a.shape).encode())
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        return h.hexdigest()
+
+    def astype(self, dtype) -> CategoricalRBMParams:
+        """A copy with arrays of another floating type."""
+        return CategoricalRBMParams(self.W, self.vbias, self.hbias, dtype=dtype)
+
+    def zero_sum_gauge(self) -> tuple[CategoricalRBMParams, float]:
+        """The same distribution in the zero-sum gauge, and the change of ``log Z`` (module docstring).
+
+        ``W[i, :, j]`` and ``vbias[i, :]`` are centred over the states; the
+        means of ``W`` go into ``hbias`` (``hbias_j + Σ_i mean_k W[i, k, j]``),
+        so ``p(v, h)`` is unchanged, and ``log Z`` drops by
+        ``Σ_i mean_k vbias[i, k]``.
+
+        Returns
+        -------
+        params : CategoricalRBMParams
+        log_offset : float
+            ``log Z(self) - log Z(params)``.
+        """
+        w_mean = self.W.mean(axis=1)  # (n, H)
+        b_mean = self.vbias.mean(axis=1)  # (n,)
+        new = CategoricalRBMParams(
+            self.W - w_mean[:, None, :], self.vbias - b_mean[:, None], self.hbias + w_mean.sum(axis=0), dtype=self.dtype
+        )
+        return new, float(b_mean.sum())
+
+    # ---------------------------------------------------------- constructors
+    @classmethod
+    def random(
+        cls, n_visible: int, n_states: int, n_hidden: int, *, scale: float = 1.0, bias_scale: float | None = None, rng=None
+    ) -> CategoricalRBMParams:
+        """A random model, entries uniform on ``[-scale, scale]`` (biases: ``bias_scale``) (stochastic).
+
+        Parameters
+        ----------
+        n_visible, n_states, n_hidden : int
+        scale : float, default 1.0
+        bias_scale : float, optional
+            Defaults to ``scale``.
+        rng : numpy.random.Generator or seed, optional
+
+        Returns
+        -------
+        CategoricalRBMParams
+        """
+        scale = check_real(scale, "scale", 0.0)
+        bias_scale = scale if bias_scale is None else check_real(bias_scale, "bias_scale", 0.0)
+        rng = np.random.default_rng(rng)
+        return cls(
+            rng.uniform(-scale, scale, (n_visible, n_states, n_hidden)),
+            rng.uniform(-bias_scale, bias_scale, (n_visible, n_states)),
+            rng.uniform(-bias_scale, bias_scale, n_hidden),
+        )
+
+    # ------------------------------------------------------------- save/load
+    def save(self, path) -> None:
+        """Write the parameters to an ``.npz`` file (no pickle); numpy appends ``.npz`` when missing."""
+        np.savez(path, W=self.W, vbias=self.vbias, hbias=self.hbias)
+
+    @classmethod
+    def load(cls, path, *, dtype=np.float64) -> CategoricalRBMParams:
+        """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``).
+
+        Pickled objects, empty, truncated or corrupt files and missing keys
+        are refused with a ValueError, as by :meth:`pymc_rbm.params.RBMParams.load`;
+        so is a binary RBM's file (its ``W`` has two dimensions).
+        """
+        with open_npz(path, "a parameter file written by CategoricalRBMParams.save (an .npz of W, vbias, hbias)") as f:
+            missing = {"W", "vbias", "hbias"} - set(f.files)
+            if missing:
+                raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
+            arrays = [read_npz_array(f, key, path) for key in ("W", "vbias", "hbias")]
+        return cls(*arrays, dtype=dtype)
+
+
+def as_labels(v, params: CategoricalRBMParams, *, one_hot: bool | None = None, name: str = "data") -> np.ndarray:
+    """Checked integer labels of categorical data: int64 of shape (..., n_visible).
+
+    Parameters
+    ----------
+    v : array_like
+        Labels of shape ``(..., n_visible)`` with values in ``[0, n_states)``,
+        or one-hot data of shape ``(..., n_visible, n_states)``.
+    params : CategoricalRBMParams
+    one_hot : bool, optional
+        Whether ``v`` is one-hot. By default it is read as one-hot when its
+        shape ends with ``(n_visible, n_states)`` and its last axis cannot be
+        the unit axis (``n_states != n_visible``); pass ``one_hot=True`` where
+        ``n_states == n_visible``.
+
+    Returns
+    -------
+    ndarray of int64 of shape (..., n_visible)
+
+    Raises
+    ------
+    ValueError
+        Labels out of range or not integers, one-hot rows without exactly one 1, wrong shapes.
+    """
+    layer = params.visible
+    a = np.asarray(v)
+    n, q = params.n_visible, params.n_states
+    if one_hot is None:
+        one_hot = a.ndim >= 2 and a.shape[-2:] == (n, q) and q != n
+    if one_hot:
+        if a.shape[-2:] != (n, q):
+            raise ValueError(f"one-hot {name} needs shape (..., {n}, {q}), got {a.shape}")
+        return layer.from_one_hot(a, name=name)
+    return layer.check(a, n, name=name, dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------- energies
+def _beta(x, beta, extra_axes: int):
+    """``β x`` for a scalar β or one per batch element (``extra_axes`` trailing axes of ``x`` beyond the batch)."""
+    if beta is None:
+        return x
+    if not is_symbolic(beta):
+        beta = np.asarray(beta, dtype=np.float64)
+        if beta.ndim == 0:
+            return x if beta == 1.0 else float(beta) * x
+    return beta[(...,) + (None,) * extra_axes] * x
+
+
+def _one_hot(v, q: int):
+    """One-hot ``(..., n, q)`` of labels ``v`` (NumPy or PyTensor), float64."""
+    if is_symbolic(v):
+        import pytensor.tensor as pt
+
+        return pt.cast(pt.eq(v[..., None], pt.arange(q)), "float64")
+    v = np.asarray(v).astype(np.int64)
+    return (v[..., None] == np.arange(q)).astype(np.float64)
+
+
+def hidden_input(v, params):
+    """``hbias + Σ_i W[i, v_i, :]``, the input of the hidden units.
+
+    Parameters
+    ----------
+    v : array of int of shape (..., n_visible)
+        Labels (NumPy or PyTensor).
+    params : CategoricalRBMParams, or anything with ``W``, ``vbias``, ``hbias`` (tensors included)
+
+    Returns
+    -------
+    array of shape (..., n_hidden)
+    """
+    W = params.W
+    if is_symbolic(v) or is_symbolic(W):
+        import pytensor.tensor as pt
+
+        v = pt.as_tensor_variable(v)
+        oh = _one_hot(v, W.shape[1])
+        return params.hbias + pt.tensordot(oh, W, axes=[[v.ndim - 1, v.ndim], [0, 1]])
+    v = np.asarray(v).astype(np.int64)
+    return params.hbias + W[np.arange(W.shape[0]), v].sum(axis=-2)
+
+
+def visible_fields(h, params):
+    """``vbias[i, k] + Σ_j W[i, k, j] h_j``: the fields of the visible units given ``h``.
+
+    Parameters
+    ----------
+    h : ndarray of shape (..., n_hidden)
+    params : CategoricalRBMParams
+
+    Returns
+    -------
+    ndarray of shape (..., n_visible, n_states)
+    """
+    W = params.W
+    n, q, H = W.shape
+    h = np.asarray(h, dtype=np.float64)
+    return params.vbias + (h @ W.reshape(n * q, H).T).reshape(h.shape[:-1] + (n, q))
+
+
+def energy(v, h, params):
+    """``E(v, h) = -Σ_i vbias[i, v_i] - hbias·h - Σ_ij W[i, v_i, j] h_j`` (NumPy).
+
+    Parameters
+    ----------
+    v : ndarray of int of shape (..., n_visible)
+    h : ndarray of shape (..., n_hidden)
+    params : CategoricalRBMParams
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    v = np.asarray(v).astype(np.int64)
+    h = np.asarray(h, dtype=np.float64)
+    n = params.W.shape[0]
+    coupling = params.W[np.arange(n), v]  # (..., n, H)
+    return -params.vbias[np.arange(n), v].sum(axis=-1) - h @ params.hbias - (coupling.sum(axis=-2) * h).sum(axis=-1)
+
+
+def free_energy(v, params, beta=None):
+    """``F(v) = -Σ_i vbias[i, v_i] - Σ_j softplus(hbias_j + Σ_i W[i, v_i, j])`` (NumPy or PyTensor).
+
+    With an inverse temperature ``β`` the free energy of ``exp(-β E)``:
+    ``-β Σ_i vbias[i, v_i] - Σ_j softplus(β (hbias_j + Σ_i W[i, v_i, j]))``.
+
+    Parameters
+    ----------
+    v : array of int of shape (..., n_visible)
+        Labels.
+    params : CategoricalRBMParams or tensors with its attribute names
+    beta : float or array of shape (...), optional
+
+    Returns
+    -------
+    array of shape (...)
+    """
+    W = params.W
+    if is_symbolic(v) or is_symbolic(W):
+        import pytensor.tensor as pt
+
+        v = pt.as_tensor_variable(v)
+        oh = _one_hot(v, W.shape[1])
+        vterm = (oh * params.vbias).sum(axis=(-2, -1))
+    else:
+        v = np.asarray(v).astype(np.int64)
+        vterm = params.vbias[np.arange(W.shape[0]), v].sum(axis=-1)
+    a = hidden_input(v, params)
+    return -_beta(vterm, beta, 0) - softplus(_beta(a, beta, 1)).sum(axis=-1)
+
+
+# ----------------------------------------------------------------------------- the sweep target
+class CategoricalAtBeta(NamedTuple):
+    """A categorical RBM at inverse temperature β, the target of :func:`pymc_rbm.kernels.sweep.sweep`.
+
+    The engine updates the hidden layer from ``hidden_logits(hidden_input(v))``
+    and the visible layer from ``visible_logits(h)`` (fields of shape
+    ``(n_chains, n_visible, q)``), each by its layer's rule: the hidden
+    Bernoulli units through the compiled binary rule, the visible Potts units
+    by Gibbs or Metropolised Gibbs (:class:`~pymc_rbm.layers.Potts`). The
+    hidden input is not carried between sweeps (pass states with
+    ``hidden_input=None``): the one-hot rows that would update it are a gather,
+    as cheap as recomputing it.
+
+    Attributes
+    ----------
+    params : CategoricalRBMParams
+    beta : None, float or ndarray of shape (n_chains, 1)
+        As :func:`~pymc_rbm.kernels.state.check_beta` returns it (None: β = 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm.categorical import CategoricalAtBeta, CategoricalRBMParams
+    >>> from pymc_rbm.kernels.layer import GIBBS
+    >>> from pymc_rbm.kernels.state import RBMState
+    >>> from pymc_rbm.kernels.sweep import sweep
+    >>> p = CategoricalRBMParams.random(5, 4, 3, rng=0)
+    >>> rng = np.random.default_rng(1)
+    >>> state, info = sweep(rng, RBMState(np.zeros((2, 5)), None), CategoricalAtBeta(p), GIBBS)
+    >>> state.v.shape, state.h.shape
+    ((2, 5), (2, 3))
+    """
+
+    params: CategoricalRBMParams
+    beta: object = None
+
+    @property
+    def visible_layer(self) -> Potts:
+        return self.params.visible
+
+    @property
+    def hidden_layer(self) -> Layer:
+        return self.params.hidden
+
+    @property
+    def W(self) -> np.ndarray:
+        """The couplings, (n_visible, n_states, n_hidden) (not used to carry the hidden input)."""
+        return self.params.W
+
+    def hidden_input(self, v: np.ndarray) -> np.ndarray:
+        """``hbias + Σ_i W[i, v_i, :]``, (n_chains, n_hidden)."""
+        return hidden_input(v, self.params)
+
+    def hidden_logits(self, a: np.ndarray) -> np.ndarray:
+        """``β a`` (a new array or ``a`` itself at β = 1; never modified)."""
+        return a if self.beta is None else a * self.beta
+
+    def visible_logits(self, h: np.ndarray) -> np.ndarray:
+        """The tempered visible fields ``β (vbias + W·h)``, (n_chains, n_visible, n_states)."""
+        f = visible_fields(h, self.params)
+        if self.beta is not None:
+            f *= np.asarray(self.beta)[..., None] if np.ndim(self.beta) else self.beta
+        return f
+
+
+def at_beta(params: CategoricalRBMParams, beta=None, n_chains: int = 1) -> CategoricalAtBeta:
+    """The target ``params`` at ``beta`` (a scalar or one per chain), validated."""
+    from pymc_rbm.kernels.state import check_beta
+
+    return CategoricalAtBeta(params, check_beta(beta, n_chains))
+
+
+# ----------------------------------------------------------------------------- exact enumeration
+class CategoricalEnumeration(NamedTuple):
+    """Which layer an exact computation enumerates, and how many configurations that is.
+
+    Attributes
+    ----------
+    layer : {"hidden", "visible"}
+    n_configurations : int
+    """
+
+    layer: str
+    n_configurations: int
+
+
+def enumeration_plan(params: CategoricalRBMParams, max_states: int | None = MAX_ENUMERATED_STATES) -> CategoricalEnumeration:
+    """The smaller of the ``2**n_hidden`` hidden and ``q**n_visible`` visible enumerations, or a refusal.
+
+    Raises
+    ------
+    EnumerationTooLarge
+        When both exceed ``max_states`` (None: no limit); the message says
+        how large each is and what to use instead.
+    """
+    n_h = 2**params.n_hidden
+    n_v = params.n_states**params.n_visible
+    plan = CategoricalEnumeration("hidden", n_h) if n_h <= n_v else CategoricalEnumeration("visible", n_v)
+    if max_states is not None and plan.n_configurations > max_states:
+        raise EnumerationTooLarge(
+            f"exact enumeration of this categorical RBM needs 2**{params.n_hidden} = {n_h:.3g} hidden or "
+            f"{params.n_states}**{params.n_visible} = {float(n_v):.3g} visible configurations, more than the limit "
+            f"of {max_states} (raise max_states if you have the time); sample it with pm.sample instead "
+            "(annealed importance sampling for categorical models is not written yet)"
+        )
+    return plan
+
+
+def _hidden_block(params, start, stop):
+    """Hidden states ``start .. stop - 1`` with their log weights ``hbias·h + Σ_i logsumexp_k f_ik(h)``."""
+    Hs = BERNOULLI.states(params.n_hidden, start, stop)
+    fields = visible_fields(Hs, params)  # (B, n, q)
+    return Hs, fields, Hs @ params.hbias + _logsumexp_last(fields).sum(axis=-1)
+
+
+def _visible_block(params, start, stop):
+    """Visible states ``start .. stop - 1`` (labels) with their hidden inputs and ``-F(v)``."""
+    V = params.visible.states(params.n_visible, start, stop, dtype=np.int64)
+    a = hidden_input(V, params)
+    neg_f = params.vbias[np.arange(params.n_visible), V].sum(axis=-1) + softplus(a).sum(axis=-1)
+    return V, a, neg_f
+
+
+def _blocks(plan):
+    for start in range(0, plan.n_configurations, _BLOCK):
+        yield start, min(start + _BLOCK, plan.n_configurations)
+
+
+def _log_weights(params, plan) -> np.ndarray:
+    block = _hidden_block if plan.layer == "hidden" else _visible_block
+    return np.concatenate([block(params, a, b)[2] for a, b in _blocks(plan)])
+
+
+def _lse(x: np.ndarray) -> float:
+    m = float(np.max(x))
+    return m + float(np.log(np.exp(x - m).sum()))
+
+
+def log_partition_exact(params: CategoricalRBMParams, *, max_states: int | None = MAX_ENUMERATED_STATES) -> float:
+    """``log Z`` by exact enumeration of the layer with fewer configurations.
+
+    Over the hidden layer, ``log Z = logsumexp_h [hbias·h + Σ_i logsumexp_k (vbias[i, k] + W[i, k]·h)]``;
+    over the visible layer, ``log Z = logsumexp_v -F(v)``.
+
+    Parameters
+    ----------
+    params : CategoricalRBMParams
+    max_states : int or None, default :data:`MAX_ENUMERATED_STATES`
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    EnumerationTooLarge
+        See :func:`enumeration_plan`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm.categorical import CategoricalRBMParams, log_partition_exact
+    >>> p = CategoricalRBMParams(np.zeros((3, 4, 2)), np.zeros((3, 4)), np.zeros(2))
+    >>> bool(np.isclose(log_partition_exact(p), np.log(4**3 * 2**2)))
+    True
+    """
+    return _lse(_log_weights(params, enumeration_plan(params, max_states)))
+
+
+def log_prob_exact(v, params: CategoricalRBMParams, *, log_z: float | None = None, max_states=MAX_ENUMERATED_STATES):
+    """``log p(v) = -F(v) - log Z`` of labels (or one-hot data, :func:`as_labels`), shape (...)."""
+    labels = as_labels(v, params)
+    if log_z is None:
+        log_z = log_partition_exact(params, max_states=max_states)
+    return -free_energy(labels, params) - log_z
+
+
+class CategoricalMoments(NamedTuple):
+    """Exact moments of a categorical RBM (the gradient of ``log Z``).
+
+    Attributes
+    ----------
+    log_z : float
+    vh : ndarray of shape (n_visible, n_states, n_hidden)
+        ``⟨1(v_i = k) h_j⟩``.
+    v : ndarray of shape (n_visible, n_states)
+        ``p(v_i = k)``, the single-site marginals.
+    h : ndarray of shape (n_hidden,)
+        ``p(h_j = 1)``.
+    """
+
+    log_z: float
+    vh: np.ndarray
+    v: np.ndarray
+    h: np.ndarray
+
+
+def moments_exact(params: CategoricalRBMParams, *, max_states: int | None = MAX_ENUMERATED_STATES) -> CategoricalMoments:
+    """``log Z`` and the exact moments ``⟨1(v_i = k) h_j⟩``, ``p(v_i = k)``, ``p(h_j = 1)`` by enumeration."""
+    plan = enumeration_plan(params, max_states)
+    log_z = _lse(_log_weights(params, plan))
+    n, q, H = params.W.shape
+    vh, vm, hm = np.zeros((n, q, H)), np.zeros((n, q)), np.zeros(H)
+    for start, stop in _blocks(plan):
+        if plan.layer == "hidden":
+            Hs, fields, lw = _hidden_block(params, start, stop)
+            w = np.exp(lw - log_z)
+            P = _softmax_last(fields)  # (B, n, q): p(v_i = k | h)
+            hm += w @ Hs
+            vm += np.einsum("b,bik->ik", w, P)
+            vh += np.einsum("b,bik,bj->ikj", w, P, Hs)
+        else:
+            V, a, lw = _visible_block(params, start, stop)
+            w = np.exp(lw - log_z)
+            S = sigmoid(a)  # (B, H): p(h_j = 1 | v)
+            oh = _one_hot(V, q)
+            hm += w @ S
+            vm += np.einsum("b,bik->ik", w, oh)
+            vh += np.einsum("b,bik,bj->ikj", w, oh, S)
+    return CategoricalMoments(log_z, vh, vm, hm)
+
+
+def marginals_exact(params: CategoricalRBMParams, *, max_states: int | None = MAX_ENUMERATED_STATES) -> np.ndarray:
+    """The single-site marginals ``p(v_i = k)``, shape (n_visible, n_states), by enumeration."""
+    return moments_exact(params, max_states=max_states).v
+
+
+def visible_distribution(params: CategoricalRBMParams, *, max_states: int | None = MAX_ENUMERATED_STATES) -> np.ndarray:
+    """``p(v)`` of every visible configuration in :meth:`Potts.states` order, shape (q**n_visible,).
+
+    Enumerates the visible layer whatever its size relative to the hidden one
+    (``log Z`` from the cheaper layer).
+    """
+    n_v = params.n_states**params.n_visible
+    if max_states is not None and n_v > max_states:
+        raise EnumerationTooLarge(
+            f"the distribution of {params.n_states}**{params.n_visible} = {float(n_v):.3g} visible configurations "
+            f"exceeds the limit of {max_states}"
+        )
+    lw = _log_weights(params, CategoricalEnumeration("visible", n_v))
+    return np.exp(lw - _lse(lw))
+
+
+def sample_exact(params: CategoricalRBMParams, size=(), rng=None, *, max_states=MAX_ENUMERATED_STATES) -> np.ndarray:
+    """Independent exact draws of the visible labels (stochastic).
+
+    Where the visible layer is the smaller enumeration, draws ``v`` from
+    ``p(v)`` directly; otherwise draws ``h`` from its marginal
+    ``p(h) ∝ exp(hbias·h) Π_i Σ_k exp(f_ik(h))`` and then ``v ~ p(v | h)``.
+
+    Parameters
+    ----------
+    params : CategoricalRBMParams
+    size : int or tuple of int
+    rng : numpy.random.Generator or seed, optional
+    max_states : int or None
+
+    Returns
+    -------
+    ndarray of int64 of shape (*size, n_visible)
+    """
+    rng = np.random.default_rng(rng)
+    size = (size,) if np.ndim(size) == 0 else tuple(size)
+    m = int(np.prod(size, dtype=np.int64))
+    plan = enumeration_plan(params, max_states)
+    lw = _log_weights(params, plan)
+    p = np.exp(lw - _lse(lw))
+    idx = rng.choice(plan.n_configurations, size=m, p=p / p.sum())
+    if plan.layer == "visible":
+        v = params.visible.states(params.n_visible, dtype=np.int64)[idx] if m else np.zeros((0, params.n_visible), np.int64)
+    else:
+        Hs = BERNOULLI.states(params.n_hidden)[idx] if m else np.zeros((0, params.n_hidden))
+        fields = visible_fields(Hs, params)
+        v, _ = params.visible.update(rng, None, fields, _gibbs_rule())
+        v = v.astype(np.int64)
+    return v.reshape(size + (params.n_visible,))
+
+
+def _gibbs_rule():
+    from pymc_rbm.kernels.layer import GIBBS
+
+    return GIBBS
