@@ -57,7 +57,7 @@ def class_changes(
         A DataArray (e.g. ``idata.posterior["v"]``) has its ``draw_dim``
         and ``unit_dim`` moved there. With
         ``classify=None``, the class labels themselves, shape (..., n_steps).
-    classify : callable or None, default :func:`pymc_rbm.datasets.classify_modes`
+    classify : callable or None, default :func:`pymc_rbm.datasets.modes.classify_modes`
         Maps states (..., n_visible) to integer classes, ``AMBIGUOUS`` (-1)
         for ties; the default is the nearest of the four Artificial Modes.
     draw_dim : str, default "draw"

@@ -1,0 +1,1 @@
+"""Tests of pymc_rbm.datasets, one module per data set."""
