@@ -32,6 +32,9 @@ __all__ = [
     "data_statistics",
     "sample_statistics",
     "gradient_from_statistics",
+    "centered_gradient",
+    "centered_update",
+    "center",
     "model_statistics",
     "log_likelihood_gradient",
 ]
@@ -112,6 +115,91 @@ def gradient_from_statistics(positive: Moments, negative: Moments) -> Gradient:
     Gradient
     """
     return Gradient(positive.vh - negative.vh, positive.v - negative.v, positive.h - negative.h)
+
+
+def centered_gradient(positive: Moments, negative: Moments, v_offset, h_offset) -> Gradient:
+    """The gradient in the centered parameters (Montavon & Müller 2012; Melchior, Fischer & Wiskott 2016).
+
+    The centered RBM writes the same model with offsets ``μ`` (visible) and
+    ``λ`` (hidden): ``E(v, h) = -(v - μ)ᵀ W (h - λ) - bᵀ (v - μ) - cᵀ (h - λ)``,
+    that is ``vbias = b - W λ`` and ``hbias = c - Wᵀ μ`` (and a constant).
+    Its log-likelihood gradient is
+
+    ``∂/∂W = ⟨(v - μ)(h - λ)ᵀ⟩_data - ⟨(v - μ)(h - λ)ᵀ⟩_model``,
+    ``∂/∂b = ⟨v⟩_data - ⟨v⟩_model``, ``∂/∂c = ⟨h⟩_data - ⟨h⟩_model``,
+
+    both terms with the same offsets (centering one term only is not a
+    gradient of anything: the tests check it against the exact gradient).
+
+    Parameters
+    ----------
+    positive, negative : Moments
+        The data and model terms (:func:`gradient_from_statistics`).
+    v_offset : ndarray of shape (n_visible,)
+        ``μ``.
+    h_offset : ndarray of shape (n_hidden,)
+        ``λ``.
+
+    Returns
+    -------
+    Gradient
+        In ``(W, b, c)``, the centered parameters.
+    """
+
+    def centered_vh(m: Moments):
+        # ⟨(v - μ)(h - λ)ᵀ⟩ = ⟨v hᵀ⟩ - μ ⟨h⟩ᵀ - ⟨v⟩ λᵀ + μ λᵀ
+        return m.vh - np.outer(v_offset, m.h) - np.outer(m.v, h_offset) + np.outer(v_offset, h_offset)
+
+    return Gradient(centered_vh(positive) - centered_vh(negative), positive.v - negative.v, positive.h - negative.h)
+
+
+def centered_update(gradient: Gradient, v_offset, h_offset) -> Gradient:
+    """A step in the centered parameters, written in the RBM's own ``(W, vbias, hbias)``.
+
+    With ``vbias = b - W λ`` and ``hbias = c - Wᵀ μ`` (:func:`centered_gradient`),
+    a step ``(ΔW, Δb, Δc)`` of the centered parameters at fixed offsets moves
+    ``W`` by ``ΔW``, ``vbias`` by ``Δb - ΔW λ`` and ``hbias`` by ``Δc - ΔWᵀ μ``:
+    the same model as the centered step, exactly (it is linear).
+
+    Parameters
+    ----------
+    gradient : Gradient
+        In the centered parameters.
+    v_offset, h_offset : ndarray of shape (n_visible,) / (n_hidden,)
+
+    Returns
+    -------
+    Gradient
+    """
+    return Gradient(gradient.W, gradient.vbias - gradient.W @ h_offset, gradient.hbias - v_offset @ gradient.W)
+
+
+def center(gradient: Gradient, v_offset, h_offset) -> Gradient:
+    """The centered gradient ascent direction from the ordinary gradient, in ``(W, vbias, hbias)``.
+
+    :func:`centered_update` of :func:`centered_gradient`, computed from the
+    ordinary gradient ``g`` alone (the offsets' ``μ λᵀ`` terms cancel between
+    the data and the model terms): ``G = g_W - μ g_hbiasᵀ - g_vbias λᵀ``, then
+    ``(G, g_vbias - G λ, g_hbias - Gᵀ μ)``. With zero offsets it is ``g``.
+    What every negative phase of :func:`~pymc_rbm.training.fit` uses with
+    ``centered=True`` (the offsets are the batch's data means, as in the
+    ``rbms`` package).
+
+    Parameters
+    ----------
+    gradient : Gradient
+        The ordinary log-likelihood gradient (or its estimate).
+    v_offset : ndarray of shape (n_visible,)
+    h_offset : ndarray of shape (n_hidden,)
+
+    Returns
+    -------
+    Gradient
+    """
+    g = gradient
+    W = g.W - v_offset[:, None] * g.hbias[None, :]
+    W -= g.vbias[:, None] * h_offset[None, :]
+    return centered_update(Gradient(W, g.vbias, g.hbias), v_offset, h_offset)
 
 
 def _check_method(method: str) -> str:

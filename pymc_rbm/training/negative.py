@@ -37,15 +37,17 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from pymc_rbm.energy import free_energy, hidden_activation, visible_activation
+from pymc_rbm.energy import free_energy, hidden_activation, mean_hiddens
 from pymc_rbm.estimators.tap import UnphysicalFixedPoint
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels import tempering as _tempering
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState, sigmoid_
+from pymc_rbm.kernels.sweep import at_beta, sweep
 from pymc_rbm.training.gradients import (
     Gradient,
+    center,
     data_statistics,
     gradient_from_statistics,
     model_statistics,
@@ -62,6 +64,8 @@ __all__ = [
     "deterministic",
     "phase_gradient",
     "gibbs_sweeps_visible_first",
+    "gibbs_sweeps_from_visible",
+    "HIDDEN_MODES",
     "wormhole_move",
 ]
 
@@ -97,7 +101,7 @@ class NegativePhase(NamedTuple):
     gradient: Callable | None = None
 
 
-def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, params, batch):
+def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, params, batch, *, centered: bool = False):
     """The gradient of one update: the data term of ``batch`` minus ``phase``'s model term (stochastic).
 
     Parameters
@@ -108,6 +112,11 @@ def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, param
         The phase's chains (None for CD and the deterministic methods).
     params : RBMParams
     batch : ndarray of shape (n_samples, n_visible)
+    centered : bool, default False
+        Return the centered gradient's ascent direction instead
+        (:func:`~pymc_rbm.training.gradients.center`), with the batch's data
+        means ``⟨v⟩`` and ``⟨p(h | v)⟩`` as offsets: the same model term, for
+        every phase.
 
     Returns
     -------
@@ -117,8 +126,14 @@ def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, param
     info : dict
     """
     if phase.gradient is not None:
-        return phase.gradient(rng, chains, params, batch)
-    return _step_gradient(phase.step, rng, chains, params, batch)
+        grad, chains, info = phase.gradient(rng, chains, params, batch)
+        if centered:  # the fused gradient keeps no data means: one product more, on small models only
+            grad = center(grad, batch.mean(axis=0), mean_hiddens(batch, params).mean(axis=0))
+        return grad, chains, info
+    negative, chains, info = phase.step(rng, chains, params, batch)
+    positive = data_statistics(batch, params)
+    grad = gradient_from_statistics(positive, negative)
+    return (center(grad, positive.v, positive.h) if centered else grad), chains, info
 
 
 def _step_gradient(step, rng, chains, params, batch):
@@ -240,17 +255,55 @@ def gibbs_sweeps_visible_first(rng: np.random.Generator, state: RBMState, params
     hidden_probabilities : ndarray of shape (n_chains, n_hidden)
         ``p(h | v)`` of the final ``v``, from which its ``h`` was drawn.
     """
-    v, h = state.v, state.h
+    target = at_beta(params)
+    # V (H V)^(k-1) H = (V H)^k: a visible half-sweep, k - 1 sweeps of the kernel, a hidden half-sweep.
+    # The hidden input is carried and recomputed in full after every visible update (refresh), so the
+    # values, and so the draws, are those of the plain loop.
+    v = GIBBS.update(rng, None, target.visible_logits(state.h))[0]
+    chain = RBMState(v, None, target.hidden_input(v))
+    for _ in range(k - 1):
+        chain, _ = sweep(rng, chain, target, GIBBS, refresh=True)
+    a = chain.hidden_input
+    return RBMState(chain.v, GIBBS.update(rng, None, a)[0]), sigmoid_(a)
+
+
+#: What persistent chains do with their hidden state between updates (:func:`persistent_contrastive_divergence`).
+HIDDEN_MODES = ("redraw", "carry")
+
+
+def gibbs_sweeps_from_visible(rng: np.random.Generator, v, params, k: int):
+    """``k`` block-Gibbs sweeps from visible states, ``h`` drawn afresh at ``params`` (stochastic).
+
+    ``k`` sweeps of :func:`~pymc_rbm.kernels.sweep.sweep` (hidden layer given
+    ``v``, then visible given ``h``) from ``(v, None)``: the hidden state is a
+    Gibbs draw at the current parameters, whatever the chain carried. Then
+    the hidden probabilities of the final ``v`` (one product) for
+    Rao-Blackwellised statistics, and ``h`` drawn from them.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Per sweep the hidden uniforms then the visible ones; then the final hidden ones.
+    v : ndarray of shape (n_chains, n_visible)
+    params : RBMParams
+    k : int
+
+    Returns
+    -------
+    state : RBMState
+    hidden_probabilities : ndarray of shape (n_chains, n_hidden)
+        ``p(h | v)`` of the final ``v``, from which its ``h`` was drawn.
+    """
+    target = at_beta(params)
+    chain = RBMState(v, None)
     for _ in range(k):
-        v = GIBBS.update(rng, None, visible_activation(h, params))[0]
-        a = hidden_activation(v, params)
-        h = GIBBS.update(rng, None, a)[0]
-        ph = sigmoid_(a)
-    return RBMState(v, h), ph
+        chain, _ = sweep(rng, chain, target, GIBBS)
+    a = hidden_activation(chain.v, params)
+    return RBMState(chain.v, GIBBS.update(rng, None, a)[0]), sigmoid_(a)
 
 
 def persistent_contrastive_divergence(
-    kernel, k: int = 1, *, n_chains: int | None = None, wormholes=None
+    kernel, k: int = 1, *, n_chains: int | None = None, wormholes=None, hidden: str = "redraw"
 ) -> NegativePhase:
     """PCD-k: persistent chains, ``k`` sweeps of ``kernel`` per update.
 
@@ -264,6 +317,14 @@ def persistent_contrastive_divergence(
         equal to the number of training examples in a (mini) batch"). They
         start at training rows.
     wormholes : proposal, optional
+    hidden : {"redraw", "carry"}, default "redraw"
+        Block Gibbs only (other kernels always redraw). ``"redraw"``: every
+        update starts from the chains' visible states and draws ``h`` at the
+        new parameters (:func:`gibbs_sweeps_from_visible`; as the ``rbms``
+        package does), ``2k + 1`` products and the statistics'. ``"carry"``:
+        the visible layer is swept first from the ``h`` the chains carry
+        (:func:`gibbs_sweeps_visible_first`), one product fewer; what
+        pymc-rbm 0.2 did.
 
     Returns
     -------
@@ -271,7 +332,7 @@ def persistent_contrastive_divergence(
 
     Notes
     -----
-    With the block Gibbs kernel (and no wormholes) the sweeps are
+    With ``hidden="carry"`` (block Gibbs, no wormholes) the sweeps are
     :func:`gibbs_sweeps_visible_first` from the chains' carried ``h``: it
     needs no redraw of ``h`` (which Gibbs' own hidden update would discard)
     and its last hidden probabilities are the statistics', so an update costs
@@ -284,7 +345,10 @@ def persistent_contrastive_divergence(
 
     k = check_positive_int(k, "k")
     n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
-    visible_first = kernel is gibbs_sweep and wormholes is None
+    if hidden not in HIDDEN_MODES:
+        raise ValueError(f"hidden must be one of {HIDDEN_MODES}, got {hidden!r}")
+    gibbs = kernel is gibbs_sweep and wormholes is None
+    visible_first = gibbs and hidden == "carry"
 
     def init(rng, data, params, batch_size=None):
         n = n_chains or batch_size or data.shape[0]
@@ -294,6 +358,9 @@ def persistent_contrastive_divergence(
         if visible_first:
             state, ph = gibbs_sweeps_visible_first(rng, chains, params, k)
             return sample_statistics(state.v, ph), state, {}
+        if gibbs:
+            state, ph = gibbs_sweeps_from_visible(rng, chains.v, params, k)
+            return sample_statistics(state.v, ph), state, {}
         # the parameters changed since the last update: h is redrawn before the first sweep
         state, info = _run_chains(rng, chains.v, params, kernel, k, wormholes)
         return data_statistics(state.v, params), state, info
@@ -301,8 +368,8 @@ def persistent_contrastive_divergence(
     returned = []  # the chains this phase returned last: only those are updated in place
 
     def gradient(rng, chains, params, batch):
-        if compiled.dense(chains.v.shape[0], params.n_visible, params.n_hidden):  # BLAS products pay there
-            return _step_gradient(step, rng, chains, params, batch)
+        if compiled.dense(chains.v.shape[0], params.n_visible, params.n_hidden) or params.dtype != np.float64:
+            return _step_gradient(step, rng, chains, params, batch)  # BLAS products pay there
         if returned and chains is returned[0]:
             v, h = chains.v, chains.h
         else:  # chains of the caller (a resumed fit) stay as they are

@@ -162,7 +162,7 @@ def test_compiled_pcd_gradient_is_the_numpy_chain_and_gradient(k):
 
     params = RBMParams.random(7, 5, scale=1.5, rng=2)
     batch = (np.random.default_rng(1).random((6, 7)) < 0.5).astype(float)
-    phase = persistent_contrastive_divergence(build_operator("gibbs"), k=k, n_chains=4)
+    phase = persistent_contrastive_divergence(build_operator("gibbs"), k=k, n_chains=4, hidden="carry")
     assert phase.gradient is not None
     chains = phase.init(np.random.default_rng(0), batch, params)
     r_numpy, r_compiled = np.random.default_rng(5), np.random.default_rng(5)
