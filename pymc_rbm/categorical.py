@@ -56,6 +56,7 @@ __all__ = [
     "CategoricalMoments",
     "CategoricalRBMParams",
     "EnumerationTooLarge",
+    "ExactSampler",
     "as_labels",
     "at_beta",
     "energy",
@@ -88,7 +89,7 @@ except Exception:  # noqa: BLE001 - the estimators are optional for this module
 
 def __getattr__(name):
     # The PyMC layer (distribution and step methods) is loaded on first use, so this module stays NumPy only.
-    if name in ("CategoricalRBM", "CategoricalGibbs", "CategoricalMetropolisedGibbs"):
+    if name in ("CategoricalRBM", "CategoricalExactDraws", "CategoricalGibbs", "CategoricalMetropolisedGibbs"):
         from pymc_rbm.step_methods import categorical as _pymc_layer
 
         return getattr(_pymc_layer, name)
@@ -675,12 +676,53 @@ def visible_distribution(params: CategoricalRBMParams, *, max_states: int | None
     return np.exp(lw - _lse(lw))
 
 
-def sample_exact(params: CategoricalRBMParams, size=(), rng=None, *, max_states=MAX_ENUMERATED_STATES) -> np.ndarray:
-    """Independent exact draws of the visible labels (stochastic).
+class ExactSampler:
+    """Independent exact draws of the visible labels, the enumeration done once (stochastic draws).
 
-    Where the visible layer is the smaller enumeration, draws ``v`` from
-    ``p(v)`` directly; otherwise draws ``h`` from its marginal
-    ``p(h) ∝ exp(hbias·h) Π_i Σ_k exp(f_ik(h))`` and then ``v ~ p(v | h)``.
+    Where the visible layer is the smaller enumeration, ``v`` is drawn from
+    ``p(v)`` directly; otherwise ``h`` from its marginal
+    ``p(h) ∝ exp(hbias·h) Π_i Σ_k exp(f_ik(h))``, then ``v ~ p(v | h)``: an
+    exact draw of the joint ``(v, h)``, so of ``v``. The cumulative
+    probabilities are kept, so a draw costs a binary search and, via the
+    hidden layer, one Gibbs draw of the visible units.
+
+    Parameters
+    ----------
+    params : CategoricalRBMParams
+    max_states : int or None, default :data:`MAX_ENUMERATED_STATES`
+
+    Raises
+    ------
+    EnumerationTooLarge
+        See :func:`enumeration_plan`.
+    """
+
+    def __init__(self, params: CategoricalRBMParams, *, max_states: int | None = MAX_ENUMERATED_STATES):
+        self.params = params
+        self.plan = enumeration_plan(params, max_states)
+        lw = _log_weights(params, self.plan)
+        self.log_z = _lse(lw)
+        cdf = np.cumsum(np.exp(lw - self.log_z))
+        self._cdf = cdf / cdf[-1]
+
+    def draw(self, rng: np.random.Generator, m: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """``m`` independent draws: labels (int64, (m, n_visible)) and, via the hidden layer, their ``h`` (else None).
+
+        Uses ``m`` uniforms for the enumerated layer (then one per visible unit of each draw).
+        """
+        p = self.params
+        idx = np.minimum(np.searchsorted(self._cdf, rng.random(m), side="right"), self.plan.n_configurations - 1)
+        if self.plan.layer == "visible":
+            powers = p.n_states ** np.arange(p.n_visible - 1, -1, -1, dtype=np.int64)
+            return (idx[:, None] // powers) % p.n_states, None
+        shifts = np.arange(p.n_hidden - 1, -1, -1, dtype=np.int64)
+        h = ((idx[:, None] >> shifts) & 1).astype(np.float64)
+        v, _ = p.visible.update(rng, None, visible_fields(h, p), _gibbs_rule())
+        return v.astype(np.int64), h
+
+
+def sample_exact(params: CategoricalRBMParams, size=(), rng=None, *, max_states=MAX_ENUMERATED_STATES) -> np.ndarray:
+    """Independent exact draws of the visible labels (stochastic; :class:`ExactSampler`).
 
     Parameters
     ----------
@@ -696,17 +738,7 @@ def sample_exact(params: CategoricalRBMParams, size=(), rng=None, *, max_states=
     rng = np.random.default_rng(rng)
     size = (size,) if np.ndim(size) == 0 else tuple(size)
     m = int(np.prod(size, dtype=np.int64))
-    plan = enumeration_plan(params, max_states)
-    lw = _log_weights(params, plan)
-    p = np.exp(lw - _lse(lw))
-    idx = rng.choice(plan.n_configurations, size=m, p=p / p.sum())
-    if plan.layer == "visible":
-        v = params.visible.states(params.n_visible, dtype=np.int64)[idx] if m else np.zeros((0, params.n_visible), np.int64)
-    else:
-        Hs = BERNOULLI.states(params.n_hidden)[idx] if m else np.zeros((0, params.n_hidden))
-        fields = visible_fields(Hs, params)
-        v, _ = params.visible.update(rng, None, fields, _gibbs_rule())
-        v = v.astype(np.int64)
+    v, _ = ExactSampler(params, max_states=max_states).draw(rng, m)
     return v.reshape(size + (params.n_visible,))
 
 

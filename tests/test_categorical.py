@@ -140,6 +140,12 @@ def bernoulli_kernel(a: float, alpha: float, gibbs: bool) -> np.ndarray:
 
 def sweep_matrix(params, rule: LayerRule, beta: float = 1.0, *, accept: bool = True) -> np.ndarray:
     """``T = T_h T_v`` over every joint state (v lexicographic slowest, then h), from the unit kernels."""
+    Th, Tv = layer_matrices(params, rule, beta, accept=accept)
+    return Th @ Tv
+
+
+def layer_matrices(params, rule: LayerRule, beta: float = 1.0, *, accept: bool = True):
+    """``(T_h, T_v)``: the hidden and the visible layer updates over every joint state."""
     n, q, H = params.W.shape
     V = np.array(list(itertools.product(range(q), repeat=n)))
     Hs = np.array(list(itertools.product((0, 1), repeat=H)), dtype=np.float64)
@@ -158,7 +164,7 @@ def sweep_matrix(params, rule: LayerRule, beta: float = 1.0, *, accept: bool = T
         for a, v in enumerate(V):
             for c, v2 in enumerate(V):
                 Tv[a * nh + b, c * nh + b] = np.prod([K[i][v[i], v2[i]] for i in range(n)])
-    return Th @ Tv
+    return Th, Tv
 
 
 def joint_p(params, beta=1.0):

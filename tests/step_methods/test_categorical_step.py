@@ -1,0 +1,258 @@
+"""The categorical step methods are exact: transition matrices over every joint (v, h) state of a tiny model.
+
+For a model ``p_RBM(v) L(v)`` (a categorical RBM observed through noisy
+Gaussian reads), one step ``K = K_h K_v`` (hidden update, then the visible
+update proposed given ``h`` and accepted with ``min(1, L(v') / L(v))``) must
+leave ``π(v, h) ∝ p_RBM(v, h) L(v)`` invariant exactly; without the
+acceptance step (or with Liu's acceptance left out) it does not. The step
+methods themselves, run from every joint state many times (one row of a
+batched variable per run), must follow the rows of that matrix.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pymc as pm
+import pytest
+from numpy.testing import assert_allclose
+
+from pymc.sampling.mcmc import assign_step_methods
+
+from pymc_rbm import testing as ht
+from pymc_rbm.categorical import CategoricalRBMParams, log_prob_exact, visible_distribution
+from pymc_rbm.kernels.layer import GIBBS, LayerRule
+from pymc_rbm.step_methods.categorical import (
+    CategoricalExactDraws,
+    CategoricalGibbs,
+    CategoricalMetropolisedGibbs,
+    CategoricalRBM,
+)
+from tests.test_categorical import layer_matrices
+
+PARAMS = CategoricalRBMParams.random(3, 3, 2, scale=1.5, rng=4)
+N, Q, H = 3, 3, 2
+READS = np.array([1.6, 0.2, 2.1])  # y_i ~ Normal(0.8 v_i, 1)
+V = np.array(list(itertools.product(range(Q), repeat=N)))
+HS = np.array(list(itertools.product((0, 1), repeat=H)), dtype=np.float64)
+
+
+def log_rest(v):
+    return -0.5 * ((READS - 0.8 * np.asarray(v, dtype=np.float64)) ** 2).sum(axis=-1)
+
+
+def target():
+    table = np.array([[-_energy(v, h) for h in HS] for v in V])  # -E(v, h)
+    p = np.exp(table - table.max()) * np.exp(log_rest(V))[:, None]
+    return (p / p.sum()).ravel()
+
+
+def _energy(v, h):
+    W, b, c = PARAMS.W, PARAMS.vbias, PARAMS.hbias
+    return -sum(b[i, v[i]] for i in range(N)) - h @ c - sum(W[i, v[i]] @ h for i in range(N))
+
+
+def corrected_matrix(rule, *, correct=True, accept=True):
+    Th, Tv = layer_matrices(PARAMS, rule, accept=accept)
+    if correct:
+        lr = np.repeat(log_rest(V), len(HS))
+        Tv = Tv * np.exp(np.minimum(lr[None, :] - lr[:, None], 0.0))
+        np.fill_diagonal(Tv, 0.0)
+        np.fill_diagonal(Tv, np.maximum(1.0 - Tv.sum(axis=1), 0.0))  # rounding
+    return Th @ Tv
+
+
+RULES = {"gibbs": GIBBS, "metropolised": LayerRule(1.0), "alpha0.3": LayerRule(0.3)}
+
+
+@pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+def test_the_corrected_sweep_leaves_the_posterior_invariant(rule):
+    K = corrected_matrix(rule)
+    ht.assert_stationary(target(), K)
+    assert ht.is_irreducible(K)
+
+
+@pytest.mark.parametrize("kind", ["uncorrected", "no-liu-acceptance"])
+def test_negative_controls_are_not_invariant(kind):
+    K = corrected_matrix(LayerRule(1.0), correct=kind != "uncorrected", accept=kind != "no-liu-acceptance")
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(target(), K)
+
+
+def _model(n_rows):
+    with pm.Model() as model:
+        v = CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias, shape=(n_rows, N))
+        pm.Normal("y", mu=0.8 * v, sigma=1.0, observed=np.tile(READS, (n_rows, 1)))
+    return model
+
+
+def _run_from_every_state(step_class, n_draws, seed, **kwargs):
+    """One step from every joint state, ``n_draws`` rows each; counts[x, y] of the joint end states."""
+    n_states = len(V) * len(HS)
+    start = np.repeat(np.arange(n_states), n_draws)
+    v0, h0 = V[start // len(HS)], HS[start % len(HS)]
+    model = _model(len(start))
+    with model:
+        step = step_class(rng=seed, **kwargs)
+    point = model.initial_point()
+    point["v"] = v0.astype(point["v"].dtype)
+    step.visible_state, step.hidden_state = v0.astype(np.float64), h0.copy()
+    step._left = point["v"].copy()  # the step left exactly this state: h is kept, not refreshed
+    out, stats = step.step(point)
+    assert not stats[0]["refreshed"]
+    end = (out["v"] @ (Q ** np.arange(N - 1, -1, -1))) * len(HS) + step.hidden_state.astype(int) @ [2, 1]
+    return np.bincount(start * n_states + end, minlength=n_states**2).reshape(n_states, n_states)
+
+
+@pytest.mark.parametrize(
+    "step_class, kwargs, rule",
+    [(CategoricalMetropolisedGibbs, {}, LayerRule(1.0)), (CategoricalMetropolisedGibbs, {"alpha": 0.3}, LayerRule(0.3)),
+     (CategoricalGibbs, {}, GIBBS)],
+    ids=["metropolised", "alpha0.3", "gibbs"],
+)
+def test_the_step_follows_the_exact_corrected_matrix(step_class, kwargs, rule):
+    counts = _run_from_every_state(step_class, 400, 3, **kwargs)
+    ht.assert_frequencies(counts, corrected_matrix(rule))
+
+
+def test_the_step_without_its_correction_is_caught():
+    """Negative control: a step that takes every visible move (no correction) fails the same check."""
+
+    class Uncorrected(CategoricalMetropolisedGibbs):
+        @property
+        def corrected(self):
+            return False
+
+    counts = _run_from_every_state(Uncorrected, 400, 3)
+    with pytest.raises(AssertionError):
+        ht.assert_frequencies(counts, corrected_matrix(LayerRule(1.0)))
+
+
+def test_a_moved_point_refreshes_the_hidden_state():
+    with _model(2) as model:
+        step = CategoricalMetropolisedGibbs(rng=0)
+    point = model.initial_point()
+    out, stats = step.step(point)
+    assert stats[0]["refreshed"]
+    out, stats = step.step(out)
+    assert not stats[0]["refreshed"]
+    moved = out.copy()
+    moved["v"] = (out["v"] + 1) % Q
+    _, stats = step.step(moved)
+    assert stats[0]["refreshed"]
+
+
+# ----------------------------------------------------------------------------- the distribution and pm.sample
+def test_logp_is_exact_and_log_z_matches_enumeration():
+    with pm.Model() as model:
+        v = CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias)
+    fn = model.compile_logp()
+    values = np.array([fn({"v": x}) for x in V])
+    table = np.array([[-_energy(x, h) for h in HS] for x in V])
+    m = table.max()
+    exact = np.log(np.exp(table - m).sum(axis=1)) + m
+    exact -= np.log(np.exp(exact - exact.max()).sum()) + exact.max()
+    assert np.max(np.abs(values - exact)) < 1e-8
+    assert_allclose(values, log_prob_exact(V, PARAMS), atol=1e-12)
+    assert fn({"v": np.array([0, 3, 1])}) == -np.inf
+    assert fn({"v": np.array([0, -1, 1])}) == -np.inf
+    del v
+
+
+def _chosen(model):
+    """The step classes ``pm.sample`` assigns to the model's free variables by competence."""
+    with model:
+        _, selected = assign_step_methods(model)
+    return {cls: [v.name for v in vs] for cls, vs in selected.items()}
+
+
+def test_pm_sample_picks_the_categorical_steps():
+    with pm.Model() as alone:
+        CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias)
+    assert _chosen(alone) == {CategoricalExactDraws: ["v"]}
+    assert _chosen(_model(2)) == {CategoricalMetropolisedGibbs: ["v"]}
+    with pm.Model() as random_params:
+        W = pm.Normal("W", 0.0, 1.0, shape=(N, Q, H))
+        CategoricalRBM("v", W, PARAMS.vbias, PARAMS.hbias)
+    assert _chosen(random_params)[CategoricalMetropolisedGibbs] == ["v"]
+
+
+def test_exact_draws_step_is_exact():
+    with pm.Model():
+        CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias, shape=(20000, N))
+        step = CategoricalExactDraws(rng=1)
+        point = {"v": np.zeros((20000, N), dtype=np.int64)}
+        out, _ = step.step(point)
+    counts = np.bincount(out["v"] @ (Q ** np.arange(N - 1, -1, -1)), minlength=Q**N)
+    ht.assert_frequencies(counts, visible_distribution(PARAMS))
+
+
+def _sharp():
+    """Two sharp modes of 4 units with 3 states: a hidden unit per pattern, weight 5 (p of each mode 0.47)."""
+    W = np.zeros((4, 3, 2))
+    for j, pattern in enumerate([(0, 1, 2, 0), (2, 0, 1, 1)]):
+        W[np.arange(4), pattern, j] = 5.0
+    return CategoricalRBMParams(W, np.zeros((4, 3)), np.full(2, -10.0))
+
+
+def test_pm_sample_defaults_on_a_sharp_model_within_tv_005():
+    p = _sharp()
+    with pm.Model():
+        CategoricalRBM("v", p.W, p.vbias, p.hbias)
+        idata = pm.sample(draws=2000, tune=200, chains=4, random_seed=1, progressbar=False,
+                          compute_convergence_checks=False)
+    draws = idata.posterior["v"].values.reshape(-1, 4)
+    emp = np.bincount(p.visible.index(draws), minlength=81) / len(draws)
+    assert 0.5 * np.abs(emp - visible_distribution(p)).sum() <= 0.05
+
+
+def test_pm_sample_posterior_of_noisy_reads_matches_enumeration():
+    """Metropolised Gibbs with the correction, through pm.sample: the posterior of v given the reads."""
+    with _model(1):
+        idata = pm.sample(draws=2000, tune=200, chains=2, random_seed=2, progressbar=False,
+                          compute_convergence_checks=False)
+    post = np.exp(log_prob_exact(V, PARAMS) + log_rest(V))
+    post /= post.sum()
+    draws = idata.posterior["v"].values.reshape(-1, N)
+    emp = np.bincount(draws @ (Q ** np.arange(N - 1, -1, -1)), minlength=Q**N) / len(draws)
+    assert 0.5 * np.abs(emp - post).sum() <= 0.06
+
+
+def test_random_weights_get_the_exact_log_z_gradient():
+    with pm.Model() as model:
+        W = pm.Normal("W", 0.0, 1.0, shape=(N, Q, H))
+        CategoricalRBM("v", W, PARAMS.vbias, PARAMS.hbias, observed=V[[3, 17, 20]])
+    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    point = {"W": PARAMS.W.copy()}
+    g = dlogp(point)
+    eps = 1e-6
+    for idx in [(0, 0, 0), (1, 2, 1), (2, 1, 0)]:
+        up, down = PARAMS.W.copy(), PARAMS.W.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        fd = (logp({"W": up}) - logp({"W": down})) / (2 * eps)
+        assert abs(g.reshape(N, Q, H)[idx] - fd) < 1e-5
+
+
+def test_one_hot_observations_and_bad_input():
+    with pm.Model() as model:
+        CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias, observed=V[[3, 17]])
+    assert np.isfinite(model.compile_logp()({}))
+    wide = CategoricalRBMParams.random(2, 3, 2, rng=0)
+    with pm.Model() as model:
+        CategoricalRBM("v", wide.W, wide.vbias, wide.hbias, observed=(V[[3]][:, :2, None] == np.arange(3)).astype(int))
+    assert_allclose(model.compile_logp()({}), log_prob_exact(V[[3]][:, :2], wide).sum(), atol=1e-10)
+    with pytest.raises(ValueError, match=r"\[0, 3\)"):
+        with pm.Model():
+            CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias, observed=[[0, 3, 1]])
+    with pytest.raises(ValueError, match="vbias rows"):
+        with pm.Model():
+            CategoricalRBM("v", PARAMS.W, PARAMS.vbias[:2], PARAMS.hbias)
+    with pytest.raises(ValueError, match="non-finite"):
+        with pm.Model():
+            CategoricalRBM("v", np.full((N, Q, H), np.nan), PARAMS.vbias, PARAMS.hbias)
+    with pytest.raises(ValueError, match="log Z cannot be left out|log_partition=None"):
+        with pm.Model():
+            W = pm.Normal("W", 0.0, 1.0, shape=(N, Q, H))
+            CategoricalRBM("v", W, PARAMS.vbias, PARAMS.hbias, log_partition=None)
