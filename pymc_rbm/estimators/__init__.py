@@ -11,7 +11,7 @@ import inspect
 import numpy as np
 
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators._tempering import AnnealingPath, annealing_path
+from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.estimators.ais import ais, reverse_ais
 from pymc_rbm.estimators.bar import bar
 from pymc_rbm.estimators.exact import (

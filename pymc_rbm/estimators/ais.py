@@ -7,266 +7,47 @@ closed form, through the intermediate distributions
 
     p_k(v) ∝ p*_k(v) = Σ_{h_A, h_B} exp(-(1 - β_k) E_A(v, h_A) - β_k E_B(v, h_B)),   0 = β_0 < ... < β_K = 1.
 
-The path itself (:class:`AnnealingPath`: the intermediate RBMs, their
-transitions and unnormalised marginals, why the transition is built from the
-path's own logits rather than from the kernels' ``beta``), the schedules and
-the base-rate model live in the private module
-:mod:`pymc_rbm.estimators._tempering`, shared with RTS and SAMS; their public
-names are re-exported here.
+The path itself (:class:`~pymc_rbm.estimators.path.AnnealingPath`: the
+intermediate RBMs, their transitions and unnormalised marginals, why the
+transition is built from the path's own logits rather than from the kernels'
+``beta``) is :mod:`pymc_rbm.estimators.path`, shared with BAR, RTS and SAMS;
+the base-rate model is :mod:`~pymc_rbm.estimators.base_rate`, the schedules
+:mod:`~pymc_rbm.estimators.schedules`, and the annealing run with the summary
+of its weights :mod:`~pymc_rbm.estimators.annealing`.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-import warnings
-from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
 
 import numpy as np
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt, chain_blocks, single_blas_thread
-from pymc_rbm.estimators._tempering import (  # the path's public names stay importable from here
-    AnnealingPath,
+from pymc_rbm._runtime import Progress, StopOnInterrupt
+from pymc_rbm.estimators.annealing import (  # weights_summary: also imported from here outside the package
+    TWO_CHAINS,
+    anneal_in_threads,
+    interrupted_estimate,
+    weights_summary,
+)
+from pymc_rbm.estimators.base_rate import base_rate_vbias  # noqa: F401  (imported from here outside the package)
+from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, single_model_path
+from pymc_rbm.estimators.path import log_mean_exp  # noqa: F401  (imported from here outside the package)
+from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
+from pymc_rbm.estimators.schedules import (
     PilotRun,
-    base_rate_vbias,
     check_schedule,
     default_schedule,
-    log_mean_exp,
-    path_blas_threads,
     pilot_run,
-    single_model_path,
-    softplus_sum_,
     thermodynamic_length,
 )
-from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
-from pymc_rbm.kernels.activations import FULL_EVERY
-from pymc_rbm.kernels.state import RBMState, sigmoid_
-from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
 
-_Progress = Progress  # under the name that tests/estimators/test_ais.py takes from this module
-
-__all__ = ["ais", "reverse_ais", "adaptive_schedule", "check_start_rows", "weights_summary"]
-# re-exported from _tempering (documented there): AnnealingPath, PilotRun, pilot_run, base_rate_vbias,
-# check_schedule, default_schedule, log_mean_exp
-
-
-_TWO_CHAINS = " (the standard error comes from the spread of the chains' weights)"
-
-
-def _interrupted(method: str, t0: float, n_chains: int) -> LogPartitionEstimate:
-    """The result of an AIS run stopped by Ctrl-C: no estimate, with a warning that says why."""
-    seconds = time.perf_counter() - t0
-    warnings.warn(
-        f"{method} was interrupted (Ctrl-C) after {seconds:.1f} s, before its chains reached the end of the "
-        "path: their weights estimate the partition function of an intermediate model, not this one's, so "
-        "there is no estimate (log_z is NaN; diagnostics['interrupted'] is True). Run fewer steps "
-        "(n_steps=..., schedule=...) for a quicker estimate",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    return LogPartitionEstimate(
-        log_z=float("nan"),
-        method=method,
-        stderr=float("nan"),
-        diagnostics={"interrupted": True, "seconds": seconds, "n_chains": n_chains},
-    )
+__all__ = ["ais", "reverse_ais", "adaptive_schedule", "check_start_rows"]
 
 
 #: β values at which :func:`ais` reports the variance of the partial log weights.
 VARIANCE_CHECKPOINTS = (0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
-
-
-def weights_summary(log_w: np.ndarray, log_z0: float, *, sign: float = 1.0):
-    """Estimate, delta-method stderr, ±3σ interval and ESS from log importance weights.
-
-    Parameters
-    ----------
-    log_w : ndarray of shape (n_chains,)
-        Log importance weights, float64.
-    log_z0 : float
-        Log partition function of the base distribution.
-    sign : {1.0, -1.0}, default 1.0
-        1: the weights estimate ``Z / Z_0`` (AIS); -1: ``Z_0 / Z`` (reverse AIS).
-
-    Returns
-    -------
-    log_z : float
-    stderr : float
-        Delta-method standard error of ``log Z``.
-    interval : tuple of float
-        The ±3σ interval of the mean weight, mapped to ``log Z``.
-    ess : float
-        Effective sample size of the weights.
-    """
-    n = log_w.size
-    shift = float(log_w.max())
-    w = np.exp(log_w - shift)
-    mean = float(w.mean())
-    sd = float(w.std(ddof=1)) if n > 1 else np.inf
-    se_rel = sd / (mean * np.sqrt(n))
-    log_r = np.log(mean) + shift
-    hi = np.log(mean + 3.0 * sd / np.sqrt(n)) + shift
-    lo_arg = mean - 3.0 * sd / np.sqrt(n)
-    lo = np.log(lo_arg) + shift if lo_arg > 0.0 else -np.inf
-    if sign > 0:
-        log_z, interval = log_z0 + log_r, (log_z0 + lo, log_z0 + hi)
-    else:
-        log_z, interval = log_z0 - log_r, (log_z0 - hi, log_z0 - lo)
-    ess = float(w.sum() ** 2 / (w**2).sum())
-    return float(log_z), float(se_rel), (float(interval[0]), float(interval[1])), ess
-
-
-
-# -------------------------------------------------------------------- core
-class Annealed(NamedTuple):
-    """What one annealing run returns (:func:`_anneal`).
-
-    Attributes
-    ----------
-    log_w : ndarray of float64 of shape (n,)
-        Log weights.
-    v : ndarray of shape (n, n_visible)
-        Final states.
-    trace : ndarray of shape (len(record), n)
-        Partial log weights after the recorded steps: where along the path
-        the variance of the weights is added.
-    states : ndarray of shape (len(record), n, n_visible)
-        The states after the recorded steps' sweeps (with ``keep_states``;
-        else no rows): with the partial weights, weighted draws of ``p_{β_k}``.
-    """
-
-    log_w: np.ndarray
-    v: np.ndarray
-    trace: np.ndarray
-    states: np.ndarray
-
-
-def _anneal(
-    path: AnnealingPath, rng, v0, betas: np.ndarray, bar: Progress, record=(), stop=None, keep_states: bool = False
-) -> Annealed:
-    """Run AIS along ``betas`` from states ``v0`` drawn from ``p_{betas[0]}`` (one target model).
-
-    The log weights are ``Σ_k log f_k(x_k) - log f_{k-1}(x_k)``, accumulated
-    in float64. The transition after each weight update is at the new β
-    (Salakhutdinov & Murray's order); none follows the last. This is
-    :meth:`AnnealingPath.log_f` and the kernels' sweep
-    (:func:`~pymc_rbm.kernels.sweep.sweep`) at the path's point, with the
-    activations ``a = hbias + v·W`` carried by the sweep from step to step
-    (updated by the rows of ``W`` of the visible units that changed,
-    :func:`~pymc_rbm.kernels.activations.propagate_activation`, the step
-    methods' update) and serving the weight too: near ``β = 1`` a step changes 1-5 % of the visible
-    units of a trained MNIST model, and the update costs a fifth to a tenth
-    of the product. When more than
-    :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed, and on every
-    :data:`~pymc_rbm.kernels.activations.FULL_EVERY`-th step (the rule of
-    RTS, SAMS and the pilot run too), they are recomputed in full. A step
-    then costs one matrix product (``h·Wᵀ``).
-
-    The hidden part of a weight increment is computed as an increment, not
-    as a difference of two softplus sums: with ``σ = sigmoid(β_{k-1} a)`` and
-    ``δ = (β_k - β_{k-1}) a``,
-
-        softplus(β_k a) - softplus(β_{k-1} a) = log1p(σ · expm1(δ)),
-
-    accurate to a few ulp *of the increment* (which is of order ``δ``), so it
-    can be computed in the sampling dtype. Chains where that overflows
-    (``|δ|`` beyond the dtype's ``exp`` range) are recomputed from softplus
-    sums in float64.
-
-    ``record`` lists the steps after which the partial log weights (and,
-    with ``keep_states``, the states) are kept. ``stop`` (a
-    ``threading.Event``) ends the run at the next step when set.
-    """
-    if path.n_models != 1:
-        raise ValueError("AIS anneals to one target model")
-    dt = path.dtype
-    d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
-    v = np.asarray(v0, dtype=dt)
-    n = v.shape[0]
-    state = RBMState(v, None, path.hidden_activation(v))
-    dv = (v @ d).astype(np.float64)
-    log_w = np.zeros(n)
-    sig = sigmoid_(state.hidden_input * dt.type(betas[0]))  # sigmoid(β a) of the current state at the current β
-    K = betas.size - 1
-    slot = {int(k): i for i, k in enumerate(record)}
-    trace = np.zeros((len(slot), n))
-    states = np.zeros((len(slot) if keep_states else 0, n, v.shape[1]), dtype=dt)
-    for k in range(1, K + 1):
-        if stop is not None and stop.is_set():
-            break
-        beta, step = float(betas[k]), float(betas[k] - betas[k - 1])
-        log_w += step * dv
-        a = state.hidden_input
-        t = a * dt.type(step)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # inf, NaN and log1p(-1): redone below
-            np.expm1(t, out=t)
-            t *= sig
-            inc = np.log1p(t).sum(axis=-1, dtype=np.float64)
-        bad = ~np.isfinite(inc)
-        if bad.any():  # exp overflowed: the two softplus sums in float64 (rare; extreme |δ|)
-            a64 = a[bad].astype(np.float64)
-            inc[bad] = softplus_sum_(a64 * beta) - softplus_sum_(a64 * float(betas[k - 1]))
-        log_w += inc
-        if k < K:  # the sweep at β_k; the carried activations are refreshed on every FULL_EVERY-th step
-            state, _ = sweep(rng, state, path.at(path.coefficients(beta)), path.rule, refresh=k % FULL_EVERY == 0)
-            dv = (state.v @ d).astype(np.float64)
-            sig = sigmoid_(state.hidden_input * dt.type(beta))
-        if k in slot:
-            trace[slot[k]] = log_w
-            if keep_states:
-                states[slot[k]] = state.v
-        bar.advance()
-    return Annealed(log_w, state.v, trace, states)
-
-
-def _anneal_in_threads(
-    path: AnnealingPath,
-    rng,
-    v0,
-    betas: np.ndarray,
-    bar: Progress,
-    record=(),
-    n_jobs: int = 1,
-    keep_states: bool = False,
-) -> Annealed:
-    """:func:`_anneal` on blocks of chains, each with its own generator, run on ``n_jobs`` threads.
-
-    The chains of AIS are independent. They are split into the blocks of
-    :func:`~pymc_rbm._runtime.chain_blocks` (fixed by the number of chains,
-    each with a generator spawned from ``rng``), and each block runs the
-    whole annealing on its own. The threads only share out the blocks, so
-    the result is the same bit for bit for any ``n_jobs``. With several
-    threads BLAS runs on one thread; NumPy's array operations, BLAS and the
-    compiled row update release the GIL, so the blocks run on separate
-    cores. The results are joined in chain order.
-    """
-    n = np.asarray(v0).shape[0]
-    blocks, rngs = chain_blocks(n, rng)
-    part = bar.shared(len(blocks))
-    stop = threading.Event()
-
-    def one(i):
-        return _anneal(path, rngs[i], v0[blocks[i]], betas, part, record, stop, keep_states)
-
-    n_jobs = min(n_jobs, len(blocks))
-    if n_jobs == 1:
-        runs = [one(i) for i in range(len(blocks))]
-    else:
-        with single_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
-            try:
-                runs = list(pool.map(one, range(len(blocks))))
-            except BaseException:  # Ctrl-C: the threads stop at their next step instead of running to the end
-                stop.set()
-                raise
-    return Annealed(
-        np.concatenate([r.log_w for r in runs]),
-        np.concatenate([r.v for r in runs]),
-        np.concatenate([r.trace for r in runs], axis=1),
-        np.concatenate([r.states for r in runs], axis=1),
-    )
 
 
 def adaptive_schedule(
@@ -287,7 +68,7 @@ def adaptive_schedule(
     same variance, ``δ_k ∝ I(β_k)^{-1/2}``: equal steps of thermodynamic
     length. A pilot AIS run of ``n_pilot`` uniform steps measures the
     standard deviation of each step's log-weight increment
-    (:func:`pilot_run`); where the pilot's chains lag behind the path (slow
+    (:func:`~pymc_rbm.estimators.schedules.pilot_run`); where the pilot's chains lag behind the path (slow
     mixing near β = 1 on large models) the increments are larger too, so
     the schedule also spends more steps there. A fraction ``floor`` of the
     steps is spread uniformly, so that no region is skipped because the
@@ -363,8 +144,8 @@ def ais(
         Independent annealing runs, advanced together as one batch; at least
         2 (the standard error comes from the spread of their weights).
     schedule : None, "adaptive", int or array_like, default None
-        The β values (:func:`check_schedule`): ``None`` is Salakhutdinov &
-        Murray's schedule (:func:`default_schedule`) of ``n_steps`` steps;
+        The β values (:func:`~pymc_rbm.estimators.schedules.check_schedule`): ``None`` is Salakhutdinov &
+        Murray's schedule (:func:`~pymc_rbm.estimators.schedules.default_schedule`) of ``n_steps`` steps;
         ``"adaptive"`` places ``n_steps`` steps at equal thermodynamic length
         measured by a pilot run of ``n_pilot`` steps (:func:`adaptive_schedule`;
         Notes say when it helps); an int ``K`` is ``K`` uniform
@@ -382,10 +163,10 @@ def ais(
     data : array_like of shape (n_samples, n_visible), optional
         Training data: gives the base-rate model its biases (smoothed means).
     base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
-        The base-rate model (:func:`base_rate_vbias`): by default fitted to
+        The base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`): by default fitted to
         ``data`` when given, else to the model's naive mean-field solution.
     base_smoothing : float, default 0.005
-        Smoothing of the data-based and mean-field base rates (:func:`base_rate_vbias`).
+        Smoothing of the data-based and mean-field base rates (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`).
     dtype : numpy dtype, default float64
         Floating type of the sampling arithmetic; ``np.float32`` roughly halves
         the time on large models (log weights stay float64).
@@ -453,7 +234,7 @@ def ais(
     """
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
+    n_chains = check_positive_int(n_chains, "n_chains", 2, TWO_CHAINS)
     n_jobs = check_positive_int(n_jobs, "n_jobs")
     adaptive = isinstance(schedule, str) and schedule == "adaptive"
     if isinstance(schedule, str) and not adaptive:
@@ -474,9 +255,9 @@ def ais(
                 betas, _ = adaptive_schedule(path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, bar=bar)
             v0 = path.sample_base(rng, n_chains)
             steps = np.unique(np.searchsorted(betas, VARIANCE_CHECKPOINTS).clip(1, betas.size - 1))
-            run = _anneal_in_threads(path, rng, v0, betas, bar, record=steps, n_jobs=n_jobs)
+            run = anneal_in_threads(path, rng, v0, betas, bar, record=steps, n_jobs=n_jobs)
     if guard.interrupted:
-        return _interrupted("ais", t0, n_chains)
+        return interrupted_estimate("ais", t0, n_chains)
     log_z, se, interval, ess = weights_summary(run.log_w, log_z0)
     return LogPartitionEstimate(
         fingerprint=fingerprint_of(params),
@@ -521,10 +302,10 @@ def check_start_rows(n_rows: int, n_chains) -> int | None:
         if n_rows < 2:
             raise ValueError(
                 f"n_chains=None starts one chain per row of data, which has {n_rows}; at least 2 are "
-                f"needed{_TWO_CHAINS}"
+                f"needed{TWO_CHAINS}"
             )
         return None
-    return check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
+    return check_positive_int(n_chains, "n_chains", 2, TWO_CHAINS)
 
 
 def reverse_ais(
@@ -622,9 +403,9 @@ def reverse_ais(
         Progress(betas.size - 1, "reverse AIS", progress) as bar,
         path_blas_threads(start.shape[0], path),
     ):
-        log_w = _anneal_in_threads(path, rng, start, betas[::-1].copy(), bar, n_jobs=n_jobs).log_w
+        log_w = anneal_in_threads(path, rng, start, betas[::-1].copy(), bar, n_jobs=n_jobs).log_w
     if guard.interrupted:
-        return _interrupted("reverse_ais", t0, rows.size)
+        return interrupted_estimate("reverse_ais", t0, rows.size)
     log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
     from pymc_rbm.energy import free_energy
 

@@ -41,15 +41,16 @@ from scipy.optimize import brentq
 from scipy.special import expit, logsumexp
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt, default_threads
-from pymc_rbm.estimators._tempering import (
-    AnnealingPath,
-    check_schedule,
-    default_schedule,
-    path_blas_threads,
-    single_model_path,
+from pymc_rbm.estimators.annealing import (
+    TWO_CHAINS,
+    Annealed,
+    anneal_in_threads,
+    interrupted_estimate,
+    weights_summary,
 )
-from pymc_rbm.estimators.ais import _TWO_CHAINS, Annealed, _anneal_in_threads, _interrupted, weights_summary
+from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
+from pymc_rbm.estimators.schedules import check_schedule, default_schedule
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_positive_int
 
@@ -157,7 +158,7 @@ def _forward_reverse(
     ``(forward, start, reverse)``, with None for what an interruption
     (``guard``) left undone.
     """
-    forward = _anneal_in_threads(
+    forward = anneal_in_threads(
         path, rng, path.sample_base(rng, n_chains), betas, pbar, record, n_jobs=n_jobs, keep_states=keep_states
     )
     start = reverse = None
@@ -168,10 +169,10 @@ def _forward_reverse(
             start = given[rng.choice(given.shape[0], size=n_chains, replace=n_chains > given.shape[0])]
         start = np.asarray(start, dtype=path.dtype)
         if n_equilibrate:  # sweeps at β = 1 (a constant schedule: no weights)
-            start = _anneal_in_threads(path, rng, start, np.ones(n_equilibrate + 1), pbar, n_jobs=n_jobs).v
+            start = anneal_in_threads(path, rng, start, np.ones(n_equilibrate + 1), pbar, n_jobs=n_jobs).v
     if not guard.interrupted:
         back = [betas.size - 1 - k for k in record]
-        reverse = _anneal_in_threads(
+        reverse = anneal_in_threads(
             path, rng, start, betas[::-1].copy(), pbar, back, n_jobs=n_jobs, keep_states=keep_states
         )
     return forward, start, reverse
@@ -214,7 +215,7 @@ def bar(
         Chains in each direction, at least 2.
     n_steps : int, optional
         Steps of Salakhutdinov & Murray's schedule in each direction
-        (:func:`~pymc_rbm.estimators.ais.default_schedule`); default 18000.
+        (:func:`~pymc_rbm.estimators.schedules.default_schedule`); default 18000.
         The spread between runs falls faster than the square root of the
         steps: on mnist_h100, 0.045 nats at 18000 and 0.021 at 36000
         (docs/estimators.md, "BAR on the large models").
@@ -237,7 +238,7 @@ def bar(
     operator : {"gibbs", "flip"} or float, default "gibbs"
         Visible-layer update of both directions (as in AIS).
     data, base, base_smoothing
-        The base-rate model (:func:`~pymc_rbm.estimators.ais.base_rate_vbias`):
+        The base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`):
         pass the training ``data`` for trained models.
     dtype : numpy dtype, default float32
         Floating type of the sampling arithmetic (log weights are accumulated
@@ -299,7 +300,7 @@ def bar(
         params, data, estimator=bar, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator
     )
     params = path.models[0]
-    n_chains = check_positive_int(n_chains, "n_chains", 2, _TWO_CHAINS)
+    n_chains = check_positive_int(n_chains, "n_chains", 2, TWO_CHAINS)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", 2)
     n_jobs = default_threads() if n_jobs is None else check_positive_int(n_jobs, "n_jobs")
     if schedule is not None and n_steps is not None:
@@ -324,7 +325,7 @@ def bar(
             path, rng, betas, n_chains, given, n_equilibrate, pbar, guard, n_jobs
         )
     if guard.interrupted:
-        return _interrupted("bar", t0, n_chains)
+        return interrupted_estimate("bar", t0, n_chains)
     u, r = forward.log_w, reverse.log_w
     delta = bennett_log_ratio(u, r)
     stderr = _bootstrap_stderr(rng, u, r, n_bootstrap)

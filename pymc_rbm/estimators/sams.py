@@ -11,13 +11,13 @@ the log-weights ``ζ`` by stochastic approximation until every label is
 visited in the proportions ``π`` (uniform here): then ``ζ_j = log Z_j - log Z_0``.
 
 Here the labels are points of the annealing path of
-:class:`~pymc_rbm.estimators.ais.AnnealingPath`: label 0 is the base-rate
+:class:`~pymc_rbm.estimators.path.AnnealingPath`: label 0 is the base-rate
 model (``log Z_0`` known), the ladder runs to the target at β = 1, and with
 several RBMs (on the same visible units, as in Zhang's (2016) table) it goes on
 from model 1 to model 2 and so on, through intermediate RBMs whose hidden
 layer joins both models' hidden units. The ladder is placed at equal
 thermodynamic length by a pilot AIS run
-(:func:`~pymc_rbm.estimators.rts.build_ladder`), so that neighbouring labels
+(:func:`~pymc_rbm.estimators.ladder.build_ladder`), so that neighbouring labels
 overlap evenly.
 
 One iteration ``t`` of a run:
@@ -50,7 +50,7 @@ ends at the first ``t_0`` where the labels visited so far are within
 Start, runs and chains
 ----------------------
 For one model the runs start from a run of Bennett's acceptance ratio along
-the ladder (``init="bar"``, :func:`~pymc_rbm.estimators.rts.bar_ladder`, as
+the ladder (``init="bar"``, :func:`~pymc_rbm.estimators.ladder.bar_ladder`, as
 RTS does): every label's ``ζ`` from it, and every chain from a draw of its
 label's weighted states, spread evenly over the ladder, swept there. The
 start's ``ζ`` then counts as ``t_start`` observations (default: as many
@@ -109,20 +109,11 @@ import numpy as np
 from scipy.special import logsumexp
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
-from pymc_rbm.estimators._tempering import (
-    AnnealingPath,
-    as_path,
-    check_init,
-    check_occupancy,
-    check_start,
-    count_moves,
-    initial_log_z,
-    path_blas_threads,
-    spread_stderr,
-)
 from pymc_rbm.estimators.bar import equilibrating_sweeps
+from pymc_rbm.estimators.ladder import bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
+from pymc_rbm.estimators.path import AnnealingPath, as_path, path_blas_threads
+from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.estimators.rts import bar_ladder, build_ladder, check_ladder
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.params import RBMParams
@@ -305,7 +296,7 @@ def sams(
         then fixes the base distribution, ``dtype`` and ``operator``.
     betas : None, int or array_like, default None
         Interpolation values of each segment of the path
-        (:func:`~pymc_rbm.estimators.rts.check_ladder`); ``None`` places them
+        (:func:`~pymc_rbm.estimators.ladder.check_ladder`); ``None`` places them
         at equal thermodynamic length ``spacing`` from the pilot run.
     n_runs : int, optional
         Independent SAMS runs (each with its own ``ζ``), advanced together;
@@ -330,7 +321,7 @@ def sams(
         Initial ``ζ`` and starting states. ``"bar"`` (the default for one
         model): every label's ``log Z`` from a BAR run of ``n_start`` steps
         each way, and equilibrated starting states spread evenly over the
-        labels (:func:`~pymc_rbm.estimators.rts.bar_ladder`). ``"ais"`` (the
+        labels (:func:`~pymc_rbm.estimators.ladder.bar_ladder`). ``"ais"`` (the
         default for several models): from the pilot AIS run, starting from
         its states; zero (Tan's plain start: the first stage then does all
         the work), or given values of ``log Z_j - log Z_0`` per label.

@@ -13,7 +13,8 @@ from pymc_rbm.estimators import (
     log_partition_exact,
     sample_visible_exact,
 )
-from pymc_rbm.estimators.ais import ais, base_rate_vbias
+from pymc_rbm.estimators.ais import ais
+from pymc_rbm.estimators.base_rate import base_rate_vbias
 from pymc_rbm.estimators import annealing_path
 from pymc_rbm.estimators.bar import bar, bennett_log_ratio, ladder_start, resample_by_weight
 

@@ -7,8 +7,9 @@ import pytest
 
 from pymc_rbm import RBMParams
 from pymc_rbm.estimators import LOG_PARTITION_METHODS, log_partition, log_partition_exact, sample_visible_exact
-from pymc_rbm.estimators.ais import AnnealingPath, base_rate_vbias
-from pymc_rbm.estimators.rts import bar_ladder, build_ladder, check_ladder, rts, rts_round
+from pymc_rbm.estimators.base_rate import base_rate_vbias
+from pymc_rbm.estimators.path import AnnealingPath
+from pymc_rbm.estimators.rts import rts, rts_round
 
 TRUTH = {"mnist_h10": 226.1132, "mnist_h20": 221.0668}
 
@@ -22,39 +23,6 @@ def _exact_ladder_log_z(path: AnnealingPath, coefs) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ ladder
-def test_check_ladder():
-    assert check_ladder(None) is None
-    np.testing.assert_allclose(check_ladder(5), [0, 0.25, 0.5, 0.75, 1])
-    np.testing.assert_array_equal(check_ladder([0, 0.3, 1]), [0, 0.3, 1])
-    for bad, msg in [
-        ([0.0, 0.5, 0.5, 1.0], "strictly increasing"),
-        ([0.2, 1.0], "start at"),
-        ([0.0, 0.9], "end at"),
-        ([0.0, np.inf, 1.0], "non-finite"),
-        (1, "at least 2"),
-        ([[0.0, 1.0]], "1-D"),
-        ("uniform", "betas must be"),
-    ]:
-        with pytest.raises(ValueError, match=msg):
-            check_ladder(bad)
-
-
-def test_build_ladder_auto_and_explicit():
-    p = _model(20, 8, 2.0)
-    path = AnnealingPath(p, base_rate_vbias(p, base="target"))
-    rng = np.random.default_rng(0)
-    auto = build_ladder(path, rng, 30, None, n_pilot=400, spacing=0.5)
-    assert auto.s[0] == 0.0 and auto.s[-1] == 1.0 and np.all(np.diff(auto.s) > 0)
-    assert auto.s.size >= 9 and list(auto.model_labels) == [auto.s.size - 1]
-    assert auto.log_z_init[0] == path.log_z_base
-    assert auto.log_z_init[-1] == pytest.approx(log_partition_exact(p).log_z, abs=0.5)
-    # thermodynamic length: rungs are denser where the log weights change fastest, so a finer spacing gives more
-    assert build_ladder(path, rng, 30, None, n_pilot=400, spacing=0.25).s.size > auto.s.size
-    assert auto.states.shape == (30, 20) and auto.labels.shape == (30,) and auto.labels.max() == auto.s.size - 1
-    wanted = [0.0, 0.1, 0.37, 0.8, 1.0]
-    fixed = build_ladder(path, rng, 10, wanted, n_pilot=100)
-    np.testing.assert_array_equal(fixed.s, wanted)
-    np.testing.assert_allclose(fixed.coefs, path.coefficients(np.array(wanted)))
 
 
 # --------------------------------------------------------------- sampler
@@ -170,41 +138,6 @@ def test_explicit_ladder_and_init():
     np.testing.assert_array_equal(est.diagnostics["betas"], betas)
     np.testing.assert_allclose(est.diagnostics["log_z_init"], exact, atol=1e-9)  # shifted so that Ẑ_1 = Z_1
     assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
-
-
-def test_bar_ladder_starts_every_rung_from_its_own_weighted_states():
-    """The BAR start replaces the pilot's guesses and states: chains spread evenly over the rungs, each from
-    its rung's states; a path to several models is refused."""
-    p = _model(10, 5, 1.0)
-    path = AnnealingPath(p, base_rate_vbias(p, None), dtype=np.float64)
-    rng = np.random.default_rng(0)
-    ladder = build_ladder(path, rng, 30, 6, n_pilot=50)
-    warm, start = bar_ladder(path, rng, ladder, 30, n_steps=300, n_equilibrate=5)
-    np.testing.assert_array_equal(np.bincount(warm.labels), [5] * 6)
-    assert warm.states.shape == (30, 10) and set(np.unique(warm.states)) <= {0.0, 1.0}
-    np.testing.assert_array_equal(warm.log_z_init, start.log_z)
-    np.testing.assert_array_equal(warm.coefs, ladder.coefs)
-    exact = _exact_ladder_log_z(path, ladder.coefs)
-    assert np.all(np.abs(start.log_z - exact) < 4 * start.stderr + 1e-9)
-    two = AnnealingPath([p, _model(10, 3, 1.0)], np.zeros(10))
-    with pytest.raises(ValueError, match="one model"):
-        bar_ladder(two, rng, build_ladder(two, rng, 10, 3, n_pilot=20), 10, n_steps=20)
-
-
-def test_an_estimate_that_left_its_bar_start_warns_and_widens():
-    """RTS and SAMS check their estimate against the BAR run they started from (``check_start``)."""
-    import warnings
-
-    from pymc_rbm.estimators import LogPartitionEstimate
-    from pymc_rbm.estimators._tempering import check_start
-
-    start = LogPartitionEstimate(log_z=10.0, method="bar", stderr=0.1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert check_start(10.3, 0.1, start, "RTS") == (0.1, True)  # 2.1 standard errors of the difference
-        assert check_start(12.0, 0.1, None, "RTS") == (0.1, True)  # no BAR start: nothing to compare
-    with pytest.warns(RuntimeWarning, match="RTS: the estimate .* moved -1.00 nats from its BAR start"):
-        assert check_start(9.0, 0.1, start, "RTS") == (1.0, False)
 
 
 def test_validation_repeatability_dispatcher_progress(capsys):

@@ -1,0 +1,502 @@
+"""The annealing path shared by AIS, reverse AIS, BAR, RTS and SAMS: intermediate RBMs and their transitions.
+
+whose ``log Z_A`` is known in closed form to the target RBM ``B`` through
+
+    p_k(v) ∝ p*_k(v) = Σ_{h_A, h_B} exp(-(1 - β_k) E_A(v, h_A) - β_k E_B(v, h_B)),   0 = β_0 < ... < β_K = 1.
+
+The base-rate model has no couplings, only visible biases ``b_A`` (its
+hidden units, if it had any, would only contribute a known constant), so the
+intermediate model ``p_k`` is itself an RBM:
+
+    W_k = β_k W_B,   vbias_k = (1 - β_k) b_A + β_k vbias_B,   hbias_k = β_k hbias_B,
+
+with the hidden units summed out in closed form,
+
+    log p*_k(v) = ((1 - β_k) b_A + β_k vbias_B)·v + Σ_j softplus(β_k (hbias_B + v·W_B)_j).
+
+At ``β = 0`` that is ``b_A·v + n_hidden log 2`` and ``log Z_0 = Σ_i softplus(b_A,i) + n_hidden log 2``.
+
+Why the transition is built from the path's own logits
+------------------------------------------------------
+The transition at ``β_k`` must leave ``p_k`` invariant. The kernels'
+``beta`` argument multiplies the *whole* energy of one RBM, so
+``gibbs_sweep(rng, state, target, beta=β_k)`` samples
+``exp(-β_k E_B)``, whose visible bias is ``β_k vbias_B``, not
+``(1 - β_k) b_A + β_k vbias_B``: it is the wrong distribution unless
+``b_A = 0`` (and no other RBM can be passed instead, since with ``beta``
+the visible bias would have to be ``vbias_k / β_k``, undefined at
+``β = 0``). Building an :class:`~pymc_rbm.RBMParams` of the intermediate
+model every step (:meth:`AnnealingPath.intermediate`) would be correct but
+copies and validates ``W`` thousands of times, and cannot give each chain its
+own β, which RTS and SAMS need. So a point of the path is a target of the
+kernels' sweep (:meth:`AnnealingPath.at`, a :class:`PathPoint`) that computes
+the intermediate model's tempered logits directly, for a β that is a scalar or
+one per chain,
+
+    hidden:  β (hbias_B + v·W_B)          visible:  b_A + β (vbias_B - b_A + W_B·h),
+
+and :func:`pymc_rbm.kernels.sweep.sweep` applies the kernels' own layer rule
+to them: the Gibbs rule (``α = 0``) or flip-the-state mixed with Gibbs
+(``α > 0``). The tests check, exactly,
+that these logits are those of :meth:`AnnealingPath.intermediate` and that
+the resulting transition matrix leaves ``p_k`` invariant, and that a
+transition with the target's ``beta`` alone does not.
+
+One sweep draws ``h ~ p_k(h | v)`` afresh and then updates ``v`` given
+``h`` with the flip-the-state operator mixed with Gibbs by ``α``
+(``operator="gibbs"`` is ``α = 0``, plain block Gibbs). The hidden layer
+is redrawn rather than flipped because the parameters change at every step
+(DESIGN: a stale ``h`` breaks invariance), and because the weights are
+Rao-Blackwellized over ``h`` (they use ``p*_k(v)`` with ``h`` summed out, as
+Salakhutdinov & Murray do), which needs a kernel on ``v`` alone. The sweep
+``v → h → v'`` is reversible with respect to ``p_k(v)``, so the same kernel
+serves the reverse annealing of :func:`~pymc_rbm.estimators.ais.reverse_ais`.
+
+The path generalises to several RBMs on the same visible units (SAMS
+bridges them): the intermediate distributions are RBMs whose hidden layer is
+the concatenation of the models' hidden layers, each model's part scaled by
+its own coefficient (Zhang 2016, eq. 2.4.4).
+
+The base-rate model the path starts from is :mod:`~pymc_rbm.estimators.base_rate`; the β
+schedules and the pilot runs that place them are :mod:`~pymc_rbm.estimators.schedules`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import logsumexp
+
+from pymc_rbm._runtime import blas_threads, map_blocks
+from pymc_rbm.estimators.base_rate import base_rate_vbias
+from pymc_rbm.kernels.operators import operator_alpha, operator_rule
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import sweep
+from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_sampling_dtype
+
+__all__ = [
+    "AnnealingPath",
+    "PathPoint",
+    "annealing_path",
+    "as_path",
+    "single_model_path",
+    "path_blas_threads",
+    "log_mean_exp",
+    "softplus_sum_",
+]
+
+
+# ----------------------------------------------------------------- numerics
+def log_mean_exp(x, axis=None):
+    """``log(mean(exp(x)))``, stable."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size if axis is None else x.shape[axis]
+    return logsumexp(x, axis=axis) - np.log(n)
+
+
+def softplus_sum_(z: np.ndarray) -> np.ndarray:
+    """``Σ softplus(z)`` over the last axis, summed in float64; overwrites ``z``."""
+    pos = np.maximum(z, 0.0).sum(axis=-1, dtype=np.float64)
+    np.abs(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    np.log1p(z, out=z)
+    return pos + z.sum(axis=-1, dtype=np.float64)
+
+
+# --------------------------------------------------------------------- path
+class AnnealingPath:
+    """Intermediate RBMs between a base-rate model and one or more target RBMs.
+
+    A point of the path is a coefficient vector ``λ = (λ_0, λ_1, ..., λ_M)``
+    on the base-rate model and the ``M`` models. Its unnormalised marginal is
+
+        log f_λ(v) = (λ_0 b_A + Σ_m λ_m vbias_m)·v + Σ_m Σ_{j ∈ m} softplus(λ_m (hbias_m + v·W_m)_j),
+
+    the marginal of the RBM with hidden layer ``[h_1, ..., h_M]``, couplings
+    ``[λ_1 W_1, ..., λ_M W_M]`` and those biases (:meth:`intermediate`).
+    With one model, ``λ = (1 - β, β)`` is the AIS path of Salakhutdinov &
+    Murray. A hidden unit of a model with ``λ_m = 0`` contributes ``log 2``:
+    :meth:`log_offset` gives that constant, so that
+    ``log Z_λ - log_offset(λ)`` is the log partition function of the models
+    with ``λ_m > 0`` alone.
+
+    Parameters
+    ----------
+    models : RBMParams or sequence of RBMParams
+        Target RBMs, all with the same number of visible units.
+    base_vbias : array_like of shape (n_visible,)
+        Visible biases ``b_A`` of the base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`).
+    dtype : numpy dtype, default float64
+        Floating type of the sampling arithmetic (log weights are always
+        accumulated in float64).
+    operator : {"gibbs", "flip"} or float in [0, 1], default "gibbs"
+        The visible-layer update of every sweep along the path, bound once:
+        block Gibbs or flip-the-state mixed with Gibbs by ``α``
+        (:func:`~pymc_rbm.kernels.operator_alpha`); the hidden layer is
+        always drawn afresh from ``p_λ(h | v)``.
+
+    Notes
+    -----
+    :func:`annealing_path` builds one from a model, its base distribution and
+    these options; AIS, reverse AIS, BAR, RTS and SAMS take either the model
+    and the options or a path built once.
+    """
+
+    def __init__(self, models, base_vbias, *, dtype=np.float64, operator="gibbs"):
+        if isinstance(models, RBMParams):
+            models = [models]
+        models = list(models)
+        if not models or not all(isinstance(m, RBMParams) for m in models):
+            raise TypeError("models must be an RBMParams or a non-empty sequence of RBMParams")
+        nv = models[0].n_visible
+        for i, m in enumerate(models):
+            if m.n_visible != nv:
+                raise ValueError(f"model {i} has {m.n_visible} visible units, model 0 has {nv}")
+        b = np.asarray(base_vbias, dtype=np.float64)
+        if b.shape != (nv,) or not np.all(np.isfinite(b)):
+            raise ValueError(f"base_vbias must be {nv} finite numbers, got shape {b.shape}")
+        self.dtype = check_sampling_dtype(dtype)
+        #: the visible operator's mixture weight α (0 for Gibbs) and its layer rule
+        self.alpha = operator_alpha(operator)
+        self.rule = operator_rule(operator)
+        self.models = models
+        self.n_models = len(models)
+        self.n_visible = nv
+        self.hidden_sizes = np.array([m.n_hidden for m in models])
+        self.n_hidden = int(self.hidden_sizes.sum())
+        self.base_vbias = b
+        #: (nv, H) couplings of all models side by side (C-contiguous: its rows are added to carried
+        #: activations), and (H,) hidden biases
+        self.W = np.ascontiguousarray(np.concatenate([m.W for m in models], axis=1), dtype=self.dtype)
+        self.WT = np.ascontiguousarray(self.W.T)
+        self.hbias = np.concatenate([m.hbias for m in models]).astype(self.dtype)
+        #: (1 + M, nv) visible biases of the base and of each model
+        self.vbiases = np.vstack([b] + [m.vbias for m in models]).astype(self.dtype)
+        self._vb64 = np.vstack([b] + [m.vbias for m in models]).astype(np.float64)
+        #: model (1..M) of each hidden unit
+        self.model_of_hidden = np.repeat(np.arange(1, self.n_models + 1), self.hidden_sizes)
+
+    # ---------------------------------------------------------- coefficients
+    def coefficients(self, beta, model: int = 0) -> np.ndarray:
+        """``λ`` of the point at ``β`` between the base (β = 0) and model ``model`` (β = 1).
+
+        Parameters
+        ----------
+        beta : float or array_like of shape (n,)
+        model : int, default 0
+            Index of the target model in ``models``.
+
+        Returns
+        -------
+        ndarray of shape (1 + M,) or (n, 1 + M)
+        """
+        b = np.asarray(beta, dtype=np.float64)
+        out = np.zeros(b.shape + (1 + self.n_models,))
+        out[..., 0] = 1.0 - b
+        out[..., 1 + model] += b
+        return out
+
+    @property
+    def log_z_base(self) -> float:
+        """``log Z`` of the path at the base, ``λ = (1, 0, ..., 0)``: ``Σ softplus(b_A) + H log 2``."""
+        return float(np.logaddexp(0.0, self.base_vbias).sum() + self.n_hidden * np.log(2.0))
+
+    def log_offset(self, coef) -> np.ndarray:
+        """``log 2`` times the number of hidden units of the models with ``λ_m = 0``.
+
+        Parameters
+        ----------
+        coef : array_like of shape (..., 1 + M)
+
+        Returns
+        -------
+        ndarray of shape (...)
+        """
+        c = np.asarray(coef, dtype=np.float64)
+        return (c[..., 1:] == 0.0) @ self.hidden_sizes * np.log(2.0)
+
+    def intermediate(self, coef) -> RBMParams:
+        """The RBM of one point of the path (a copy; for tests and inspection).
+
+        Parameters
+        ----------
+        coef : array_like of shape (1 + M,)
+
+        Returns
+        -------
+        RBMParams
+            ``n_visible`` × ``H`` with ``W = [λ_1 W_1, ...]``,
+            ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]``.
+        """
+        c = np.asarray(coef, dtype=np.float64)
+        if c.shape != (1 + self.n_models,):
+            raise ValueError(f"coef must have shape ({1 + self.n_models},), got {c.shape}")
+        scale = c[self.model_of_hidden]
+        return RBMParams(self.W * scale, c @ self._vb64, self.hbias * scale)
+
+    def _hidden_scale(self, coef: np.ndarray) -> np.ndarray:
+        """Per-hidden-unit coefficients: (..., 1) for one model, (..., H) for several."""
+        if self.n_models == 1:
+            return coef[..., 1:2]
+        return coef[..., self.model_of_hidden]
+
+    # ------------------------------------------------------------- sampling
+    def start(self, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(v, a, vb)`` for states ``v``: activations ``a = hbias + v·W`` (n, H), ``vb = v·vbiasesᵀ`` (n, 1+M)."""
+        v = np.asarray(v, dtype=self.dtype)
+        return v, self.hidden_activation(v), self._visible_terms(v)
+
+    def hidden_activation(self, v: np.ndarray) -> np.ndarray:
+        """``hbias + v·W`` of states ``v`` (n, n_visible) in the sampling dtype, by one matrix product."""
+        a = v @ self.W
+        a += self.hbias
+        return a
+
+    def _visible_terms(self, v: np.ndarray) -> np.ndarray:
+        return np.asarray(v, dtype=np.float64) @ self._vb64.T
+
+    def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` exact draws of ``v`` from the base-rate model (stochastic)."""
+        p = 1.0 / (1.0 + np.exp(-self.base_vbias))
+        return (rng.random((n, self.n_visible)) < p).astype(self.dtype)
+
+    def hidden_logits(self, a: np.ndarray, coef) -> np.ndarray:
+        """Tempered hidden logits ``λ_m(j) (hbias + v·W)_j`` from activations ``a`` (n, H)."""
+        return self._hidden_scale(np.atleast_2d(np.asarray(coef, dtype=self.dtype))) * a
+
+    def visible_logits(self, h: np.ndarray, coef) -> np.ndarray:
+        """Visible logits ``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)`` of hidden states ``h`` (n, H)."""
+        c = np.atleast_2d(np.asarray(coef, dtype=self.dtype))
+        return c @ self.vbiases + (h * self._hidden_scale(c)) @ self.WT
+
+    def at(self, coef) -> "PathPoint":
+        """The point ``λ = coef`` as a target of :func:`pymc_rbm.kernels.sweep.sweep`.
+
+        Parameters
+        ----------
+        coef : array_like of shape (1 + M,) or (n, 1 + M)
+            One point for all chains or one per chain.
+        """
+        return PathPoint(self, coef)
+
+    def sweep(self, rng: np.random.Generator, v: np.ndarray, a: np.ndarray, coef, *, refresh: bool = True):
+        """One transition that leaves ``p_λ(v)`` invariant (stochastic): the kernels' sweep at :meth:`at` ``(coef)``.
+
+        Draws ``h ~ p_λ(h | v)``, then updates ``v`` given ``h`` by the path's
+        rule (:attr:`rule`): the Gibbs rule for ``"gibbs"``, else
+        flip-the-state mixed with Gibbs by ``alpha``. As a kernel on ``v`` it
+        is reversible with respect to ``p_λ(v)``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+        v : ndarray of shape (n, n_visible)
+        a : ndarray of shape (n, H)
+            Activations of ``v`` (from :meth:`start`).
+        coef : array_like of shape (1 + M,) or (n, 1 + M)
+            One point for all chains or one per chain.
+        refresh : bool, default True
+            Recompute the new activations by one matrix product. With
+            ``False`` they are ``a`` updated by the rows of ``W`` of the
+            visible units that changed (the sweep's carried hidden input);
+            callers that carry activations pass ``False`` and refresh every
+            :data:`~pymc_rbm.kernels.activations.FULL_EVERY` sweeps.
+
+        Returns
+        -------
+        v, a, vb : the new state as :meth:`start` returns it.
+        """
+        state, _ = sweep(rng, RBMState(v, None, a), self.at(coef), self.rule, refresh=refresh)
+        return state.v, state.hidden_input, self._visible_terms(state.v)
+
+    # --------------------------------------------------------------- density
+    def log_f(self, a: np.ndarray, vb: np.ndarray, coef) -> np.ndarray:
+        """``log f_λ(v)`` of each chain at its own (or a shared) ``λ``.
+
+        Parameters
+        ----------
+        a : ndarray of shape (n, H)
+        vb : ndarray of shape (n, 1 + M)
+        coef : array_like of shape (1 + M,) or (n, 1 + M)
+
+        Returns
+        -------
+        ndarray of float64 of shape (n,)
+        """
+        c = np.asarray(coef, dtype=np.float64)
+        lin = vb @ c if c.ndim == 1 else (vb * c).sum(axis=-1)
+        z = self._hidden_scale(np.atleast_2d(c).astype(self.dtype)) * a
+        return lin + softplus_sum_(z)
+
+    def log_f_ladder(self, a: np.ndarray, vb: np.ndarray, coefs, *, max_block: int = 2**18) -> np.ndarray:
+        """``log f_λ(v)`` of each chain at every point of a ladder.
+
+        The sum of ``softplus`` over chains × labels × hidden units is the
+        cost of a draw of RTS's β and of SAMS's global observation; it is
+        formed in blocks of chains of at most ``max_block`` elements (small
+        enough to stay in cache), spread over the cores
+        (:func:`~pymc_rbm._runtime.map_blocks`). The blocks do not depend on
+        the number of cores, so neither does the result.
+
+        Parameters
+        ----------
+        a : ndarray of shape (n, H)
+        vb : ndarray of shape (n, 1 + M)
+        coefs : array_like of shape (L, 1 + M)
+        max_block : int
+            Largest ``chains × labels × H`` block formed at once.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n, L)
+        """
+        c = np.asarray(coefs, dtype=np.float64)
+        out = vb @ c.T
+        scale = self._hidden_scale(c.astype(self.dtype))  # (L, 1) or (L, H)
+        n, H = a.shape
+        L = c.shape[0]
+        rows = max(1, max_block // max(1, L * H))  # chains per block
+        labels = max(1, max_block // max(1, rows * H))  # labels per block (all of them unless one chain is too big)
+
+        def fill(chains: slice) -> None:
+            for s in range(0, L, labels):
+                z = scale[None, s : s + labels, :] * a[chains, None, :]
+                out[chains, s : s + labels] += softplus_sum_(z)
+
+        map_blocks(fill, (slice(i, i + rows) for i in range(0, n, rows)))
+        return out
+
+
+class PathPoint(NamedTuple):
+    """A point ``λ`` of an :class:`AnnealingPath` as a target of :func:`pymc_rbm.kernels.sweep.sweep`.
+
+    Attributes
+    ----------
+    path : AnnealingPath
+    coef : array_like of shape (1 + M,) or (n, 1 + M)
+    """
+
+    path: AnnealingPath
+    coef: object
+
+    @property
+    def W(self) -> np.ndarray:
+        """The couplings of all models side by side, (n_visible, H)."""
+        return self.path.W
+
+    def hidden_input(self, v: np.ndarray) -> np.ndarray:
+        """``hbias + v·W`` (n, H), the same at every point."""
+        return self.path.hidden_activation(v)
+
+    def hidden_logits(self, a: np.ndarray) -> np.ndarray:
+        """``λ_m(j) (hbias + v·W)_j`` from the hidden input ``a``."""
+        return self.path.hidden_logits(a, self.coef)
+
+    def visible_logits(self, h: np.ndarray) -> np.ndarray:
+        """``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)``."""
+        return self.path.visible_logits(h, self.coef)
+
+
+# ------------------------------------------------------------------- setup
+def annealing_path(
+    models, data=None, *, base=None, base_smoothing: float = 0.005, dtype=np.float64, operator="gibbs"
+) -> AnnealingPath:
+    """The annealing path from a base distribution to ``models``, with its options bound once.
+
+    Parameters
+    ----------
+    models : RBMParams or sequence of RBMParams
+        The target(s); the base distribution is fitted against the first.
+    data : array_like of shape (n_samples, n_visible), optional
+        Binary training data for the data base rate.
+    base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
+        The base distribution (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`); default ``"data"``
+        with data, else ``"mean_field"``.
+    base_smoothing : float, default 0.005
+    dtype : numpy dtype, default float64
+        Floating type of the sampling arithmetic.
+    operator : {"gibbs", "flip"} or float in [0, 1], default "gibbs"
+        Visible-layer update of the sweeps.
+
+    Returns
+    -------
+    AnnealingPath
+
+    Examples
+    --------
+    >>> from pymc_rbm import RBMParams
+    >>> from pymc_rbm.estimators import ais, annealing_path, bar
+    >>> p = RBMParams.random(12, 6, rng=0)
+    >>> path = annealing_path(p, operator="flip", dtype="float32")
+    >>> round(ais(path, n_chains=50, n_steps=500, rng=0).log_z, 1)  # doctest: +SKIP
+    """
+    dtype = check_sampling_dtype(dtype)
+    if isinstance(models, RBMParams):
+        first = models
+    elif isinstance(models, (list, tuple)) and models and all(isinstance(m, RBMParams) for m in models):
+        first = models[0]
+    else:
+        raise TypeError(f"params must be an RBMParams or a non-empty sequence of them, got {type(models).__name__}")
+    b_a = base_rate_vbias(first, data, base=base, smoothing=base_smoothing)
+    return AnnealingPath(models, b_a, dtype=dtype, operator=operator)
+
+
+def as_path(params, data=None, *, estimator=None, data_name: str = "data", **options) -> AnnealingPath:
+    """``params`` itself when it is an :class:`AnnealingPath`, else :func:`annealing_path` of it.
+
+    ``options`` are those of :func:`annealing_path` as ``estimator`` (the calling function) received
+    them; with a path they must be left at the estimator's defaults (the path fixes them), and ``data``
+    (the estimator's argument ``data_name``) None, else a ValueError names them.
+    """
+    if not isinstance(params, AnnealingPath):
+        return annealing_path(params, data, **options)
+    defaults = inspect.signature(estimator if estimator is not None else annealing_path).parameters
+    given = [name for name, value in options.items() if not _is_default(value, defaults[name].default)]
+    if data is not None:
+        given.insert(0, data_name)
+    if given:
+        raise ValueError(
+            f"{', '.join(given)}: these belong to the annealing path; pass them to annealing_path(...), "
+            "not with a path"
+        )
+    return params
+
+
+def single_model_path(params, data=None, *, estimator, **options) -> AnnealingPath:
+    """:func:`as_path` for the estimators that anneal to one model (AIS, reverse AIS, BAR, RTS).
+
+    Raises
+    ------
+    TypeError
+        When ``params`` is neither an RBMParams nor an AnnealingPath.
+    ValueError
+        For a path to several models (:func:`~pymc_rbm.estimators.sams` takes those).
+    """
+    name = estimator.__name__
+    if isinstance(params, AnnealingPath):
+        if params.n_models != 1:
+            raise ValueError(f"{name} anneals to one target model; sams estimates several in one run")
+    elif not isinstance(params, RBMParams):
+        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
+    return as_path(params, data, estimator=estimator, **options)
+
+
+def _is_default(value, default) -> bool:
+    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
+        return False
+    if isinstance(default, type) and issubclass(default, np.generic):  # a dtype
+        try:
+            return np.dtype(value) == np.dtype(default)
+        except TypeError:
+            return False
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def path_blas_threads(n_chains: int, path: "AnnealingPath"):
+    """:func:`pymc_rbm._runtime.blas_threads` for ``n_chains`` chains on ``path``."""
+    return blas_threads(n_chains, path.n_visible, path.n_hidden)
+

@@ -1,0 +1,38 @@
+"""Tests of the base-rate model of the annealing path (pymc_rbm.estimators.base_rate)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.estimators import log_partition_mean_field
+from pymc_rbm.estimators.base_rate import base_rate_vbias
+
+
+def _model(nv, nh, scale, seed=0):
+    return RBMParams.random(nv, nh, scale=scale, rng=100 * seed + 10 * nv + nh)
+
+
+def test_base_rate_vbias():
+    p = _model(4, 3, 1.0)
+    data = np.array([[1, 0, 0, 1], [1, 1, 0, 1], [1, 0, 0, 0]])
+    b = base_rate_vbias(p, data)
+    prob = (data.mean(0) + 0.005) / 1.01
+    np.testing.assert_allclose(b, np.log(prob / (1 - prob)))
+    assert np.all(np.isfinite(b))  # a unit on in every row still has a finite bias
+    m_v = log_partition_mean_field(p).diagnostics["m_v"]  # without data: the mean-field base rate
+    prob = (m_v + 0.005) / 1.01
+    np.testing.assert_allclose(base_rate_vbias(p), np.log(prob / (1 - prob)))
+    np.testing.assert_array_equal(base_rate_vbias(p, data, base="mean_field"), base_rate_vbias(p))
+    np.testing.assert_array_equal(base_rate_vbias(p, data, base="target"), p.vbias)
+    np.testing.assert_array_equal(base_rate_vbias(p, base="zero"), np.zeros(4))
+    np.testing.assert_array_equal(base_rate_vbias(p, base=[1, 2, 3, 4]), [1, 2, 3, 4])
+    with pytest.raises(ValueError, match="needs data"):
+        base_rate_vbias(p, base="data")
+    with pytest.raises(ValueError, match="binary"):
+        base_rate_vbias(p, data + 0.5)
+    with pytest.raises(ValueError, match="4 finite"):
+        base_rate_vbias(p, base=[1.0, 2.0])
+    with pytest.raises(ValueError, match="base must be"):
+        base_rate_vbias(p, base="uniform")
