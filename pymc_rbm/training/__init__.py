@@ -12,6 +12,8 @@ enumeration, naive mean field, TAP, Bethe, mixture mean field). The result's
 - :mod:`~pymc_rbm.training.gradients`: data and model terms, exact and approximate gradients.
 - :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic).
 - :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit`, the training loop, history and callback.
+- :mod:`~pymc_rbm.training.optimizers`: gradient ascent with momentum, Adam, learning-rate schedules, clipping.
+- :mod:`~pymc_rbm.training.trajectory`: the parameters kept along training, checkpoints and resuming.
 - :mod:`~pymc_rbm.training.boltzmann`: learning a fully connected Boltzmann
   machine (Lawrence, Bishop & Jordan 1998, §5.1).
 
@@ -31,6 +33,9 @@ from pymc_rbm.training.fitting import (
 from pymc_rbm.training.gradients import (
     DETERMINISTIC_METHODS,
     Gradient,
+    center,
+    centered_gradient,
+    centered_update,
     data_statistics,
     gradient_from_statistics,
     log_likelihood_gradient,
@@ -42,11 +47,14 @@ from pymc_rbm.training.negative import (
     NegativePhase,
     contrastive_divergence,
     deterministic,
+    gibbs_sweeps_from_visible,
     gibbs_sweeps_visible_first,
     parallel_tempering,
     persistent_contrastive_divergence,
     phase_gradient,
 )
+from pymc_rbm.training.optimizers import SGD, Adam
+from pymc_rbm.training.trajectory import Trajectory, load_checkpoint
 
 __all__ = [
     "fit",
@@ -64,6 +72,14 @@ __all__ = [
     "model_statistics",
     "sample_statistics",
     "log_likelihood_gradient",
+    "center",
+    "centered_gradient",
+    "centered_update",
+    "SGD",
+    "Adam",
+    "Trajectory",
+    "load_checkpoint",
+    "gibbs_sweeps_from_visible",
     "NegativePhase",
     "contrastive_divergence",
     "persistent_contrastive_divergence",

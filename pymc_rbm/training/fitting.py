@@ -20,6 +20,7 @@ learning rate, keeping ``best_params``.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import sys
 import time
@@ -36,6 +37,14 @@ from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
 from pymc_rbm.params import RBMParams
 from pymc_rbm.training.gradients import DETERMINISTIC_METHODS, Gradient
+from pymc_rbm.training.optimizers import check_schedule, clip, make_optimizer, schedule_factor
+from pymc_rbm.training.trajectory import (
+    Checkpoint,
+    Trajectory,
+    check_save_updates,
+    load_checkpoint,
+    save_checkpoint,
+)
 from pymc_rbm.training.negative import (
     SAMPLING_METHODS,
     NegativePhase,
@@ -181,6 +190,10 @@ class FitResult:
         ``"evaluation_failed"`` (``eval_method`` gave no finite ``log Z`` for
         a record after the start; at the start that is an
         :class:`EvaluationFailed` error).
+    trajectory : Trajectory
+        The parameters kept at the updates of ``save_updates`` (log-spaced by
+        default) and the checkpoint files written
+        (:mod:`~pymc_rbm.training.trajectory`).
     """
 
     params: RBMParams
@@ -192,6 +205,7 @@ class FitResult:
     method: str = ""
     operator: Any = None
     stop_reason: str = ""
+    trajectory: Trajectory = field(default_factory=Trajectory)
 
     def __repr__(self) -> str:
         return (
@@ -222,7 +236,8 @@ def _initial_params(n_visible: int, n_hidden, params, init_scale: float, rng) ->
     return params.astype(np.float64)
 
 
-def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options) -> NegativePhase:
+def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options,
+                    hidden="redraw") -> NegativePhase:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
     if method in DETERMINISTIC_METHODS:
@@ -256,7 +271,7 @@ def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormho
             raise ValueError("CD starts one chain at every row of the batch; n_chains applies to 'pcd' and 'pt'")
         return contrastive_divergence(kernel, k, wormholes=wormholes)
     if method == "pcd":
-        return persistent_contrastive_divergence(kernel, k, n_chains=n_chains, wormholes=wormholes)
+        return persistent_contrastive_divergence(kernel, k, n_chains=n_chains, wormholes=wormholes, hidden=hidden)
     if betas is None:
         betas = uniform_ladder(check_positive_int(n_temperatures, "n_temperatures", minimum=2))
     else:
@@ -495,14 +510,6 @@ class _Divergence:
         )
 
 
-def _batches(rng, n_samples: int, batch_size: int | None):
-    """Index arrays of the batches of one epoch (shuffled mini-batches, or all rows in order)."""
-    if batch_size is None or batch_size >= n_samples:
-        return [slice(None)]
-    order = rng.permutation(n_samples)
-    return [order[i : i + batch_size] for i in range(0, n_samples, batch_size)]
-
-
 # ------------------------------------------------------------------ fit
 def fit(
     data,
@@ -532,6 +539,15 @@ def fit(
     chains=None,
     callback=None,
     progress: bool = True,
+    centered: bool = True,
+    hidden: str = "redraw",
+    optimizer="sgd",
+    lr_schedule="constant",
+    max_grad_norm: float | None = None,
+    dtype=np.float64,
+    save_updates=None,
+    checkpoint_dir=None,
+    resume=None,
 ) -> FitResult:
     """Train a binary RBM on binary data (stochastic for the sampling methods).
 
@@ -612,6 +628,44 @@ def fit(
         Show progress on stderr: a bar (rich) on a terminal, a log line
         every ten seconds otherwise (a file, a CI log), with the latest
         recorded log-likelihood.
+    centered : bool, default True
+        Centered gradient ascent (Montavon & Müller 2012; Melchior, Fischer
+        & Wiskott 2016) with the batch's data means ``⟨v⟩``, ``⟨p(h|v)⟩`` as
+        offsets, for every method (:func:`~pymc_rbm.training.gradients.center`);
+        False: the ordinary gradient.
+    hidden : {"redraw", "carry"}, default "redraw"
+        PCD with block Gibbs: draw the chains' hidden units at the new
+        parameters every update, or sweep the visible layer first from the
+        hidden state they carry (one product fewer; the 0.2 behaviour).
+    optimizer : {"sgd", "adam"} or SGD or Adam, default "sgd"
+        :mod:`~pymc_rbm.training.optimizers`; ``momentum`` is SGD's.
+    lr_schedule : {"constant", "linear", "cosine", "exponential"} or callable, default "constant"
+        The learning rate of update ``u`` (0-based) is ``learning_rate`` times
+        :func:`~pymc_rbm.training.optimizers.schedule_factor`; a callable is
+        ``(u, n_updates) -> factor``.
+    max_grad_norm : float, optional
+        Gradient clipping: a gradient estimate longer than this is rescaled
+        to this norm (before weight decay).
+    dtype : {numpy.float64, numpy.float32}, default float64
+        Floating type of the parameters, chains and products during
+        training; float32 halves the time of the products (the result's
+        ``params`` are in this type).
+    save_updates : None, int or array_like of int, optional
+        The updates whose parameters are kept in ``result.trajectory``
+        (:class:`~pymc_rbm.training.trajectory.Trajectory`): None,
+        :data:`~pymc_rbm.training.trajectory.DEFAULT_SAVED` log-spaced points
+        from the start to the end; an int, that many log-spaced points (0:
+        none); or the update numbers themselves.
+    checkpoint_dir : str or os.PathLike, optional
+        Also write every kept point to ``checkpoint_dir/update_<n>.npz``,
+        with the chains, the optimiser's state and the random states
+        (:mod:`~pymc_rbm.training.trajectory`).
+    resume : str or os.PathLike, optional
+        A checkpoint file, or a directory whose latest checkpoint is used:
+        continue that run (stopped by Ctrl-C, say) up to ``n_updates`` in
+        all, draw for draw as it would have gone on. The options that shape
+        the run (method, k, batch size, ...) must be those it was written
+        with; ``params``, ``chains`` and ``rng`` come from the file.
 
     Returns
     -------
@@ -623,6 +677,10 @@ def fit(
         For non-binary data, mismatched shapes, unknown method or operator
         names, options out of range, or chain options given to a
         deterministic method.
+        Also for an unknown optimizer, schedule or dtype, ``max_grad_norm``
+        not positive, ``save_updates`` outside ``[0, n_updates]``, or a
+        ``resume`` checkpoint that is missing or was written with other
+        options; nothing is written or modified then.
     TypeError
         For ``params`` that are not an ``RBMParams``, a ``wormholes`` object
         without ``propose``, or a callback that is not callable.
@@ -654,9 +712,9 @@ def fit(
     if v.ndim != 2 or v.shape[0] == 0:
         raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
     n_samples, n_visible = v.shape
+    dtype = _check_dtype(dtype)
+    v = v.astype(dtype, copy=False)
     learning_rate = check_real(learning_rate, "learning_rate", 0.0, lo_open=True)
-    momentum = check_real(momentum, "momentum", 0.0, 1.0, hi_open=True)
-    weight_decay = check_real(weight_decay, "weight_decay", 0.0)
     init_scale = check_real(init_scale, "init_scale", 0.0)
     batch_size = check_positive_int(batch_size, "batch_size", allow_none=True)
     if batch_size is not None and batch_size >= n_samples:
@@ -670,16 +728,26 @@ def fit(
     eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+    updater = _Updater(optimizer, momentum, learning_rate, lr_schedule, weight_decay, max_grad_norm, n_updates)
+    saved = check_save_updates(save_updates, n_updates)
+    config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,
+              "n_samples": n_samples, "n_visible": n_visible, "centered": bool(centered), "hidden": hidden,
+              "dtype": np.dtype(dtype).name, **updater.config()}
+    checkpoint = None
+    if resume is not None:
+        checkpoint = load_checkpoint(resume)
+        _check_resume(checkpoint, config, params, chains, n_updates)
+        params, chains = checkpoint.params, checkpoint.chains
 
     seed_rng = np.random.default_rng(rng)
     init_rng, train_rng, eval_rng = seed_rng.spawn(3)
-    params = _initial_params(n_visible, n_hidden, params, init_scale, init_rng)
-    phase = _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options)
+    params = _initial_params(n_visible, n_hidden, params, init_scale, init_rng).astype(dtype)
+    phase = _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden)
     if chains is None:
         chains = phase.init(train_rng, v, params, batch_size or n_samples)
     else:
         _check_chains(chains, phase.init(np.random.default_rng(0), v, params, batch_size or n_samples), phase.name)
-
+        chains = _as_dtype(chains, dtype)
     evaluator = None
     if eval_every:
         e_data = v if eval_data is None else check_binary(eval_data, n_visible, name="eval_data")
@@ -688,82 +756,92 @@ def fit(
         evaluator = _Evaluator(eval_method, eval_options, e_data, n_visible, params.n_hidden, eval_rng)
     recorder = _Recorder(evaluator)
 
-    W, vbias, hbias = (np.array(a, dtype=np.float64) for a in (params.W, params.vbias, params.hbias))
-    velocity = [np.zeros_like(a) for a in (W, vbias, hbias)]
-    update, epoch, stop_reason, failure = 0, 0, "", None
+    W, vbias, hbias = (np.array(a, dtype=dtype) for a in (params.W, params.vbias, params.hbias))
+    opt_state = updater.init((W, vbias, hbias))
+    batches = _BatchStream(n_samples, batch_size)
+    start = 0
+    if checkpoint is not None:  # the run goes on where the checkpoint was written, with its random states
+        opt_state = {key: np.array(value) for key, value in checkpoint.optimizer_state.items()}
+        train_rng.bit_generator.state = checkpoint.train_rng
+        eval_rng.bit_generator.state = checkpoint.eval_rng
+        batches = _BatchStream(n_samples, batch_size, checkpoint.batch_order, checkpoint.batch_position,
+                               checkpoint.epoch)
+        start = checkpoint.update
+    trajectory = _TrajectoryRecorder(saved, checkpoint_dir, config)
+
+    def snapshot(update_done):
+        return Checkpoint(params, update_done, batches.epoch, chains, opt_state, train_rng.bit_generator.state,
+                          eval_rng.bit_generator.state, batches.order, batches.position, config)
+
+    update, stop_reason, failure = start, "", None
     divergence = _Divergence(params, learning_rate)
     warned_unphysical = False
     # eval_method="auto" with AIS: the record of the start waits until the first updates have been timed
     start_params, sizing = params, evaluator is not None and evaluator.needs_sizing
-    probe = min(eval_every, n_updates, 10) if sizing else 0
+    probe = start + min(eval_every, n_updates - start, 10) if sizing else 0
     seconds: list[float] = []
     n_rows = (n_chains or batch_size or n_samples) * (n_temperatures if method == "pt" else 1)
+    if checkpoint is None:
+        trajectory.keep(0, params, snapshot)
     with (
         StopOnInterrupt() as guard,
         blas_threads(n_rows, n_visible, params.n_hidden),
-        Progress(n_updates, f"fit ({phase.name})", progress) as bar,
+        Progress(n_updates - start, f"fit ({phase.name})", progress) as bar,
     ):
         if not sizing:
-            _show(bar, recorder.record(0, params))
-        while update < n_updates and not stop_reason:
-            epoch += 1
-            for idx in _batches(train_rng, n_samples, batch_size):
-                t_update = time.perf_counter()
-                batch = v[idx]
-                grad, chains, info = phase_gradient(phase, train_rng, chains, params, batch)
-                steps = (grad.W - weight_decay * W if weight_decay else grad.W, grad.vbias, grad.hbias)
-                with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported below
-                    for vel, g, p in zip(velocity, steps, (W, vbias, hbias)):
-                        if momentum:
-                            vel *= momentum
-                            vel += learning_rate * g
-                            p += vel
-                        else:
-                            p += learning_rate * g
-                if divergence.parameters((W, vbias, hbias), update + 1):
+            _show(bar, recorder.record(start, params))
+        while update < n_updates:
+            t_update = time.perf_counter()
+            batch = v[batches.next(train_rng)]
+            grad, chains, info = phase_gradient(phase, train_rng, chains, params, batch, centered=centered)
+            norm = updater.apply(opt_state, (W, vbias, hbias), grad, update)
+            if divergence.parameters((W, vbias, hbias), update + 1):
+                stop_reason = "diverged"
+                break
+            params = RBMParams(W, vbias, hbias, dtype=dtype)
+            update += 1
+            seconds.append(time.perf_counter() - t_update)
+            bar.advance()
+            trajectory.keep(update, params, snapshot)
+            info = dict(info, gradient_norm=norm)
+            if info.get("unphysical") and not warned_unphysical:
+                warned_unphysical = True
+                _warn_unphysical(phase.name, update)
+            recorder.collect(info)
+            if sizing and update >= probe:
+                eval_every = _size_and_start(evaluator, recorder, bar, start_params, params, seconds,
+                                             n_updates - start, eval_every, progress, start)
+                sizing = False
+            ll = np.nan
+            due = eval_every and not sizing and (update % eval_every == 0 or update == n_updates)
+            if due and (update == n_updates or evaluator.affords(sum(seconds) * (n_updates - start) / (update - start))):
+                try:
+                    ll = recorder.record(update, params)
+                except EvaluationFailed as err:  # the updates so far are kept: stop and say why
+                    stop_reason, failure = "evaluation_failed", err
+                    break
+                _show(bar, ll)
+                if divergence.log_likelihood(ll, recorder.best_ll, update):
                     stop_reason = "diverged"
                     break
-                params = RBMParams(W, vbias, hbias)
-                update += 1
-                seconds.append(time.perf_counter() - t_update)
-                bar.advance()
-                info = dict(info, gradient_norm=grad.norm())
-                if info.get("unphysical") and not warned_unphysical:
-                    warned_unphysical = True
-                    _warn_unphysical(phase.name, update)
-                recorder.collect(info)
-                if sizing and update >= probe:
-                    eval_every = _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates,
-                                                 eval_every, progress)
-                    sizing = False
-                ll = np.nan
-                due = eval_every and not sizing and (update % eval_every == 0 or update == n_updates)
-                if due and (update == n_updates or evaluator.affords(sum(seconds) * n_updates / update)):
-                    try:
-                        ll = recorder.record(update, params)
-                    except EvaluationFailed as err:  # the updates so far are kept: stop and say why
-                        stop_reason, failure = "evaluation_failed", err
-                        break
-                    _show(bar, ll)
-                    if divergence.log_likelihood(ll, recorder.best_ll, update):
-                        stop_reason = "diverged"
-                        break
-                if callback is not None and callback(TrainingStep(update, epoch, params, grad, ll, info)):
-                    stop_reason = "callback"
-                if stop_reason or update >= n_updates:
-                    break
+            if callback is not None and callback(TrainingStep(update, batches.epoch, params, grad, ll, info)):
+                stop_reason = "callback"
+                break
         if sizing and seconds and stop_reason != "diverged":  # stopped (callback) before the first updates were timed
-            _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress)
+            _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates - start, eval_every,
+                            progress, start)
             sizing = False
         if stop_reason not in ("diverged", "evaluation_failed") and not sizing:
             recorder.record(update, params)  # a no-op when this update was just recorded
 
     if guard.interrupted:
         stop_reason = "interrupted"
+        where = f"; or resume from the last checkpoint: fit(..., resume={str(checkpoint_dir)!r})" if (
+            checkpoint_dir is not None and trajectory.paths) else ""
         warnings.warn(
             f"fit was interrupted (Ctrl-C) after {update} of {n_updates} updates: the result so far is returned "
             "(stopped_early=True, stop_reason='interrupted'); continue with "
-            "fit(data, params=result.params, chains=result.chains, ...)",
+            f"fit(data, params=result.params, chains=result.chains, ...){where}",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -786,7 +864,117 @@ def fit(
         method=phase.name,
         operator=operator if method in SAMPLING_METHODS else None,
         stop_reason=stop_reason,
+        trajectory=trajectory.result(),
     )
+
+
+def _check_dtype(dtype) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}")
+    return dt
+
+
+def _as_dtype(chains, dtype):
+    """Persistent chains with their arrays in ``dtype`` (copies where they are not)."""
+    return type(chains)(*(np.asarray(x, dtype=dtype) if isinstance(x, np.ndarray) else x for x in chains))
+
+
+def _check_resume(checkpoint, config: dict, params, chains, n_updates: int) -> None:
+    """Refuse to resume a checkpoint with options other than its own, or with params / chains of the caller."""
+    if params is not None or chains is not None:
+        raise ValueError("resume= continues the checkpoint's parameters and chains: give neither params= nor chains=")
+    ignore = {"n_updates"} if config.get("lr_schedule") == "constant" else set()
+    changed = sorted(k for k in set(config) | set(checkpoint.config) - ignore
+                     if k not in ignore and checkpoint.config.get(k) != _jsonable(config.get(k)))
+    if changed:
+        detail = ", ".join(f"{k}: {checkpoint.config.get(k)!r} there, {_jsonable(config.get(k))!r} here" for k in changed)
+        raise ValueError(f"the checkpoint was written with other options ({detail}): resume with the same ones")
+    if checkpoint.update >= n_updates:
+        raise ValueError(f"the checkpoint is at update {checkpoint.update}; n_updates = {n_updates} leaves nothing "
+                         "to do (n_updates counts all updates, those before the checkpoint included)")
+
+
+def _jsonable(x):
+    return json.loads(json.dumps(x, default=str))
+
+
+class _BatchStream:
+    """The mini-batches: the rows of each epoch in a fresh random order, drawn when the epoch starts."""
+
+    def __init__(self, n_samples: int, batch_size: int | None, order=None, position: int = 0, epoch: int = 0):
+        self.n_samples, self.batch_size = n_samples, batch_size
+        self.order = None if order is None else np.asarray(order)
+        self.position, self.epoch = position, epoch
+
+    def next(self, rng: np.random.Generator):
+        """The indices (or slice) of the next batch; a new epoch draws its order from ``rng``."""
+        if self.batch_size is None:
+            self.epoch += 1
+            return slice(None)
+        if self.order is None or self.position * self.batch_size >= self.n_samples:
+            self.order, self.position = rng.permutation(self.n_samples), 0
+            self.epoch += 1
+        i = self.position * self.batch_size
+        self.position += 1
+        return self.order[i : i + self.batch_size]
+
+
+class _Updater:
+    """One parameter update: schedule, clipping, weight decay, then the optimiser's step."""
+
+    def __init__(self, optimizer, momentum, learning_rate, schedule, weight_decay, max_grad_norm, n_updates):
+        self.optimizer = make_optimizer(optimizer, momentum)
+        self.learning_rate, self.n_updates = learning_rate, n_updates
+        self.schedule = check_schedule(schedule)
+        self.weight_decay = check_real(weight_decay, "weight_decay", 0.0)
+        self.max_grad_norm = None if max_grad_norm is None else check_real(
+            max_grad_norm, "max_grad_norm", 0.0, lo_open=True)
+
+    def config(self) -> dict:
+        return {"optimizer": repr(self.optimizer), "learning_rate": self.learning_rate,
+                "lr_schedule": self.schedule if isinstance(self.schedule, str) else "callable",
+                "weight_decay": self.weight_decay, "max_grad_norm": self.max_grad_norm, "n_updates": self.n_updates}
+
+    def init(self, arrays) -> dict:
+        return self.optimizer.init(arrays)
+
+    def apply(self, state: dict, arrays, grad: Gradient, update: int) -> float:
+        """Move ``arrays`` in place by the step of ``grad`` at update ``update`` (0-based); its norm before clipping."""
+        grad, norm = clip(grad, self.max_grad_norm)
+        if self.weight_decay:
+            grad = grad._replace(W=grad.W - self.weight_decay * arrays[0])
+        lr = self.learning_rate * schedule_factor(self.schedule, update, self.n_updates)
+        with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported by the caller
+            self.optimizer.apply(state, arrays, grad, lr)
+        return norm
+
+
+class _TrajectoryRecorder:
+    """Keeps the parameters at the saved updates, and writes them as checkpoints when asked."""
+
+    def __init__(self, saved, directory, config):
+        self.saved = set(int(u) for u in saved)
+        self.directory = directory
+        self.kept = Trajectory()
+
+    @property
+    def paths(self):
+        return self.kept.paths
+
+    def keep(self, update: int, params: RBMParams, snapshot) -> None:
+        if update not in self.saved:
+            return
+        self.kept.updates.append(update)
+        self.kept.params.append(params)
+        if self.directory is not None:
+            self.kept.paths.append(save_checkpoint(self.directory, snapshot(update)))
+
+    def result(self) -> Trajectory:
+        return self.kept
 
 
 def _check_chains(chains, template, method: str) -> None:
@@ -816,12 +1004,13 @@ def _check_chains(chains, template, method: str) -> None:
         )
 
 
-def _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress) -> int:
+def _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress,
+                    start: int = 0) -> int:
     """Size the AIS of the records from the updates timed so far, record the start, return ``eval_every``."""
     eval_every = evaluator.size_to_budget(params, float(np.median(seconds)), n_updates, eval_every)
     if progress:
         print(f"fit: {evaluator.note}", file=sys.stderr, flush=True)
-    _show(bar, recorder.record(0, start_params))
+    _show(bar, recorder.record(start, start_params))
     return eval_every
 
 

@@ -1,0 +1,166 @@
+"""Optimisers of :func:`~pymc_rbm.training.fit`: gradient ascent with momentum, Adam, schedules, clipping.
+
+An optimiser is a small frozen object with two methods and no hidden state:
+``init(arrays) -> state`` makes its state (a dict of arrays, saved with the
+checkpoints of :mod:`~pymc_rbm.training.trajectory`), and
+``apply(state, arrays, gradient, learning_rate)`` moves the parameter arrays
+in place by one ascent step. :func:`schedule_factor` gives the learning-rate
+multiplier of an update; :func:`clip` rescales a gradient to a largest norm.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from pymc_rbm.training.gradients import Gradient
+from pymc_rbm.validation import check_real
+
+__all__ = ["SGD", "Adam", "make_optimizer", "SCHEDULES", "check_schedule", "schedule_factor", "clip"]
+
+#: Named learning-rate schedules: the multiplier of update ``u`` (0-based) of ``n``.
+SCHEDULES = ("constant", "linear", "cosine", "exponential")
+
+#: ``"exponential"`` and ``"linear"`` end at this fraction of the learning rate.
+FINAL_FRACTION = 0.01
+
+
+@dataclass(frozen=True)
+class SGD:
+    """Gradient ascent with (heavy-ball) momentum: ``velocity = momentum · velocity + lr · g``, ``θ += velocity``.
+
+    Parameters
+    ----------
+    momentum : float in [0, 1), default 0
+    """
+
+    momentum: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "momentum", check_real(self.momentum, "momentum", 0.0, 1.0, hi_open=True))
+
+    def init(self, arrays) -> dict:
+        return {f"velocity_{i}": np.zeros_like(a) for i, a in enumerate(arrays)} if self.momentum else {}
+
+    def apply(self, state: dict, arrays, gradient, learning_rate: float) -> None:
+        for i, (p, g) in enumerate(zip(arrays, gradient)):
+            if self.momentum:
+                vel = state[f"velocity_{i}"]
+                vel *= self.momentum
+                vel += learning_rate * g
+                p += vel
+            else:
+                p += learning_rate * g
+
+
+@dataclass(frozen=True)
+class Adam:
+    """Adam (Kingma & Ba 2015) for ascent: ``θ += lr · m̂ / (√v̂ + eps)`` with bias-corrected moments.
+
+    Parameters
+    ----------
+    beta1 : float in [0, 1), default 0.9
+    beta2 : float in [0, 1), default 0.999
+    eps : float > 0, default 1e-8
+    """
+
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+
+    def __post_init__(self):
+        object.__setattr__(self, "beta1", check_real(self.beta1, "beta1", 0.0, 1.0, hi_open=True))
+        object.__setattr__(self, "beta2", check_real(self.beta2, "beta2", 0.0, 1.0, hi_open=True))
+        object.__setattr__(self, "eps", check_real(self.eps, "eps", 0.0, lo_open=True))
+
+    def init(self, arrays) -> dict:
+        state = {"t": np.zeros(())}
+        for i, a in enumerate(arrays):
+            state[f"m_{i}"], state[f"v_{i}"] = np.zeros_like(a), np.zeros_like(a)
+        return state
+
+    def apply(self, state: dict, arrays, gradient, learning_rate: float) -> None:
+        state["t"] += 1
+        t = float(state["t"])
+        step = learning_rate * math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
+        for i, (p, g) in enumerate(zip(arrays, gradient)):
+            m, v = state[f"m_{i}"], state[f"v_{i}"]
+            m *= self.beta1
+            m += (1.0 - self.beta1) * g
+            v *= self.beta2
+            v += (1.0 - self.beta2) * np.square(g)
+            p += step * m / (np.sqrt(v) + self.eps)
+
+
+def make_optimizer(optimizer, momentum: float = 0.0):
+    """The optimiser object of ``fit(optimizer=..., momentum=...)``.
+
+    Parameters
+    ----------
+    optimizer : {"sgd", "adam"} or SGD or Adam
+    momentum : float in [0, 1), default 0
+        ``"sgd"`` only (Adam's ``beta1`` plays its part).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a momentum out of range, or a momentum given with Adam.
+    """
+    momentum = check_real(momentum, "momentum", 0.0, 1.0, hi_open=True)
+    if isinstance(optimizer, (SGD, Adam)):
+        if momentum and not isinstance(optimizer, SGD):
+            raise ValueError("momentum applies to optimizer='sgd'; Adam's beta1 is its momentum")
+        return optimizer if not momentum else SGD(momentum)
+    if optimizer == "sgd":
+        return SGD(momentum)
+    if optimizer == "adam":
+        if momentum:
+            raise ValueError("momentum applies to optimizer='sgd'; Adam's beta1 is its momentum (Adam(beta1=...))")
+        return Adam()
+    raise ValueError(f"optimizer must be 'sgd', 'adam', or an SGD or Adam object; got {optimizer!r}")
+
+
+def check_schedule(schedule) -> str | Callable:
+    """``schedule`` validated: a name of :data:`SCHEDULES` or a callable ``(update, n_updates) -> factor``."""
+    if schedule is None:
+        return "constant"
+    if callable(schedule):
+        return schedule
+    if isinstance(schedule, str) and schedule in SCHEDULES:
+        return schedule
+    raise ValueError(f"lr_schedule must be one of {SCHEDULES} or a callable (update, n_updates) -> factor; "
+                     f"got {schedule!r}")
+
+
+def schedule_factor(schedule, update: int, n_updates: int) -> float:
+    """The learning-rate multiplier of update ``update`` (0-based) of ``n_updates``.
+
+    ``"constant"``: 1; ``"linear"``: from 1 to :data:`FINAL_FRACTION` at the last update;
+    ``"cosine"``: ``(1 + cos(π u / n)) / 2``; ``"exponential"``: ``FINAL_FRACTION ** (u / n)``;
+    a callable: its value, which must be finite and non-negative.
+    """
+    x = update / max(n_updates, 1)
+    if schedule == "constant":
+        return 1.0
+    if schedule == "linear":
+        return 1.0 - (1.0 - FINAL_FRACTION) * x
+    if schedule == "cosine":
+        return 0.5 * (1.0 + math.cos(math.pi * x))
+    if schedule == "exponential":
+        return FINAL_FRACTION**x
+    factor = float(schedule(update, n_updates))
+    if not math.isfinite(factor) or factor < 0:
+        raise ValueError(f"lr_schedule({update}, {n_updates}) returned {factor}; it must be finite and >= 0")
+    return factor
+
+
+def clip(gradient: Gradient, max_norm: float | None) -> tuple[Gradient, float]:
+    """``gradient`` rescaled to norm ``max_norm`` when it is longer; also its norm before clipping."""
+    norm = gradient.norm()
+    if max_norm is None or norm <= max_norm:
+        return gradient, norm
+    scale = max_norm / norm
+    return Gradient(*(a * scale for a in gradient)), norm

@@ -1,0 +1,118 @@
+"""Optimisers, schedules, clipping and float32 of ``fit``: each does what it says, bad options are refused."""
+
+import numpy as np
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.datasets import bars_and_stripes
+from pymc_rbm.training import Gradient, fit
+from pymc_rbm.training.optimizers import SGD, Adam, clip, make_optimizer, schedule_factor
+
+DATA = bars_and_stripes(3)
+FAST = dict(progress=False, rng=0)
+
+
+def test_adam_step_is_the_textbook_one():
+    opt = Adam(beta1=0.9, beta2=0.99, eps=1e-8)
+    p = [np.array([1.0, -1.0])]
+    state = opt.init(p)
+    grads = [np.array([0.5, -2.0]), np.array([0.1, 0.3])]
+    m = v = np.zeros(2)
+    want = p[0].copy()
+    for t, g in enumerate(grads, start=1):
+        m = 0.9 * m + 0.1 * g
+        v = 0.99 * v + 0.01 * g**2
+        want = want + 0.01 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.99**t)) + 1e-8)
+        opt.apply(state, p, [g], 0.01)
+    np.testing.assert_allclose(p[0], want, rtol=1e-6)  # eps enters after the bias correction: a 1e-8 difference
+
+
+def test_momentum_velocity():
+    opt = SGD(0.5)
+    p = [np.zeros(1)]
+    state = opt.init(p)
+    for _ in range(3):
+        opt.apply(state, p, [np.ones(1)], 1.0)
+    np.testing.assert_allclose(p[0], [1 + 1.5 + 1.75])
+
+
+def test_schedules():
+    assert schedule_factor("constant", 50, 100) == 1.0
+    assert schedule_factor("linear", 0, 100) == 1.0 and schedule_factor("linear", 100, 100) == pytest.approx(0.01)
+    assert schedule_factor("cosine", 50, 100) == pytest.approx(0.5)
+    assert schedule_factor("exponential", 100, 100) == pytest.approx(0.01)
+    assert schedule_factor(lambda u, n: 0.5 ** (u // 10), 25, 100) == 0.25
+
+
+def test_clipping():
+    g = Gradient(np.full((2, 2), 3.0), np.zeros(2), np.full(2, 4.0))  # norm sqrt(36 + 32)
+    clipped, norm = clip(g, 1.0)
+    assert norm == pytest.approx(np.sqrt(68)) and clipped.norm() == pytest.approx(1.0)
+    same, _ = clip(g, 100.0)
+    assert same is g
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+@pytest.mark.parametrize("schedule", ["constant", "linear", "cosine"])
+def test_every_optimiser_and_schedule_learns(optimizer, schedule):
+    lr = 0.05 if optimizer == "adam" else 0.3
+    res = fit(DATA, 9, method="exact", optimizer=optimizer, lr_schedule=schedule, learning_rate=lr, n_updates=200,
+              eval_every=200, init_scale=0.5, **FAST)
+    ll = res.history.log_likelihood
+    assert ll[-1] > ll[0] + 1.0
+
+
+def test_clipped_steps_are_no_longer_than_the_clip():
+    start = RBMParams.random(9, 4, scale=0.5, rng=1)
+    res = fit(DATA, params=start, method="exact", learning_rate=1.0, max_grad_norm=1e-3, n_updates=1,
+              eval_every=None, centered=False, **FAST)
+    step = Gradient(*(a - b for a, b in zip((res.params.W, res.params.vbias, res.params.hbias),
+                                            (start.W, start.vbias, start.hbias))))
+    assert step.norm() == pytest.approx(1e-3)
+
+
+def test_float32_training_stays_float32_and_learns_like_float64():
+    kw = dict(method="pcd", k=3, learning_rate=0.1, n_updates=300, eval_every=300, init_scale=0.5, **FAST)
+    f32 = fit(DATA, 9, dtype=np.float32, **kw)
+    f64 = fit(DATA, 9, **kw)
+    assert f32.params.W.dtype == np.float32 and f64.params.W.dtype == np.float64
+    assert f32.history.log_likelihood[-1] > f32.history.log_likelihood[0] + 1.0
+    assert abs(f32.history.log_likelihood[-1] - f64.history.log_likelihood[-1]) < 0.5
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        (dict(optimizer="rmsprop"), "optimizer must be"),
+        (dict(optimizer="adam", momentum=0.9), "momentum applies to optimizer='sgd'"),
+        (dict(momentum=1.0), "momentum"),
+        (dict(lr_schedule="step"), "lr_schedule must be"),
+        (dict(max_grad_norm=0.0), "max_grad_norm"),
+        (dict(max_grad_norm=np.nan), "max_grad_norm"),
+        (dict(weight_decay=-0.1), "weight_decay"),
+        (dict(dtype=np.int32), "dtype must be"),
+        (dict(dtype="float16"), "dtype must be"),
+        (dict(hidden="stale", method="pcd"), "hidden must be"),
+    ],
+)
+def test_bad_options_are_refused_and_nothing_is_mutated(options, match, tmp_path):
+    start = RBMParams.random(9, 4, rng=0)
+    W = start.W.copy()
+    data = DATA.copy()
+    with pytest.raises(ValueError, match=match):
+        fit(data, params=start, n_updates=5, eval_every=None, checkpoint_dir=tmp_path / "cp", **options, **FAST)
+    np.testing.assert_array_equal(start.W, W)
+    np.testing.assert_array_equal(data, DATA)
+    assert not (tmp_path / "cp").exists()
+
+
+def test_a_callable_schedule_that_returns_nonsense_is_refused():
+    with pytest.raises(ValueError, match="lr_schedule"):
+        fit(DATA, 4, n_updates=5, eval_every=None, lr_schedule=lambda u, n: -1.0, **FAST)
+
+
+def test_make_optimizer_objects():
+    assert make_optimizer("sgd", 0.9) == SGD(0.9)
+    assert make_optimizer(Adam(beta1=0.5)) == Adam(beta1=0.5)
+    with pytest.raises(ValueError, match="beta2"):
+        Adam(beta2=1.0)
