@@ -47,14 +47,13 @@ class RBMTensors(NamedTuple):
     W : tensor of shape (n_visible, n_hidden)
     vbias : tensor of shape (n_visible,)
     hbias : tensor of shape (n_hidden,)
-    visible, hidden : Layer, default Bernoulli
+
+    Its units are Bernoulli (the layers of the PyMC distribution).
     """
 
     W: Any
     vbias: Any
     hbias: Any
-    visible: Layer = BERNOULLI
-    hidden: Layer = BERNOULLI
 
 
 def _layers(params) -> tuple[Layer, Layer]:
