@@ -306,9 +306,10 @@ def _softmax_last(x: np.ndarray) -> np.ndarray:
 def _draw_index(u: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """The index ``k`` with ``cumsum(probs)[k - 1] <= u < cumsum(probs)[k]`` (inverse CDF), int64.
 
-    ``u`` has shape ``(...)`` and ``probs`` ``(..., q)``; a ``u`` beyond the
-    rounded total (or on a zero-probability tail) is put on the last state
-    of positive probability.
+    ``u`` has shape ``(...)`` and ``probs`` ``(..., q)``, not necessarily
+    normalised (``u`` is then on the scale of their sum); states of
+    probability 0 are never drawn, and a ``u`` beyond the rounded total is
+    put on the last state of positive probability.
     """
     cdf = np.cumsum(probs, axis=-1)
     k = (u[..., None] >= cdf).sum(axis=-1)
@@ -500,31 +501,44 @@ class Potts(Layer):
             return out, np.zeros(field.shape[:-2], dtype=np.int64)
         x_arr = np.asarray(x)
         cur = x_arr.astype(np.int64)
-        u = rng.random(field.shape[:-1] + (3,))
-        gibbs = _draw_index(u[..., 1], probs)
-        # Metropolised Gibbs: propose among the other states ∝ their probabilities, in log space
-        others = field.copy()
-        np.put_along_axis(others, cur[..., None], -np.inf, axis=-1)
-        proposal = _draw_index(u[..., 1], _softmax_last(others))
-        log_ratio = self._log_acceptance_ratio(field, others, proposal)
-        with np.errstate(divide="ignore"):
-            accepted = np.log(u[..., 2]) < log_ratio
-        metropolised = np.where(accepted, proposal, cur)
-        new = np.where(u[..., 0] < rule.alpha, metropolised, gibbs)
+        u = rng.random(field.shape[:-1] + (3,))  # mixture choice, proposal, acceptance: drawn whatever alpha
+        alpha = rule.alpha
+        if alpha > 0.0:
+            metropolised = self._metropolised(u[..., 1], u[..., 2], cur, probs)
+        if alpha < 1.0:
+            gibbs = _draw_index(u[..., 1], probs)
+        if alpha == 1.0:
+            new = metropolised
+        elif alpha == 0.0:
+            new = gibbs
+        else:
+            new = np.where(u[..., 0] < alpha, metropolised, gibbs)
         out = new.astype(x_arr.dtype if x_arr.dtype.kind in "iuf" else np.float64)
         return out, np.count_nonzero(new != cur, axis=-1).astype(np.int64)
 
-    @staticmethod
-    def _log_acceptance_ratio(field, others, proposal) -> np.ndarray:
-        """``log (1 - p_x) / (1 - p_y)`` of Liu's sampler from log-sum-exps of the fields.
+    def _metropolised(self, u_propose, u_accept, cur, probs) -> np.ndarray:
+        """Liu's (1996) update of every unit from uniforms, current labels and probabilities (..., q).
 
-        ``others`` is ``field`` with the current state's entry set to ``-inf``,
-        ``proposal`` the proposed states ``y``; shapes (..., n, q), (..., n, q), (...).
+        ``1 - p_x`` and ``1 - p_y`` are summed over the other states, never
+        taken as differences, so they keep their relative precision however
+        close ``p_x`` is to 1. A unit whose other states all underflow to
+        probability 0 stays (its true acceptance is below 1e-300).
         """
-        without_new = field.copy()
-        np.put_along_axis(without_new, proposal[..., None], -np.inf, axis=-1)
-        # log Σ_{k≠x} exp f_k - log Σ_{k≠y} exp f_k: the normaliser lse(f) cancels
-        return _logsumexp_last(others) - _logsumexp_last(without_new)
+        others = probs.copy()
+        np.put_along_axis(others, cur[..., None], 0.0, axis=-1)
+        rest_x = others.sum(axis=-1)  # 1 - p_x
+        proposal = _draw_index(u_propose * rest_x, others)
+        without = probs.copy()
+        np.put_along_axis(without, proposal[..., None], 0.0, axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = self._acceptance_ratio(rest_x, without.sum(axis=-1))  # (1 - p_x) / (1 - p_y)
+        accepted = (rest_x > 0.0) & (u_accept < ratio)
+        return np.where(accepted, proposal, cur)
+
+    @staticmethod
+    def _acceptance_ratio(rest_current, rest_proposed) -> np.ndarray:
+        """``(1 - p_x) / (1 - p_y)``: Liu's acceptance ratio (``inf`` where ``1 - p_y`` underflows to 0)."""
+        return rest_current / rest_proposed
 
     # ------------------------------------------------------------ enumeration
     def states(self, n, start=0, stop=None, dtype=np.float64):

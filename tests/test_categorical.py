@@ -201,8 +201,8 @@ class NoAcceptPotts(Potts):
     """Liu's proposal taken every time: the acceptance step left out."""
 
     @staticmethod
-    def _log_acceptance_ratio(field, others, proposal):
-        return np.zeros(proposal.shape)
+    def _acceptance_ratio(rest_current, rest_proposed):
+        return np.full(np.shape(rest_current), np.inf)
 
 
 class NoAcceptTarget(CategoricalAtBeta):
