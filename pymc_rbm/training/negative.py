@@ -93,12 +93,29 @@ class NegativePhase(NamedTuple):
         the phase computes it in one piece; None otherwise
         (:func:`phase_gradient` then combines ``step`` with the data term).
         It may update in place the chains it returned itself (never others).
+    samples : callable or None
+        ``samples(rng, chains, params, batch) -> (v, ph, chains, info)``: the
+        sampling phases' negative samples ``v`` and their hidden probabilities
+        ``ph = p(h | v)`` (``step`` is their :func:`sample_statistics`). The
+        centered gradient takes its products on centered samples from them,
+        at the cost of the plain ones.
     """
 
     name: str
     init: Callable
     step: Callable
     gradient: Callable | None = None
+    samples: Callable | None = None
+
+
+def _from_samples(name, init, samples, gradient=None) -> NegativePhase:
+    """A sampling phase whose ``step`` is the statistics of its ``samples``."""
+
+    def step(rng, chains, params, batch):
+        v, ph, chains, info = samples(rng, chains, params, batch)
+        return sample_statistics(v, ph), chains, info
+
+    return NegativePhase(name, init, step, gradient, samples)
 
 
 def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, params, batch, *, centered: bool = False):
@@ -130,10 +147,28 @@ def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, param
         if centered:  # the fused gradient keeps no data means: one product more, on small models only
             grad = center(grad, batch.mean(axis=0), mean_hiddens(batch, params).mean(axis=0))
         return grad, chains, info
+    if centered and phase.samples is not None:
+        v, ph, chains, info = phase.samples(rng, chains, params, batch)
+        return _centered_from_samples(batch, mean_hiddens(batch, params), v, ph), chains, info
     negative, chains, info = phase.step(rng, chains, params, batch)
     positive = data_statistics(batch, params)
     grad = gradient_from_statistics(positive, negative)
     return (center(grad, positive.v, positive.h) if centered else grad), chains, info
+
+
+def _centered_from_samples(v_data, ph_data, v_model, ph_model) -> Gradient:
+    """:func:`~pymc_rbm.training.gradients.center` of the sampled gradient, with the products on centered samples.
+
+    ``G = ⟨(v - μ)(h - λ)ᵀ⟩_data - ⟨(v - μ)(h - λ)ᵀ⟩_model`` with ``μ, λ`` the
+    data means: the two products cost what the plain ones do, and no pass over
+    a ``(n_visible, n_hidden)`` array is added but two matrix-vector products.
+    """
+    mu, lam = v_data.mean(axis=0), ph_data.mean(axis=0)
+    G = (v_data - mu).T @ (ph_data - lam)
+    G /= v_data.shape[0]
+    G -= ((v_model - mu).T @ (ph_model - lam)) / v_model.shape[0]
+    g_v, g_h = mu - v_model.mean(axis=0), lam - ph_model.mean(axis=0)
+    return Gradient(G, g_v - G @ lam, g_h - mu @ G)
 
 
 def _step_gradient(step, rng, chains, params, batch):
@@ -217,11 +252,11 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
     def init(rng, data, params, batch_size=None):
         return None
 
-    def step(rng, chains, params, batch):
+    def samples(rng, chains, params, batch):
         state, info = _run_chains(rng, batch, params, kernel, k, wormholes)
-        return data_statistics(state.v, params), None, info
+        return state.v, mean_hiddens(state.v, params), None, info
 
-    return NegativePhase("cd", init, step)
+    return _from_samples("cd", init, samples)
 
 
 def _run_chains(rng, v, params, kernel, k: int, wormholes) -> tuple[RBMState, dict]:
@@ -354,16 +389,19 @@ def persistent_contrastive_divergence(
         n = n_chains or batch_size or data.shape[0]
         return init_state(rng, _start_rows(rng, data, n), params)
 
-    def step(rng, chains, params, batch):
+    def samples(rng, chains, params, batch):
         if visible_first:
             state, ph = gibbs_sweeps_visible_first(rng, chains, params, k)
-            return sample_statistics(state.v, ph), state, {}
+            return state.v, ph, state, {}
         if gibbs:
             state, ph = gibbs_sweeps_from_visible(rng, chains.v, params, k)
-            return sample_statistics(state.v, ph), state, {}
+            return state.v, ph, state, {}
         # the parameters changed since the last update: h is redrawn before the first sweep
         state, info = _run_chains(rng, chains.v, params, kernel, k, wormholes)
-        return data_statistics(state.v, params), state, info
+        return state.v, mean_hiddens(state.v, params), state, info
+
+    phase = _from_samples("pcd", init, samples)
+    step = phase.step
 
     returned = []  # the chains this phase returned last: only those are updated in place
 
@@ -378,7 +416,7 @@ def persistent_contrastive_divergence(
         returned[:] = [RBMState(v, h)]
         return Gradient(*grad), returned[0], {}
 
-    return NegativePhase("pcd", init, step, gradient if visible_first and compiled.available() else None)
+    return phase._replace(gradient=gradient if visible_first and compiled.available() else None)
 
 
 def parallel_tempering(
@@ -413,7 +451,7 @@ def parallel_tempering(
         n = n_chains or batch_size or data.shape[0]
         return _tempering.init_tempered_state(rng, _start_rows(rng, data, n), params, betas)
 
-    def step(rng, chains, params, batch):
+    def samples(rng, chains, params, batch):
         if not isinstance(chains, _tempering.TemperedState):
             raise TypeError(f"parallel tempering continues a TemperedState, got {type(chains).__name__}")
         fresh = _tempering.init_tempered_state(rng, chains.v, params, betas)._replace(n_rounds=chains.n_rounds)
@@ -426,9 +464,9 @@ def parallel_tempering(
             info.update(wh)
             state = state._replace(v=state.v.copy(), h=state.h.copy())
             state.v[-1], state.h[-1] = top.v, top.h
-        return data_statistics(top.v, params), state, info
+        return top.v, mean_hiddens(top.v, params), state, info
 
-    return NegativePhase("pt", init, step)
+    return _from_samples("pt", init, samples)
 
 
 def deterministic(method: str, **options: Any) -> NegativePhase:

@@ -121,3 +121,29 @@ def test_fit_s_centered_update_with_the_exact_phase_is_the_exact_centered_step()
     want = centered_update(centered_finite_differences(PARAMS, positive.v, positive.h), positive.v, positive.h)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["cd", "pcd", "pcd-carry", "pt"])
+def test_sampled_centered_gradient_is_the_centered_transform_of_the_same_draws(method):
+    """The sampling phases take their centered products on centered samples: the same numbers as center()."""
+    from pymc_rbm.kernels.operators import build_operator
+    from pymc_rbm.training.negative import (
+        contrastive_divergence,
+        parallel_tempering,
+        persistent_contrastive_divergence,
+    )
+
+    kernel = build_operator("gibbs")
+    phase = {
+        "cd": lambda: contrastive_divergence(kernel, 2),
+        "pcd": lambda: persistent_contrastive_divergence(kernel, 2, n_chains=6),
+        "pcd-carry": lambda: persistent_contrastive_divergence(kernel, 2, n_chains=6, hidden="carry"),
+        "pt": lambda: parallel_tempering(kernel, 1, betas=[0.5, 1.0], n_chains=6),
+    }[method]()
+    batch = DATA.astype(float)
+    chains = phase.init(np.random.default_rng(0), batch, PARAMS, 5)
+    got, _, _ = phase_gradient(phase, np.random.default_rng(1), chains, PARAMS, batch, centered=True)
+    plain, _, _ = phase_gradient(phase, np.random.default_rng(1), chains, PARAMS, batch, centered=False)
+    positive = data_statistics(batch, PARAMS)
+    for g, w in zip(got, center(plain, positive.v, positive.h)):
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-13)
