@@ -1,5 +1,9 @@
 """Time per update of PCD-1 training with :func:`pymc_rbm.training.fit`, beside scikit-learn's ``BernoulliRBM``.
 
+``fit`` is timed with its defaults (centered gradient, hidden units redrawn at every update), with the
+loop of pymc-rbm 0.2 (``centered=False, hidden="carry"``: five products per update, scikit-learn's
+count) and in float32.
+
 Both train the same model on the same data with block-Gibbs PCD-1 (Tieleman 2008) and mini-batches:
 
 - 4x4 bars and stripes (30 patterns), 16 hidden units, mini-batches of 10 (scikit-learn's default);
@@ -46,10 +50,19 @@ def problems():
     ]
 
 
-def fit_seconds(data, n_hidden, batch_size, learning_rate, n_updates, seed) -> float:
+#: The timed variants of fit: its defaults (centered, hidden units redrawn every update), the loop of
+#: pymc-rbm 0.2 (uncentered, visible layer first from the carried hidden state), and float32.
+VARIANTS = {
+    "fit": {},
+    "fit 0.2 loop": {"centered": False, "hidden": "carry"},
+    "fit float32": {"dtype": np.float32},
+}
+
+
+def fit_seconds(data, n_hidden, batch_size, learning_rate, n_updates, seed, **options) -> float:
     t = time.perf_counter()
     fit(data, n_hidden, method="pcd", operator="gibbs", k=1, batch_size=batch_size, learning_rate=learning_rate,
-        n_updates=n_updates, eval_every=None, progress=False, rng=seed)
+        n_updates=n_updates, eval_every=None, progress=False, rng=seed, save_updates=0, **options)
     return time.perf_counter() - t
 
 
@@ -89,25 +102,28 @@ def main():
     with threadpool_limits(1):
         for label, data, n_hidden, batch, lr, (short, long) in problems():
             print(f"... {label}", flush=True)
-            best = {"fit": np.inf, "sklearn": np.inf}
-            fit_seconds(data, n_hidden, batch, lr, 5, 0)  # compile and warm up
+            best = {name: np.inf for name in VARIANTS} | {"sklearn": np.inf}
+            for options in VARIANTS.values():
+                fit_seconds(data, n_hidden, batch, lr, 5, 0, **options)  # compile and warm up
             for r in range(args.repeats):
-                ms = per_update_ms(lambda n: fit_seconds(data, n_hidden, batch, lr, n, r), short, long)
-                best["fit"] = min(best["fit"], ms)
+                for name, options in VARIANTS.items():
+                    ms = per_update_ms(lambda n: fit_seconds(data, n_hidden, batch, lr, n, r, **options), short, long)
+                    best[name] = min(best[name], ms)
                 ms = per_update_ms(lambda n: sklearn_seconds(data, n_hidden, batch, lr, n, r), short, long)
                 best["sklearn"] = min(best["sklearn"], np.inf if ms is None else ms)
             rows.append((label, best))
     print()
     print("ms per update of block-Gibbs PCD-1, 1 BLAS thread, fastest of", args.repeats, "interleaved rounds")
-    header = f"{'problem':44s} {'fit':>9s} {'sklearn':>9s} {'fit/sklearn':>12s}"
+    header = f"{'problem':44s} " + " ".join(f"{name:>13s}" for name in VARIANTS) + f" {'sklearn':>9s} {'ratios to sklearn':>20s}"
     print(header)
     print("-" * len(header))
     for label, best in rows:
         sk = best["sklearn"]
+        line = f"{label:44s} " + " ".join(f"{best[name]:13.3f}" for name in VARIANTS)
         if np.isfinite(sk):
-            print(f"{label:44s} {best['fit']:9.3f} {sk:9.3f} {best['fit'] / sk:12.2f}")
+            print(line + f" {sk:9.3f} " + " ".join(f"{best[name] / sk:.2f}" for name in VARIANTS))
         else:
-            print(f"{label:44s} {best['fit']:9.3f} {'(not installed)':>22s}")
+            print(line + f" {'(not installed)':>22s}")
 
 
 if __name__ == "__main__":
