@@ -557,3 +557,91 @@ class Potts(Layer):
         x = np.asarray(x).astype(np.int64)
         n = x.shape[-1]
         return x @ (self.n_values ** np.arange(n - 1, -1, -1, dtype=np.int64))
+
+
+# ----------------------------------------------------------------------------- Gaussian units
+__all__ += ["Gaussian"]
+
+
+class Gaussian(Layer):
+    """Real units with a Gaussian base measure: ``p(x | f) ∝ exp(f x - x² / (2 σ²))``, i.e. ``N(σ² f, σ²)``.
+
+    The visible layer of a Gaussian-Bernoulli RBM (Hinton & Salakhutdinov 2006;
+    the energy of :mod:`pymc_rbm.gaussian`), whose unit ``i`` has the field
+    ``f_i = vbias_i / σ_i² + (W h)_i / σ_i``: given ``h``, ``v_i`` is normal with
+    mean ``vbias_i + σ_i (W h)_i`` and standard deviation ``σ_i``. The log
+    normaliser is ``σ² f² / 2 + log(√(2π) σ)``, the mean ``σ² f``.
+
+    Given its fields a Gaussian layer is sampled exactly, so every layer rule
+    updates it by that Gibbs draw (Liu's Metropolised Gibbs sampler and
+    flip-the-state are defined for finitely many values only; the draw is
+    reversible for the conditional, which is all a sweep needs). The units are
+    continuous: :meth:`states` and :meth:`n_states` refuse.
+
+    Parameters
+    ----------
+    sigma : array_like of shape (n_units,)
+        Standard deviations, finite and > 0.
+    """
+
+    name = "Gaussian"
+
+    def __init__(self, sigma):
+        sigma = np.array(sigma, dtype=np.float64, copy=True).reshape(-1)
+        if sigma.size == 0 or not np.all(np.isfinite(sigma)) or not np.all(sigma > 0):
+            raise ValueError("a Gaussian layer needs finite standard deviations sigma > 0")
+        sigma.setflags(write=False)
+        self.sigma = sigma
+
+    def __repr__(self) -> str:
+        return f"Gaussian(n_units={self.sigma.size})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and np.array_equal(other.sigma, self.sigma)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.sigma.tobytes()))
+
+    def check(self, x, n_units=None, *, name="data", dtype=np.float64):
+        """A float copy of real data ``x`` (shape (..., n_units)), or a ValueError (NaN, infinities, shapes)."""
+        a = np.asarray(x)
+        if a.dtype == np.bool_ or a.dtype.kind not in "iuf":
+            raise ValueError(f"{name} must be real numbers, got dtype {a.dtype}")
+        n = self.sigma.size if n_units is None else n_units
+        if a.ndim == 0 or a.shape[-1] != n:
+            raise ValueError(f"{name} must have {n} units in its last axis, got shape {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} contains non-finite values")
+        return np.array(a, dtype=dtype, copy=True)
+
+    def _var(self):
+        return self.sigma**2
+
+    def log_normaliser(self, field):
+        """``log ∫ exp(f x - x² / (2σ²)) dx = σ² f² / 2 + log(√(2π) σ)`` per unit (NumPy or PyTensor)."""
+        return 0.5 * self._var() * field**2 + np.log(np.sqrt(2 * np.pi) * self.sigma)
+
+    def mean(self, field):
+        """``E[x | f] = σ² f``."""
+        return self._var() * field
+
+    def log_prob(self, x, field):
+        """``Σ_i log N(x_i; σ_i² f_i, σ_i²)``, shape (...)."""
+        return (x * field - 0.5 * x**2 / self._var() - self.log_normaliser(field)).sum(axis=-1)
+
+    def update(self, rng, x, field, rule):
+        """The exact draw ``x ~ N(σ² f, σ²)`` of every unit, whatever the rule (stochastic; one normal per unit).
+
+        Returns the new states (float64, the shape of ``field``) and the
+        number of units per chain that changed (all of them, almost surely).
+        """
+        field = np.asarray(field, dtype=np.float64)
+        new = self._var() * field + self.sigma * rng.standard_normal(field.shape)
+        changed = np.full(field.shape[:-1], field.shape[-1], dtype=np.int64)
+        return new, changed
+
+    def states(self, n, start=0, stop=None, dtype=np.float64):
+        raise ValueError("Gaussian units are continuous: their configurations cannot be enumerated")
+
+    def n_states(self, n):
+        raise ValueError("Gaussian units are continuous: their configurations cannot be enumerated")
