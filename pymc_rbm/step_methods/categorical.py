@@ -68,13 +68,17 @@ from pymc_rbm.categorical import (
     EnumerationTooLarge,
     ExactSampler,
     as_labels,
+    at_beta,
+    energy,
     enumeration_plan,
     free_energy,
+    hidden_input,
     log_partition_exact,
     moments_exact,
     sample_exact,
 )
 from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
+from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
@@ -88,6 +92,7 @@ __all__ = [
     "CategoricalExactDraws",
     "CategoricalGibbs",
     "CategoricalMetropolisedGibbs",
+    "CategoricalReplicaExchange",
     "exact_draws_pay",
     "is_categorical_rbm_variable",
     "register",
@@ -608,6 +613,7 @@ class _CategoricalStep(BlockedStep):
         accept = None
         if self.corrected:
             current = {"v": v_in.astype(self._dtype), "log": None}
+            self._current = current  # the cold state and log L there (replica swaps move it)
 
             def accept(v_old, v_new):
                 return self._correct(point, current, v_old, v_new, accept_sum)
@@ -846,6 +852,155 @@ class CategoricalExactDraws(_CategoricalStep):
     def competence(var, has_grad=None):
         """``IDEAL`` where :func:`exact_draws_pay`, else ``INCOMPATIBLE``."""
         return Competence.IDEAL if exact_draws_pay(var) else Competence.INCOMPATIBLE
+
+
+class CategoricalReplicaExchange(_CategoricalStep):
+    """Replica exchange (parallel tempering) of a :class:`CategoricalRBM` variable on a fixed ladder.
+
+    Replica ``r`` samples ``p_{β_r}(v, h) ∝ exp(-β_r E(v, h))`` with ``β_0 = 1 > β_1 > … > β_{R-1}``;
+    the cold replica is the variable, and it alone carries the other model
+    terms ``L(v)`` (its visible moves are corrected as in the other steps).
+    A round sweeps every replica through the engine at its β (one
+    :func:`~pymc_rbm.kernels.sweep.sweep` of all rows, β per row, by
+    Metropolised Gibbs mixed with Gibbs by ``alpha``) and then proposes to
+    swap the joint states of neighbours, pairs ``(0, 1), (2, 3), …`` on even
+    rounds and ``(1, 2), (3, 4), …`` on odd ones (Syed, Bouchard-Côté,
+    Deligiannidis & Doucet 2022), each accepted with
+    ``min(1, exp((β_r - β_{r+1}) (E(x_r) - E(x_{r+1}))))``, times ``L(v_{1}) / L(v_0)``
+    for the pair that involves the cold replica. Every round leaves the
+    product ``π(x_0) Π_{r>0} p_{β_r}(x_r)`` invariant, so the cold replica
+    samples the full conditional ``∝ p_RBM(v) L(v)``; the hot replicas are
+    auxiliary state, kept between draws (their targets do not depend on the
+    point, since the parameters must be constants or data) and redrawn at
+    each chain's start.
+
+    Unlike the binary :class:`~pymc_rbm.step_methods.ReplicaExchange`, the
+    ladder is not adapted during tuning; ``pm.sample`` does not pick this step
+    by itself (pass ``step=CategoricalReplicaExchange(...)``).
+
+    Parameters
+    ----------
+    vars : CategoricalRBM variable, optional
+    betas : array_like of float, optional
+        The ladder, decreasing from 1 (default: ``n_replicas`` values spaced
+        geometrically from 1 to ``beta_min``).
+    n_replicas : int, default 8
+    beta_min : float in (0, 1), default 0.05
+    alpha : float in [0, 1], default 1.0
+        Weight of Metropolised Gibbs against Gibbs in the sweeps.
+    sweeps : int, default 1
+        Rounds (sweep of every replica, then swaps) per recorded draw.
+    model, rng, initial_point, compile_kwargs, blocked, random_start
+        As for :class:`CategoricalMetropolisedGibbs`.
+    """
+
+    name = "categorical_replica_exchange"
+
+    def __init__(self, vars=None, *, betas=None, n_replicas: int = 8, beta_min: float = 0.05, alpha: float = 1.0,
+                 **kwargs):
+        if betas is None:
+            n_replicas = check_positive_int(n_replicas, "n_replicas", 2)
+            if not 0.0 < float(beta_min) < 1.0:
+                raise ValueError(f"beta_min must lie in (0, 1), got {beta_min!r}")
+            betas = np.geomspace(1.0, float(beta_min), n_replicas)
+        betas = np.asarray(betas, dtype=np.float64).reshape(-1)
+        if betas.size < 2 or betas[0] != 1.0 or not np.all(np.diff(betas) < 0) or betas[-1] < 0:
+            raise ValueError(f"betas must decrease from 1 to a value >= 0 with at least 2 rungs, got {betas.tolist()}")
+        self.betas = betas
+        self.alpha = check_alpha(alpha)
+        self.rule = LayerRule(self.alpha)
+        super().__init__(vars, **kwargs)
+        if self._param_fn is not None:
+            raise ValueError(
+                "CategoricalReplicaExchange needs constant parameters (or data): the hot replicas are kept between "
+                "draws; use CategoricalMetropolisedGibbs where the parameters are random variables"
+            )
+        self._reset_replicas()
+
+    def _reset_replicas(self):
+        self.hot_visible = self.hot_hidden = None
+        self.n_rounds = 0
+        self.swap_accepted = np.zeros(self.betas.size - 1)
+        self.swap_proposed = np.zeros(self.betas.size - 1)
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self._reset_replicas()
+
+    @property
+    def swap_rates(self) -> np.ndarray:
+        """Acceptance rate of the swaps of each neighbouring pair so far in the chain, shape (n_replicas - 1,)."""
+        with np.errstate(invalid="ignore"):
+            return self.swap_accepted / self.swap_proposed
+
+    def _draw(self, v, h, accept):
+        R, n, p = self.betas.size, self._n_chains, self.params
+        if h is None:  # the cold replica's h, redrawn from p(h | v)
+            h, _ = BERNOULLI.update(self.rng, None, hidden_input(v, p), GIBBS)
+        if self.hot_visible is None:
+            self.hot_visible = self.rng.integers(0, p.n_states, ((R - 1) * n, p.n_visible)).astype(np.float64)
+            self.hot_hidden, _ = BERNOULLI.update(self.rng, None, hidden_input(self.hot_visible, p) * self.betas[1:].repeat(n)[:, None], GIBBS)
+        target = at_beta(p, np.repeat(self.betas, n), R * n)
+        V = np.concatenate([v, self.hot_visible])
+        Hh = np.concatenate([h, self.hot_hidden])
+
+        def accept_cold(v_old, v_new):
+            if accept is not None:
+                v_new[:n] = accept(v_old[:n], v_new[:n].copy())
+            return v_new
+
+        for _ in range(self.sweeps):
+            state, _ = sweep(self.rng, RBMState(V, Hh), target, self.rule, accept=accept_cold)
+            V, Hh = state.v, state.h
+            self._swap(V, Hh, n, accept)
+        self.hot_visible, self.hot_hidden = V[n:], Hh[n:]
+        return V[:n], Hh[:n]
+
+    def _swap(self, V, Hh, n, accept):
+        """One round of neighbour swaps (even or odd pairs), in place on the stacked replicas."""
+        R, betas = self.betas.size, self.betas
+        first = self.n_rounds % 2
+        self.n_rounds += 1
+        E = energy(V.astype(np.int64), Hh, self.params).reshape(R, n)
+        for r in range(first, R - 1, 2):
+            log_ratio = (betas[r] - betas[r + 1]) * (E[r] - E[r + 1])
+            if r == 0 and accept is not None:
+                log_ratio = log_ratio + self._log_rest_change(V[:n], V[n : 2 * n])
+            took = metropolis_accept(self.rng, log_ratio)
+            self.swap_proposed[r] += n
+            self.swap_accepted[r] += took.sum()
+            a, b = np.arange(r * n, (r + 1) * n)[took], np.arange((r + 1) * n, (r + 2) * n)[took]
+            V[a], V[b] = V[b].copy(), V[a].copy()
+            Hh[a], Hh[b] = Hh[b].copy(), Hh[a].copy()
+            if r == 0 and accept is not None and took.any():  # the correction's current state moved with the swap
+                self._current["v"][:] = V[:n].astype(self._dtype)
+                self._current["log"] = None
+
+    def _log_rest_change(self, v_cold, v_new) -> np.ndarray:
+        """``log L(v'_k) - log L(v_k)`` per row ``k`` when row ``k`` of the cold replica alone becomes ``v'_k``.
+
+        Where ``L`` factorises over the rows (or the variable has one row) the
+        rows' swaps are independent; otherwise only the one row of a
+        multi-row variable whose ``L`` does not factorise is refused.
+        """
+        shape, dt = self._shape, self._dtype
+        cur = v_cold.astype(dt)
+        if self._row_terms:
+            values = self.other_terms.row_values(self._point, np.stack([cur.reshape(shape), v_new.astype(dt).reshape(shape)]))
+            with np.errstate(invalid="ignore"):
+                return np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
+        if cur.shape[0] == 1:
+            old = self.other_terms.log_rest(self._point, cur.reshape(shape))
+            new = self.other_terms.log_rest(self._point, v_new.astype(dt).reshape(shape))
+            return np.array([np.inf if old == -np.inf else new - old])
+        raise ValueError(
+            "CategoricalReplicaExchange: other model terms involve several rows of the variable jointly; swaps "
+            "with the cold replica need them to factorise over rows (use CategoricalMetropolisedGibbs)"
+        )
+
+    def step(self, point):
+        self._point = point
+        return super().step(point)
 
 
 def register() -> None:

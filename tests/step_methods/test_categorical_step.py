@@ -256,3 +256,105 @@ def test_one_hot_observations_and_bad_input():
         with pm.Model():
             W = pm.Normal("W", 0.0, 1.0, shape=(N, Q, H))
             CategoricalRBM("v", W, PARAMS.vbias, PARAMS.hbias, log_partition=None)
+
+
+# ----------------------------------------------------------------------------- replica exchange
+TINY = CategoricalRBMParams.random(2, 3, 1, scale=2.5, rng=8)
+TINY_READS = np.array([1.9, 0.1])
+BETA_HOT = 0.4
+
+
+def _tiny_states():
+    v = np.array(list(itertools.product(range(3), repeat=2)))
+    h = np.array([[0.0], [1.0]])
+    return v, h
+
+
+def _tiny_log_rest(v):
+    return -0.5 * ((TINY_READS - 0.8 * np.asarray(v, dtype=np.float64)) ** 2).sum(axis=-1)
+
+
+def _tiny_energies():
+    v, h = _tiny_states()
+    W, b, c = TINY.W, TINY.vbias, TINY.hbias
+    return np.array([[-(b[0, x[0]] + b[1, x[0 + 1]]) - y @ c - (W[0, x[0]] + W[1, x[1]]) @ y for y in h] for x in v]).ravel()
+
+
+def _tiny_extended_matrix(rule, *, with_rest_in_swap=True):
+    """Two rungs (1 and BETA_HOT): corrected cold sweep ⊗ hot sweep, then the swap of the pair (0, 1)."""
+    v, h = _tiny_states()
+    lr = np.repeat(_tiny_log_rest(v), len(h))
+    Th, Tv = layer_matrices(TINY, rule)
+    Tv = Tv * np.exp(np.minimum(lr[None, :] - lr[:, None], 0.0))
+    np.fill_diagonal(Tv, 0.0)
+    np.fill_diagonal(Tv, np.maximum(1.0 - Tv.sum(axis=1), 0.0))
+    cold = Th @ Tv
+    Th_hot, Tv_hot = layer_matrices(TINY, rule, BETA_HOT)
+    K = np.kron(cold, Th_hot @ Tv_hot)
+    E = _tiny_energies()
+    M = len(E)
+    S = np.zeros((M * M, M * M))
+    for a in range(M):
+        for b in range(M):
+            log_ratio = (1.0 - BETA_HOT) * (E[a] - E[b]) + (lr[b] - lr[a] if with_rest_in_swap else 0.0)
+            acc = min(1.0, np.exp(log_ratio))
+            S[a * M + b, b * M + a] += acc
+            S[a * M + b, a * M + b] += 1.0 - acc
+    return K @ S
+
+
+def _tiny_extended_target():
+    E = _tiny_energies()
+    v, h = _tiny_states()
+    cold = np.exp(-E + np.repeat(_tiny_log_rest(v), len(h)))
+    hot = np.exp(-BETA_HOT * E)
+    return np.kron(cold / cold.sum(), hot / hot.sum())
+
+
+def test_a_replica_exchange_round_leaves_the_extended_target_invariant():
+    K = _tiny_extended_matrix(LayerRule(1.0))
+    ht.assert_stationary(_tiny_extended_target(), K)
+    assert ht.is_irreducible(K)
+    with pytest.raises(AssertionError, match="not stationary"):  # negative control: the swap ignores L
+        ht.assert_stationary(_tiny_extended_target(), _tiny_extended_matrix(LayerRule(1.0), with_rest_in_swap=False))
+
+
+def test_the_replica_exchange_step_follows_the_exact_extended_matrix():
+    from pymc_rbm.step_methods.categorical import CategoricalReplicaExchange
+
+    v, h = _tiny_states()
+    M = len(v) * len(h)
+    n_draws = 250
+    start = np.repeat(np.arange(M * M), n_draws)
+    c0, c1 = start // M, start % M
+    n_rows = len(start)
+    with pm.Model() as model:
+        x = CategoricalRBM("v", TINY.W, TINY.vbias, TINY.hbias, shape=(n_rows, 2))
+        pm.Normal("y", mu=0.8 * x, sigma=1.0, observed=np.tile(TINY_READS, (n_rows, 1)))
+        step = CategoricalReplicaExchange(betas=[1.0, BETA_HOT], rng=4)
+    point = model.initial_point()
+    point["v"] = v[c0 // 2].astype(point["v"].dtype)
+    step.visible_state, step.hidden_state = v[c0 // 2].astype(float), h[c0 % 2].copy()
+    step._left = point["v"].copy()
+    step.hot_visible, step.hot_hidden = v[c1 // 2].astype(float), h[c1 % 2].copy()
+    out, _ = step.step(point)
+    end0 = (out["v"] @ [3, 1]) * 2 + step.hidden_state[:, 0].astype(int)
+    end1 = (step.hot_visible.astype(int) @ [3, 1]) * 2 + step.hot_hidden[:, 0].astype(int)
+    counts = np.bincount(start * M * M + end0 * M + end1, minlength=(M * M) ** 2).reshape(M * M, M * M)
+    ht.assert_frequencies(counts, _tiny_extended_matrix(LayerRule(1.0)))
+
+
+def test_replica_exchange_mixes_the_sharp_model_where_metropolised_gibbs_does_not():
+    from pymc_rbm.step_methods.categorical import CategoricalReplicaExchange
+
+    p = _sharp()
+    tv = {}
+    for name, make in (("mg", CategoricalMetropolisedGibbs), ("pt", CategoricalReplicaExchange)):
+        with pm.Model():
+            CategoricalRBM("v", p.W, p.vbias, p.hbias)
+            idata = pm.sample(draws=1000, tune=100, chains=2, step=make(), random_seed=1, progressbar=False,
+                              compute_convergence_checks=False)
+        draws = idata.posterior["v"].values.reshape(-1, 4)
+        emp = np.bincount(p.visible.index(draws), minlength=81) / len(draws)
+        tv[name] = 0.5 * np.abs(emp - visible_distribution(p)).sum()
+    assert tv["pt"] <= 0.05 < tv["mg"]
