@@ -130,15 +130,17 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
 from scipy.stats import chi2
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
-from pymc_rbm.estimators.bar import equilibrating_sweeps
+from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
 from pymc_rbm.estimators.ladder import (
     LADDER_SPACING,
+    Ladder,
     bar_ladder,
     build_ladder,
     check_init,
@@ -149,82 +151,243 @@ from pymc_rbm.estimators.ladder import (
 from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, single_model_path
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
-from pymc_rbm.kernels.activations import FULL_EVERY
+from pymc_rbm.estimators.rts_rounds import RoundRecorder, run_rounds
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
 
-__all__ = ["rts", "rts_round"]
+__all__ = [
+    "rts",
+    "RTSOptions",
+    "RTSStart",
+    "rts_start",
+    "rts_estimate",
+]
 
 
-def _categorical(rng: np.random.Generator, prob: np.ndarray) -> np.ndarray:
-    """One draw per row of a (n, K) matrix of probabilities (rows sum to 1)."""
-    cdf = np.cumsum(prob, axis=1)
-    u = rng.random((prob.shape[0], 1)) * cdf[:, -1:]
-    return np.minimum((cdf < u).sum(axis=1), prob.shape[1] - 1)
+# ---------------------------------------------------------------- options
+@dataclass(frozen=True, eq=False)
+class RTSOptions:
+    """The options of :func:`rts`, checked, with the defaults of their start resolved; bound once per call.
 
-
-def rts_round(
-    path: AnnealingPath, rng, v, k, coefs, log_zhat, n_sweeps: int, bar=None, callback=None, sweeps_per_move: int = 1
-):
-    """One round of RTS with fixed guesses ``log_zhat`` (stochastic).
-
-    Parameters
+    Attributes
     ----------
-    path : AnnealingPath
-    rng : numpy.random.Generator
-    v : ndarray of shape (n_chains, n_visible)
-        Current states.
-    k : ndarray of int of shape (n_chains,)
-        Current temperature index of each chain.
-    coefs : ndarray of shape (K, 1 + M)
-        Path coefficients of the ladder.
-    log_zhat : ndarray of shape (K,)
-        Current guesses ``log Ẑ_k``.
-    n_sweeps : int
-        Sweeps of ``x``; β is drawn after every ``sweeps_per_move`` of them
-        (``n_sweeps // sweeps_per_move`` draws, at least one).
-    bar : optional progress bar
-    callback : callable, optional
-        Called after every draw of β as ``callback(t, k_swept, log_f)``: the
-        sweep (1-based), the temperature index each chain's ``x`` was
-        swept at (n_chains,) and ``log f_k(x_t)`` at every rung
-        (n_chains, K). For diagnostics, such as storing the draws for a
-        histogram analysis; it must not modify its arguments.
-    sweeps_per_move : int, default 1
-        Sweeps of ``x`` at fixed β between draws of β.
-
-    Returns
-    -------
-    v, k : the final states and temperatures
-    c_chain : ndarray of shape (n_chains, K)
-        Per-chain Rao-Blackwellized averages of ``q(β_k | x_t)`` over the draws.
-    visits : ndarray of int of shape (K,)
-        How often each temperature was drawn, over all chains.
+    betas : None, int or array_like
+        The ladder as given (:func:`~pymc_rbm.estimators.ladder.check_ladder`).
+    n_chains, n_rounds, n_sweeps, sweeps_per_move : int
+    init : {"bar", "ais", "flat"} or array_like
+    update : {"mean", "replace"}
+    n_start, n_equilibrate, n_pilot : int
+    spacing : float
     """
-    v, a, vb = path.start(v)
-    n, K = v.shape[0], coefs.shape[0]
-    c_sum = np.zeros((n, K))
-    visits = np.zeros(K, dtype=np.int64)
-    n_draws = count_moves(n_sweeps, sweeps_per_move)
-    for t in range(1, n_draws * sweeps_per_move + 1):
-        # x | β leaves q(x | β) invariant; activations carried, refreshed every FULL_EVERY sweeps
-        v, a, vb = path.sweep(rng, v, a, coefs[k], refresh=t % FULL_EVERY == 0)
-        if bar is not None:
-            bar.advance()
-        if t % sweeps_per_move:
-            continue
-        log_f = path.log_f_ladder(a, vb, coefs)
-        if callback is not None:
-            callback(t, k, log_f)
-        log_q = log_f - log_zhat  # log f_k(x) r_k / Ẑ_k, r uniform
-        log_q -= logsumexp(log_q, axis=1, keepdims=True)
-        q = np.exp(log_q)
-        c_sum += q
-        k = _categorical(rng, q)  # β | x, a Gibbs update over the whole ladder
-        visits += np.bincount(k, minlength=K)
-    return v, k, c_sum / n_draws, visits
+
+    betas: object
+    n_chains: int
+    n_rounds: int
+    n_sweeps: int
+    sweeps_per_move: int
+    init: object
+    update: str
+    n_start: int
+    n_equilibrate: int
+    n_pilot: int
+    spacing: float
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        betas,
+        n_chains,
+        n_rounds,
+        n_sweeps,
+        sweeps_per_move,
+        init,
+        n_start,
+        n_equilibrate,
+        update,
+        n_pilot,
+        spacing,
+        callback=None,
+    ) -> "RTSOptions":
+        """Check the arguments of :func:`rts` and fill in the defaults of the start they choose."""
+        check_ladder(betas)
+        n_chains = check_positive_int(
+            n_chains, "n_chains", 2, " (the standard error comes from the spread between chains)"
+        )
+        n_rounds = check_positive_int(n_rounds, "n_rounds")
+        n_pilot = check_positive_int(n_pilot, "n_pilot")
+        check_init(init, flat="flat")
+        warm = isinstance(init, str) and init == "bar"
+        # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
+        n_sweeps = (2000 if warm else 1000) if n_sweeps is None else n_sweeps
+        sweeps_per_move = (4 if warm else 1) if sweeps_per_move is None else sweeps_per_move
+        count_moves(n_sweeps, sweeps_per_move)
+        if update is None:
+            update = "mean" if warm else "replace"
+        if update not in ("mean", "replace"):
+            raise ValueError(f'update must be "mean" or "replace", got {update!r}')
+        n_start = check_positive_int(n_start, "n_start")
+        n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+        return cls(
+            betas=betas,
+            n_chains=n_chains,
+            n_rounds=n_rounds,
+            n_sweeps=n_sweeps,
+            sweeps_per_move=sweeps_per_move,
+            init=init,
+            update=update,
+            n_start=n_start,
+            n_equilibrate=n_equilibrate,
+            n_pilot=n_pilot,
+            spacing=LADDER_SPACING if spacing is None else spacing,
+        )
+
+    @property
+    def warm(self) -> bool:
+        """Whether the run starts from BAR (``init="bar"``)."""
+        return isinstance(self.init, str) and self.init == "bar"
+
+    @property
+    def sweeps_per_round(self) -> int:
+        """The sweeps a round takes: whole iterations of ``sweeps_per_move`` sweeps."""
+        return count_moves(self.n_sweeps, self.sweeps_per_move) * self.sweeps_per_move
+
+    @property
+    def total_sweeps(self) -> int:
+        """The sweeps of the whole call (pilot, BAR start, rounds), for the progress bar."""
+        start = 2 * self.n_start + 2 * self.n_equilibrate if self.warm else 0
+        return self.n_pilot + self.n_rounds * self.sweeps_per_round + start
 
 
+# ------------------------------------------------------------------ start
+class RTSStart(NamedTuple):
+    """Where the rounds of RTS begin (:func:`rts_start`).
+
+    Attributes
+    ----------
+    ladder : Ladder
+        The temperatures, with the starting states and labels of the chains.
+    log_z_init : ndarray of shape (K,)
+        The initial guesses ``log Ẑ_k`` (``log Ẑ_1 = log Z_1``).
+    start : LadderStart or None
+        The BAR run of ``init="bar"``, else None.
+    """
+
+    ladder: Ladder
+    log_z_init: np.ndarray
+    start: LadderStart | None
+
+
+def rts_start(path: AnnealingPath, rng, options: RTSOptions, *, bar=None, guard=None) -> RTSStart:
+    """The pilot phase of RTS: the ladder, the initial guesses and the chains' starting states (stochastic).
+
+    A pilot AIS run places the ladder (:func:`~pymc_rbm.estimators.ladder.build_ladder`); with
+    ``init="bar"`` a BAR run along it gives the guesses and equilibrated states instead
+    (:func:`~pymc_rbm.estimators.ladder.bar_ladder`).
+    """
+    ladder = build_ladder(
+        path, rng, options.n_chains, options.betas, n_pilot=options.n_pilot, spacing=options.spacing, bar=bar
+    )
+    start = None
+    if options.warm:
+        ladder, start = bar_ladder(
+            path,
+            rng,
+            ladder,
+            options.n_chains,
+            n_steps=options.n_start,
+            n_equilibrate=options.n_equilibrate,
+            bar=bar,
+            guard=guard,
+        )
+    log_zhat = path.log_z_base + initial_log_z(options.init, ladder.log_z_init, flat="flat")
+    return RTSStart(ladder, log_zhat, start)
+
+
+# ----------------------------------------------------------------- result
+def rts_estimate(
+    path: AnnealingPath, options: RTSOptions, start: RTSStart, recorder: RoundRecorder, *, interrupted: bool, t0: float
+) -> LogPartitionEstimate:
+    """The estimate of :func:`rts` from its recorded rounds: the mean of rounds 2 on, with the standard error rule.
+
+    The first round is burn-in; the rounds' delta-method errors are combined as for
+    independent rounds, then checked against their spread (chi-square at 0.001),
+    the ladder's occupancy and the BAR start
+    (:mod:`~pymc_rbm.estimators.reliability`), with warnings where they fail.
+    """
+    n_done = len(recorder)
+    diagnostics = {"interrupted": interrupted, "n_rounds_done": n_done, "seconds": time.perf_counter() - t0}
+    if n_done == 0:
+        warnings.warn(
+            "RTS was interrupted (Ctrl-C) before its first round ended: there is no estimate (log_z is NaN)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return LogPartitionEstimate(log_z=float("nan"), method="rts", stderr=float("nan"), diagnostics=diagnostics)
+    if interrupted:
+        warnings.warn(
+            f"RTS was interrupted (Ctrl-C) after {n_done} of {options.n_rounds} rounds: the estimate uses the rounds "
+            "that ended (diagnostics['interrupted'] is True)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    occupancy = recorder.occupancy[n_done - 1]
+    consistent = check_occupancy(occupancy, "RTS", stacklevel=4)
+    used = slice(1, n_done) if n_done > 1 else slice(None, n_done)
+    est = np.array(recorder.estimates[used])
+    se = np.array(recorder.stderrs[used])
+    log_z = float(est.mean())
+    nominal = float(np.sqrt((se**2).sum()) / est.size)
+    if est.size >= 2:
+        chi2_stat = float((((est - log_z) / se) ** 2).sum())
+        if chi2.sf(chi2_stat, est.size - 1) < 1e-3:
+            consistent = False
+            warnings.warn(
+                f"RTS: the rounds' estimates {np.round(est, 3).tolist()} disagree beyond their standard errors "
+                "(Ẑ is still adapting or the chains mix too slowly); the standard error is their spread, not "
+                "the spread over sqrt(rounds): use more or longer rounds",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    # the rounds as batches: their spread needs no assumption about the chains (spread_stderr has the rule)
+    stderr, rule = spread_stderr(nominal, est, consistent)
+    start_estimate = None if start.start is None else start.start.estimate
+    stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS", stacklevel=4)
+    rule = rule if agrees else "start"
+    return LogPartitionEstimate(
+        fingerprint=fingerprint_of(path.models[0]),
+        log_z=log_z,
+        method="rts",
+        stderr=stderr,
+        interval=(log_z - 3.0 * stderr, log_z + 3.0 * stderr),
+        diagnostics={
+            **diagnostics,
+            "stderr_nominal": nominal,
+            "stderr_rule": rule,
+            "betas": start.ladder.s,
+            "log_z_ladder": recorder.log_zhat,
+            "log_z_init": start.log_z_init,
+            "log_z_guesses": recorder.guesses,
+            "occupancy": occupancy,
+            "c_hat": recorder.c_hat,
+            "history": np.array(recorder.estimates),
+            "history_stderr": np.array(recorder.stderrs[:n_done]),
+            "occupancy_history": np.array(recorder.occupancy[:n_done]),
+            "log_z_base": path.log_z_base,
+            "start": start_estimate,
+            "update": options.update,
+            "n_chains": options.n_chains,
+            "n_rounds": options.n_rounds,
+            "n_sweeps": options.n_sweeps,
+            "sweeps_per_move": options.sweeps_per_move,
+            "operator": path.alpha,
+        },
+    )
+
+
+# ------------------------------------------------------------- estimator
 def rts(
     params: RBMParams,
     *,
@@ -326,7 +489,7 @@ def rts(
     progress : bool, default False
     callback : callable, optional
         Called after every draw of β of every round as
-        ``callback(round, t, k_swept, log_f)`` (see :func:`rts_round`; rounds
+        ``callback(round, t, k_swept, log_f)`` (see :func:`~pymc_rbm.estimators.rts_rounds.rts_round`; rounds
         from 0, sweeps from 1). For diagnostics only:
         ``benchmarks/rts_rounds.py`` uses it to re-estimate each round by a
         histogram analysis of its draws.
@@ -381,128 +544,38 @@ def rts(
     path = single_model_path(
         params, data, estimator=rts, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator
     )
-    check_ladder(betas)
-    n_chains = check_positive_int(
-        n_chains, "n_chains", 2, " (the standard error comes from the spread between chains)"
+    options = RTSOptions.resolve(
+        betas=betas,
+        n_chains=n_chains,
+        n_rounds=n_rounds,
+        n_sweeps=n_sweeps,
+        sweeps_per_move=sweeps_per_move,
+        init=init,
+        n_start=n_start,
+        n_equilibrate=n_equilibrate,
+        update=update,
+        n_pilot=n_pilot,
+        spacing=spacing,
+        callback=callback,
     )
-    n_rounds = check_positive_int(n_rounds, "n_rounds")
-    n_pilot = check_positive_int(n_pilot, "n_pilot")
-    check_init(init, flat="flat")
-    warm = isinstance(init, str) and init == "bar"
-    # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
-    n_sweeps = (2000 if warm else 1000) if n_sweeps is None else n_sweeps
-    sweeps_per_move = (4 if warm else 1) if sweeps_per_move is None else sweeps_per_move
-    n_round = count_moves(n_sweeps, sweeps_per_move) * sweeps_per_move  # the sweeps a round takes
-    if update is None:
-        update = "mean" if warm else "replace"
-    if update not in ("mean", "replace"):
-        raise ValueError(f'update must be "mean" or "replace", got {update!r}')
-    n_start = check_positive_int(n_start, "n_start")
-    n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-    log_z1 = path.log_z_base
-
-    history, history_se, occupancy_history = [], [], []
-    start = None
-    n_steps = n_pilot + n_rounds * n_round + (2 * n_start + 2 * n_equilibrate if warm else 0)
+    recorder = RoundRecorder()
     with (
         StopOnInterrupt() as guard,
-        Progress(n_steps, "RTS", progress) as bar,
-        path_blas_threads(n_chains, path),
+        Progress(options.total_sweeps, "RTS", progress) as bar,
+        path_blas_threads(options.n_chains, path),
     ):
-        spacing = LADDER_SPACING if spacing is None else spacing
-        ladder = build_ladder(path, rng, n_chains, betas, n_pilot=n_pilot, spacing=spacing, bar=bar)
-        if warm:
-            ladder, start = bar_ladder(
-                path, rng, ladder, n_chains, n_steps=n_start, n_equilibrate=n_equilibrate, bar=bar, guard=guard
-            )
-        coefs = ladder.coefs
-        log_zhat = log_z1 + initial_log_z(init, ladder.log_z_init, flat="flat")
-        log_z_init = log_zhat.copy()
-        v, k = ladder.states, ladder.labels
-        for r in range(n_rounds):
-            hook = None if callback is None else (lambda t, k_swept, log_f, r=r: callback(r, t, k_swept, log_f))
-            v, k, c_chain, visits = rts_round(path, rng, v, k, coefs, log_zhat, n_sweeps, bar, hook, sweeps_per_move)
-            c_hat = c_chain.mean(axis=0)
-            with np.errstate(divide="ignore"):
-                log_c = np.log(c_hat)
-            if not np.all(np.isfinite(log_c)):  # cannot happen in exact arithmetic: q(β|x) > 0
-                raise FloatingPointError("a Rao-Blackwellized average underflowed to 0; use a finer ladder")
-            guesses, estimate = log_zhat, log_zhat + log_c - log_c[0]
-            # "replace": Carlson et al.'s update; "mean": the guesses are the mean of the start and every round
-            log_zhat = log_zhat + (estimate - log_zhat) * (1.0 if update == "replace" else 1.0 / (r + 2))
-            # delta method over chains for log ĉ_K - log ĉ_1 of this round
-            rel = c_chain[:, -1] / c_hat[-1] - c_chain[:, 0] / c_hat[0]
-            occupancy_history.append(visits / visits.sum())
-            history_se.append(float(rel.std(ddof=1) / np.sqrt(n_chains)))
-            history.append(float(estimate[-1]))  # last: a round counts once it is stored whole (Ctrl-C)
-
-    n_done = len(history)
-    diagnostics = {"interrupted": guard.interrupted, "n_rounds_done": n_done, "seconds": time.perf_counter() - t0}
-    if n_done == 0:
-        warnings.warn(
-            "RTS was interrupted (Ctrl-C) before its first round ended: there is no estimate (log_z is NaN)",
-            RuntimeWarning,
-            stacklevel=2,
+        start = rts_start(path, rng, options, bar=bar, guard=guard)
+        run_rounds(
+            path,
+            rng,
+            start.ladder,
+            start.log_z_init,
+            recorder,
+            n_rounds=options.n_rounds,
+            n_sweeps=options.n_sweeps,
+            sweeps_per_move=options.sweeps_per_move,
+            update=options.update,
+            bar=bar,
+            callback=callback,
         )
-        return LogPartitionEstimate(log_z=float("nan"), method="rts", stderr=float("nan"), diagnostics=diagnostics)
-    if guard.interrupted:
-        warnings.warn(
-            f"RTS was interrupted (Ctrl-C) after {n_done} of {n_rounds} rounds: the estimate uses the rounds that "
-            "ended (diagnostics['interrupted'] is True)",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    occupancy = occupancy_history[n_done - 1]
-    consistent = check_occupancy(occupancy, "RTS")
-    used = slice(1, n_done) if n_done > 1 else slice(None, n_done)
-    est = np.array(history[used])
-    se = np.array(history_se[used])
-    log_z = float(est.mean())
-    nominal = float(np.sqrt((se**2).sum()) / est.size)
-    if est.size >= 2:
-        chi2_stat = float((((est - log_z) / se) ** 2).sum())
-        if chi2.sf(chi2_stat, est.size - 1) < 1e-3:
-            consistent = False
-            warnings.warn(
-                f"RTS: the rounds' estimates {np.round(est, 3).tolist()} disagree beyond their standard errors "
-                "(Ẑ is still adapting or the chains mix too slowly); the standard error is their spread, not "
-                "the spread over sqrt(rounds): use more or longer rounds",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-    # the rounds as batches: their spread needs no assumption about the chains (spread_stderr has the rule)
-    stderr, rule = spread_stderr(nominal, est, consistent)
-    start_estimate = None if start is None else start.estimate
-    stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS")
-    rule = rule if agrees else "start"
-    return LogPartitionEstimate(
-        fingerprint=fingerprint_of(params),
-        log_z=log_z,
-        method="rts",
-        stderr=stderr,
-        interval=(log_z - 3.0 * stderr, log_z + 3.0 * stderr),
-        diagnostics={
-            **diagnostics,
-            "stderr_nominal": nominal,
-            "stderr_rule": rule,
-            "betas": ladder.s,
-            "log_z_ladder": log_zhat,
-            "log_z_init": log_z_init,
-            "log_z_guesses": guesses,
-            "occupancy": occupancy,
-            "c_hat": c_hat,
-            "history": np.array(history),
-            "history_stderr": np.array(history_se[:n_done]),
-            "occupancy_history": np.array(occupancy_history[:n_done]),
-            "log_z_base": log_z1,
-            "start": start_estimate,
-            "update": update,
-            "n_chains": n_chains,
-            "n_rounds": n_rounds,
-            "n_sweeps": n_sweeps,
-            "sweeps_per_move": sweeps_per_move,
-            "operator": path.alpha,
-        },
-    )
+    return rts_estimate(path, options, start, recorder, interrupted=guard.interrupted, t0=t0)

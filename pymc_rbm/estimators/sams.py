@@ -104,22 +104,22 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
-from pymc_rbm.estimators.bar import equilibrating_sweeps
-from pymc_rbm.estimators.ladder import bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
+from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
+from pymc_rbm.estimators.ladder import Ladder, bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
 from pymc_rbm.estimators.path import AnnealingPath, as_path, path_blas_threads
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.kernels.activations import FULL_EVERY
-from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.estimators.sams_kernel import SAMSGain, SAMSRecorder, run_iterations
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
 
-__all__ = ["sams", "SAMSGain"]
+__all__ = ["sams", "SAMSOptions", "SAMSStart", "sams_start", "init_adaptation", "sams_estimates"]
 
 #: Default thermodynamic length between neighbouring labels: a local jump is a random-walk
 #: Metropolis move, whose rate of progress along the ladder is best at acceptance rates of
@@ -127,90 +127,172 @@ __all__ = ["sams", "SAMSGain"]
 SAMS_SPACING = 2.0
 
 
-class SAMSGain:
-    """The gain sequence ``γ_t`` of SAMS, one state per run.
+# ---------------------------------------------------------------- options
+@dataclass(frozen=True, eq=False)
+class SAMSOptions:
+    """The options of :func:`sams`, checked, with the defaults of their start resolved; bound once per call.
 
-    Parameters
-    ----------
-    n_runs, n_labels : int
-    kind : {"tan", "samc"}
-        Tan's two-stage gain, or SAMC's ``t0 / max(t0, t)``.
-    exponent : float
-        ``β`` of Tan's first stage, in (0.5, 1].
-    flat_tolerance : float
-        End of Tan's first stage: ``max_j |n_j / t - π_j| / π_j <= flat_tolerance``.
-    t0 : float
-        SAMC's ``t0``.
-    t_start : float, default 0
-        Iterations the initial ``ζ`` counts as in Tan's second stage: its gain
-        is ``1 / (t - t_0 + t_0^β + t_start)``.
+    The options of the gain (``t_start``, ``gain``, ``gain_exponent``,
+    ``flat_tolerance``, ``two_stage``, ``t0``) are checked by
+    :class:`~pymc_rbm.estimators.sams_kernel.SAMSGain` once the ladder is known
+    (:func:`init_adaptation`); ``None`` keeps their defaults, which depend on
+    the start and on the number of labels.
     """
 
-    def __init__(
-        self,
-        n_runs: int,
-        n_labels: int,
-        kind: str,
-        exponent: float,
-        flat_tolerance: float,
-        t0: float,
-        t_start: float = 0.0,
-    ):
-        if kind not in ("tan", "samc"):
-            raise ValueError(f'gain must be "tan" or "samc", got {kind!r}')
-        if not 0.5 < float(exponent) <= 1.0:
-            raise ValueError(f"gain_exponent must lie in (0.5, 1], got {exponent!r}")
-        if not float(flat_tolerance) > 0.0:
-            raise ValueError(f"flat_tolerance must be positive, got {flat_tolerance!r}")
-        if not float(t0) > 0.0:
-            raise ValueError(f"t0 must be positive, got {t0!r}")
-        if not float(t_start) >= 0.0:
-            raise ValueError(f"t_start must be non-negative, got {t_start!r}")
-        self.kind, self.exponent, self.tol, self.t0 = kind, float(exponent), float(flat_tolerance), float(t0)
-        self.t_start = float(t_start)
-        self.pi_min = 1.0 / n_labels
-        self.counts = np.zeros((n_runs, n_labels))
-        self.burn_in_end = np.full(n_runs, -1.0)  # t_0 of each run, -1 while in the first stage
+    betas: object
+    n_runs: int
+    chains_per_run: int
+    n_sweeps: int
+    sweeps_per_move: int
+    n_moves: int
+    init: object
+    t_start: float | None
+    gain: str
+    gain_exponent: float
+    flat_tolerance: float
+    two_stage: bool | None
+    t0: float | None
+    rao_blackwell: str
+    n_start: int
+    n_equilibrate: int
+    n_pilot: int
+    spacing: float
 
-    def __call__(self, t: int, labels: np.ndarray) -> np.ndarray:
-        """The gains at iteration ``t`` (1-based) after the runs moved to ``labels``; shape (n_runs,).
+    @classmethod
+    def resolve(
+        cls,
+        n_models: int,
+        *,
+        betas,
+        n_runs,
+        chains_per_run,
+        n_sweeps,
+        sweeps_per_move,
+        init,
+        t_start,
+        gain,
+        gain_exponent,
+        flat_tolerance,
+        two_stage,
+        t0,
+        rao_blackwell,
+        n_start,
+        n_equilibrate,
+        n_pilot,
+        spacing,
+    ) -> "SAMSOptions":
+        """Check the arguments of :func:`sams` for ``n_models`` targets and fill in the defaults of their start."""
+        check_ladder(betas)
+        if init is None:
+            init = "bar" if n_models == 1 else "ais"
+        check_init(init, flat="zero")
+        warm = isinstance(init, str) and init == "bar"
+        # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
+        n_runs = (8 if warm else 32) if n_runs is None else n_runs
+        chains_per_run = (16 if warm else 1) if chains_per_run is None else chains_per_run
+        n_sweeps = (12000 if warm else 15000) if n_sweeps is None else n_sweeps
+        sweeps_per_move = (4 if warm else 1) if sweeps_per_move is None else sweeps_per_move
+        n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
+        chains_per_run = check_positive_int(chains_per_run, "chains_per_run")
+        n_moves = count_moves(n_sweeps, sweeps_per_move)
+        n_pilot = check_positive_int(n_pilot, "n_pilot")
+        if rao_blackwell not in ("global", "local", "none"):
+            raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
+        n_start = check_positive_int(n_start, "n_start")
+        n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
+        return cls(
+            betas=betas,
+            n_runs=n_runs,
+            chains_per_run=chains_per_run,
+            n_sweeps=n_sweeps,
+            sweeps_per_move=sweeps_per_move,
+            n_moves=n_moves,
+            init=init,
+            t_start=t_start,
+            gain=gain,
+            gain_exponent=gain_exponent,
+            flat_tolerance=flat_tolerance,
+            two_stage=two_stage,
+            t0=t0,
+            rao_blackwell=rao_blackwell,
+            n_start=n_start,
+            n_equilibrate=n_equilibrate,
+            n_pilot=n_pilot,
+            spacing=SAMS_SPACING if spacing is None else spacing,
+        )
 
-        ``labels`` is (n_runs,), or (n_runs, c) for runs of ``c`` chains each,
-        whose labels then count ``1/c`` each.
-        """
-        labels = np.asarray(labels)
-        if labels.ndim == 1:
-            labels = labels[:, None]
-        n_runs, c = labels.shape
-        if self.kind == "samc":
-            return np.full(n_runs, self.t0 / max(self.t0, t))
-        first = self.burn_in_end < 0
-        if first.any():
-            rows = np.flatnonzero(first)
-            np.add.at(self.counts, (np.repeat(rows, c), labels[rows].ravel()), 1.0 / c)
-            freq = self.counts[first] / t
-            flat = np.abs(freq - self.pi_min).max(axis=1) / self.pi_min <= self.tol
-            self.burn_in_end[np.flatnonzero(first)[flat]] = t
-        t0 = self.burn_in_end
-        second = 1.0 / (t - t0 + np.maximum(t0, 1.0) ** self.exponent + self.t_start)
-        g = np.where(t0 < 0, float(t) ** -self.exponent, second)
-        return np.minimum(self.pi_min, g)
+    @property
+    def warm(self) -> bool:
+        """Whether the runs start from BAR (``init="bar"``)."""
+        return isinstance(self.init, str) and self.init == "bar"
+
+    @property
+    def n_chains(self) -> int:
+        """Chains in all: ``n_runs * chains_per_run``."""
+        return self.n_runs * self.chains_per_run
+
+    def total_sweeps(self, n_models: int) -> int:
+        """The sweeps of the whole call (pilot, BAR start, iterations), for the progress bar."""
+        start = 2 * self.n_start + 2 * self.n_equilibrate if self.warm else 0
+        return self.n_pilot * n_models + self.n_moves * self.sweeps_per_move + start
 
 
-def _neighbours(labels: np.ndarray, n_labels: int):
-    """Both neighbours of each label (clipped) and ``Γ(L, ·)`` of each: (n, 2) arrays."""
-    nb = np.stack([labels - 1, labels + 1], axis=1)
-    gam = np.full(nb.shape, 0.5)
-    gam[labels == 0] = (0.0, 1.0)
-    gam[labels == n_labels - 1] = (1.0, 0.0)
-    return np.clip(nb, 0, n_labels - 1), gam
+# ------------------------------------------------------------------ start
+class SAMSStart(NamedTuple):
+    """Where the runs of SAMS begin (:func:`sams_start`).
+
+    Attributes
+    ----------
+    ladder : Ladder
+        The labels, with the chains' starting states and labels in run order:
+        chain ``i`` belongs to run ``i // chains_per_run``.
+    start : LadderStart or None
+        The BAR run of ``init="bar"``, else None.
+    """
+
+    ladder: Ladder
+    start: LadderStart | None
 
 
-def _gamma(labels: np.ndarray, n_labels: int) -> np.ndarray:
-    """``Γ(L, j)`` for a proposed neighbour from ``L``: 1 at either end of the ladder, else 1/2."""
-    return np.where((labels == 0) | (labels == n_labels - 1), 1.0, 0.5)
+def sams_start(path: AnnealingPath, rng, options: SAMSOptions, *, bar=None, guard=None) -> SAMSStart:
+    """The pilot phase of SAMS: the labels and the chains' starting states, from a pilot run or BAR (stochastic)."""
+    n = options.n_chains
+    ladder = build_ladder(path, rng, n, options.betas, n_pilot=options.n_pilot, spacing=options.spacing, bar=bar)
+    start = None
+    if options.warm:
+        ladder, start = bar_ladder(
+            path, rng, ladder, n, n_steps=options.n_start, n_equilibrate=options.n_equilibrate, bar=bar, guard=guard
+        )
+    # the ladder's chains come in order along the path: run r takes every n_runs-th, so each spans it
+    n_runs, c = options.n_runs, options.chains_per_run
+    spread = (np.arange(n_runs)[:, None] + n_runs * np.arange(c)[None, :]).ravel()
+    return SAMSStart(ladder._replace(states=ladder.states[spread], labels=ladder.labels[spread]), start)
 
 
+def init_adaptation(options: SAMSOptions, ladder: Ladder) -> tuple[np.ndarray, SAMSGain]:
+    """Every run's initial ``ζ`` and the gain sequence, with the defaults that depend on the start and the labels.
+
+    Returns
+    -------
+    zeta : ndarray of shape (n_runs, m)
+    gains : SAMSGain
+        In its second stage from the start unless ``two_stage`` (default: only
+        for starts other than the BAR run's and the pilot's ``ζ``).
+    """
+    m = ladder.coefs.shape[0]
+    zeta = np.tile(initial_log_z(options.init, ladder.log_z_init, flat="zero"), (options.n_runs, 1))
+    t_start = (options.n_moves if options.warm else 0) if options.t_start is None else options.t_start
+    t0 = 10.0 * m if options.t0 is None else options.t0
+    gains = SAMSGain(options.n_runs, m, options.gain, options.gain_exponent, options.flat_tolerance, t0, t_start)
+    two_stage = options.two_stage
+    if two_stage is None:
+        two_stage = not (isinstance(options.init, str) and options.init in ("ais", "bar"))
+    if not two_stage:
+        gains.burn_in_end[:] = 1.0  # the pilot's ζ is good: start with the optimal gain 1/t
+    return zeta, gains
+
+
+# ----------------------------------------------------------------- result
 #: Two-sided 0.001 point of the standard normal: the level of the drift test (RTS's rounds test uses 0.001 too).
 DRIFT_Z = 3.29
 
@@ -249,11 +331,130 @@ def _check_drift(drift: np.ndarray) -> dict:
             "widened to the spread of the runs (or the move, if larger), and may still understate the error: "
             "use longer runs, or compare with AIS",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,  # the caller of sams()
         )
     return {"mean": mean, "stderr": se, "moving": moving}
 
 
+def sams_estimates(
+    path: AnnealingPath,
+    options: SAMSOptions,
+    start: SAMSStart,
+    zeta: np.ndarray,
+    gains: SAMSGain,
+    recorder: SAMSRecorder,
+    *,
+    interrupted: bool,
+    t_begin: float,
+) -> list[LogPartitionEstimate]:
+    """The estimates of :func:`sams`, one per model, from the runs' final ``ζ`` and what the iterations recorded.
+
+    Each model's estimate is the mean over runs; its standard error follows the
+    rule of :func:`~pymc_rbm.estimators.reliability.spread_stderr`, checked for
+    drift between the halves (:func:`_check_drift`), collapsed labels and the BAR start.
+    """
+    models = path.models
+    ladder, n_runs = start.ladder, options.n_runs
+    t_done = recorder.t_done
+    if t_done == 0:
+        warnings.warn(
+            "SAMS was interrupted (Ctrl-C) before its first iteration: there is no estimate (log_z is NaN)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        nan = LogPartitionEstimate(
+            log_z=float("nan"),
+            method="sams",
+            stderr=float("nan"),
+            diagnostics={"interrupted": True, "n_sweeps_done": 0, "n_moves_done": 0},
+        )
+        return [nan] * len(models)
+    if interrupted:
+        zeta = zeta - zeta[:, :1]  # Ctrl-C may have come between the update of ζ and its normalization
+        warnings.warn(
+            f"SAMS was interrupted (Ctrl-C) after {t_done} of {options.n_moves} iterations: the estimate is each "
+            "run's ζ at that point (diagnostics['interrupted'] is True)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+    log_z0 = path.log_z_base
+    log_z_runs = log_z0 + zeta  # (n_runs, m), log Z of each label's joint model
+    offsets = path.log_offset(ladder.coefs)
+    log_z_labels = log_z_runs.mean(axis=0) - offsets
+    visits = recorder.visits
+    occupancy = visits.sum(axis=0) / max(visits.sum(), 1.0)
+    diagnostics = {
+        "labels_beta": ladder.s,
+        "labels_segment": ladder.segment,
+        "model_labels": ladder.model_labels,
+        "log_z_labels": log_z_labels,
+        "zeta": zeta,
+        "occupancy": occupancy,
+        "acceptance": recorder.accepted / max(recorder.proposed, 1),
+        "burn_in_end": gains.burn_in_end.copy(),
+        "log_z_base": log_z0,
+        "start": None if start.start is None else start.start.estimate,
+        "n_runs": n_runs,
+        "chains_per_run": options.chains_per_run,
+        "n_sweeps": options.n_sweeps,
+        "sweeps_per_move": options.sweeps_per_move,
+        "n_moves": options.n_moves,
+        "gain": options.gain,
+        "rao_blackwell": options.rao_blackwell,
+        "operator": path.alpha,
+        "seconds": time.perf_counter() - t_begin,
+        "interrupted": interrupted,
+        "n_sweeps_done": recorder.sweeps_done,
+        "n_moves_done": t_done,
+    }
+    consistent = check_occupancy(occupancy, "SAMS", stacklevel=4) if visits.sum() > 0 else True
+
+    def per_model_estimates(z):  # (n_runs, M): log Z of each model from each run's ζ
+        return log_z0 + z[:, ladder.model_labels] - offsets[ladder.model_labels]
+
+    per_model = per_model_estimates(zeta)
+    if recorder.zeta_half is not None:
+        diagnostics["drift"] = _check_drift(per_model - per_model_estimates(recorder.zeta_half))
+    if len(models) > 1:
+        diff = per_model - per_model[:, :1]
+        diagnostics["log_z_differences"] = {
+            "mean": diff.mean(axis=0),
+            "stderr": diff.std(axis=0, ddof=1) / np.sqrt(n_runs),
+        }
+    drift = diagnostics.get("drift")
+    estimates = []
+    for i in range(len(models)):
+        runs = per_model[:, i]
+        log_z = float(runs.mean())
+        nominal = float(runs.std(ddof=1) / np.sqrt(n_runs))
+        if start.start is not None:  # the runs share the start's ζ, weighted t_start against t observations
+            nominal = float(np.hypot(nominal, start.start.estimate.stderr * gains.t_start / (gains.t_start + t_done)))
+        settled = drift is None or not drift["moving"][i]
+        floor = 0.0 if drift is None else abs(float(drift["mean"][i]))
+        se, rule = spread_stderr(nominal, runs, consistent and settled, floor=floor)
+        se, agrees = check_start(log_z, se, diagnostics["start"], "SAMS", stacklevel=4)
+        rule = rule if agrees else "start"
+        estimates.append(
+            LogPartitionEstimate(
+                log_z=log_z,
+                method="sams",
+                fingerprint=models[i].fingerprint(),
+                stderr=se,
+                interval=(log_z - 3.0 * se, log_z + 3.0 * se),
+                diagnostics={
+                    **diagnostics,
+                    "log_z_runs": runs,
+                    "model": i,
+                    "stderr_nominal": nominal,
+                    "stderr_rule": rule,
+                },
+            )
+        )
+    return estimates
+
+
+# ------------------------------------------------------------- estimator
 def sams(
     params,
     *,
@@ -429,25 +630,26 @@ def sams(
     models = [params] if single else list(params) if isinstance(params, Sequence) else None
     if not models or not all(isinstance(m, RBMParams) for m in models):
         raise TypeError("params must be an RBMParams or a non-empty sequence of RBMParams")
-    check_ladder(betas)
-    if init is None:
-        init = "bar" if len(models) == 1 else "ais"
-    check_init(init, flat="zero")
-    warm = isinstance(init, str) and init == "bar"
-    # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
-    n_runs = (8 if warm else 32) if n_runs is None else n_runs
-    chains_per_run = (16 if warm else 1) if chains_per_run is None else chains_per_run
-    n_sweeps = (12000 if warm else 15000) if n_sweeps is None else n_sweeps
-    sweeps_per_move = (4 if warm else 1) if sweeps_per_move is None else sweeps_per_move
-    n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
-    c = check_positive_int(chains_per_run, "chains_per_run")
-    n = n_runs * c
-    n_moves = count_moves(n_sweeps, sweeps_per_move)
-    n_pilot = check_positive_int(n_pilot, "n_pilot")
-    if rao_blackwell not in ("global", "local", "none"):
-        raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
-    n_start = check_positive_int(n_start, "n_start")
-    n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
+    options = SAMSOptions.resolve(
+        len(models),
+        betas=betas,
+        n_runs=n_runs,
+        chains_per_run=chains_per_run,
+        n_sweeps=n_sweeps,
+        sweeps_per_move=sweeps_per_move,
+        init=init,
+        t_start=t_start,
+        gain=gain,
+        gain_exponent=gain_exponent,
+        flat_tolerance=flat_tolerance,
+        two_stage=two_stage,
+        t0=t0,
+        rao_blackwell=rao_blackwell,
+        n_start=n_start,
+        n_equilibrate=n_equilibrate,
+        n_pilot=n_pilot,
+        spacing=spacing,
+    )
     path = as_path(
         models if given_path is None else given_path,
         data,
@@ -457,195 +659,27 @@ def sams(
         dtype=dtype,
         operator=operator,
     )
-    log_z0 = path.log_z_base
-
-    t_done = sweeps_done = 0
-    start = None
     with (
         StopOnInterrupt() as guard,
-        Progress(
-            n_pilot * len(models) + n_moves * sweeps_per_move + (2 * n_start + 2 * n_equilibrate if warm else 0),
-            "SAMS",
-            progress,
-        ) as bar,
-        path_blas_threads(n, path),
+        Progress(options.total_sweeps(len(models)), "SAMS", progress) as bar,
+        path_blas_threads(options.n_chains, path),
     ):
-        spacing = SAMS_SPACING if spacing is None else spacing
-        ladder = build_ladder(path, rng, n, betas, n_pilot=n_pilot, spacing=spacing, bar=bar)
-        if warm:
-            ladder, start = bar_ladder(
-                path, rng, ladder, n, n_steps=n_start, n_equilibrate=n_equilibrate, bar=bar, guard=guard
-            )
-        # the ladder's chains come in order along the path: run r takes every n_runs-th, so each spans it
-        spread = (np.arange(n_runs)[:, None] + n_runs * np.arange(c)[None, :]).ravel()
-        ladder = ladder._replace(states=ladder.states[spread], labels=ladder.labels[spread])
-        coefs = ladder.coefs
-        m = coefs.shape[0]
-        zeta = np.tile(initial_log_z(init, ladder.log_z_init, flat="zero"), (n_runs, 1))
-        pi = np.full(m, 1.0 / m)
-        if t_start is None:
-            t_start = n_moves if warm else 0
-        gains = SAMSGain(n_runs, m, gain, gain_exponent, flat_tolerance, 10.0 * m if t0 is None else t0, t_start)
-        if two_stage is None:
-            two_stage = not (isinstance(init, str) and init in ("ais", "bar"))
-        if not two_stage:
-            gains.burn_in_end[:] = 1.0  # the pilot's ζ is good: start with the optimal gain 1/t
-        labels = ladder.labels.copy()
-        v, a, vb = path.start(ladder.states)
-        rows = np.arange(n)  # chain i belongs to run i // c
-        run = rows // c
-        visits = np.zeros((n_runs, m))
-        accepted = proposed = 0
-        half, zeta_half = n_moves // 2, None
-        for sweep in range(1, n_moves * sweeps_per_move + 1):
-            # 1. X_t ~ ψ_{L_{t-1}}: sweeps_per_move sweeps (activations carried, refreshed every FULL_EVERY sweeps)
-            v, a, vb = path.sweep(rng, v, a, coefs[labels], refresh=sweep % FULL_EVERY == 0)
-            bar.advance()
-            if sweep % sweeps_per_move:
-                continue
-            t = sweep // sweeps_per_move
-            nb, gam = _neighbours(labels, m)
-            zeta_chain = zeta[run]
-            if rao_blackwell == "global":
-                lf_all = path.log_f_ladder(a, vb, coefs)
-                lf_here, lf_nb = lf_all[rows, labels], lf_all[rows[:, None], nb]
-            else:
-                lf_here = path.log_f(a, vb, coefs[labels])
-                lf_nb = np.stack([path.log_f(a, vb, coefs[nb[:, i]]) for i in range(2)], axis=1)
-            # 2. local jump: log MH ratio of each neighbour (π uniform cancels)
-            z_here = zeta_chain[rows, labels]
-            with np.errstate(divide="ignore"):
-                log_ratio = (
-                    (lf_nb - zeta_chain[rows[:, None], nb])
-                    - (lf_here - z_here)[:, None]
-                    + np.log(_gamma(nb, m))
-                    - np.log(gam)
-                )
-            log_ratio[gam == 0.0] = -np.inf
-            choice = (rng.random(n) < gam[:, 1]).astype(np.int64)  # 0: down, 1: up
-            proposal = nb[rows, choice]
-            accept = metropolis_accept(rng, log_ratio[rows, choice])
-            old = labels
-            labels = np.where(accept, proposal, labels)
-            accepted += int(accept.sum())
-            proposed += n
-            # 3. observation (each run's: the mean over its chains) and update
-            if rao_blackwell == "global":
-                log_p = lf_all - zeta_chain
-                log_p -= logsumexp(log_p, axis=1, keepdims=True)
-                obs = np.exp(log_p)
-            else:
-                obs = np.zeros((n, m))
-                if rao_blackwell == "none":
-                    obs[rows, labels] = 1.0
-                else:
-                    move = gam * acceptance_probability(log_ratio.ravel()).reshape(log_ratio.shape)
-                    np.add.at(obs, (rows[:, None].repeat(2, 1), nb), move)
-                    obs[rows, old] += 1.0 - move.sum(axis=1)
-            obs = obs.reshape(n_runs, c, m).mean(axis=1)
-            g = gains(t, labels.reshape(n_runs, c))
-            if gain == "samc":
-                zeta += g[:, None] * (obs - pi)
-            else:
-                zeta += g[:, None] * obs / pi
-            zeta -= zeta[:, :1]
-            t_done, sweeps_done = t, sweep
-            stage2 = gains.burn_in_end >= 0 if gain == "tan" else np.ones(n_runs, dtype=bool)
-            np.add.at(visits, (run[stage2[run]], labels[stage2[run]]), 1.0)
-            if t == half:
-                zeta_half = zeta.copy()
-
-    if t_done == 0:
-        warnings.warn(
-            "SAMS was interrupted (Ctrl-C) before its first iteration: there is no estimate (log_z is NaN)",
-            RuntimeWarning,
-            stacklevel=2,
+        start = sams_start(path, rng, options, bar=bar, guard=guard)
+        zeta, gains = init_adaptation(options, start.ladder)
+        recorder = SAMSRecorder(options.n_runs, zeta.shape[1])
+        run_iterations(
+            path,
+            rng,
+            start.ladder,
+            zeta,
+            gains,
+            recorder,
+            chains_per_run=options.chains_per_run,
+            n_moves=options.n_moves,
+            sweeps_per_move=options.sweeps_per_move,
+            gain=options.gain,
+            rao_blackwell=options.rao_blackwell,
+            bar=bar,
         )
-        nan = LogPartitionEstimate(
-            log_z=float("nan"),
-            method="sams",
-            stderr=float("nan"),
-            diagnostics={"interrupted": True, "n_sweeps_done": 0, "n_moves_done": 0},
-        )
-        return nan if single else [nan] * len(models)
-    if guard.interrupted:
-        zeta = zeta - zeta[:, :1]  # Ctrl-C may have come between the update of ζ and its normalization
-        warnings.warn(
-            f"SAMS was interrupted (Ctrl-C) after {t_done} of {n_moves} iterations: the estimate is each run's "
-            "ζ at that point (diagnostics['interrupted'] is True)",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-
-    log_z_runs = log_z0 + zeta  # (n_runs, m), log Z of each label's joint model
-    offsets = path.log_offset(coefs)
-    log_z_labels = log_z_runs.mean(axis=0) - offsets
-    occupancy = visits.sum(axis=0) / max(visits.sum(), 1.0)
-    diagnostics = {
-        "labels_beta": ladder.s,
-        "labels_segment": ladder.segment,
-        "model_labels": ladder.model_labels,
-        "log_z_labels": log_z_labels,
-        "zeta": zeta,
-        "occupancy": occupancy,
-        "acceptance": accepted / max(proposed, 1),
-        "burn_in_end": gains.burn_in_end.copy(),
-        "log_z_base": log_z0,
-        "start": None if start is None else start.estimate,
-        "n_runs": n_runs,
-        "chains_per_run": c,
-        "n_sweeps": n_sweeps,
-        "sweeps_per_move": sweeps_per_move,
-        "n_moves": n_moves,
-        "gain": gain,
-        "rao_blackwell": rao_blackwell,
-        "operator": path.alpha,
-        "seconds": time.perf_counter() - t_begin,
-        "interrupted": guard.interrupted,
-        "n_sweeps_done": sweeps_done,
-        "n_moves_done": t_done,
-    }
-    consistent = check_occupancy(occupancy, "SAMS") if visits.sum() > 0 else True
-
-    def per_model_estimates(z):  # (n_runs, M): log Z of each model from each run's ζ
-        return log_z0 + z[:, ladder.model_labels] - offsets[ladder.model_labels]
-
-    per_model = per_model_estimates(zeta)
-    if zeta_half is not None:
-        diagnostics["drift"] = _check_drift(per_model - per_model_estimates(zeta_half))
-    if not single:
-        diff = per_model - per_model[:, :1]
-        diagnostics["log_z_differences"] = {
-            "mean": diff.mean(axis=0),
-            "stderr": diff.std(axis=0, ddof=1) / np.sqrt(n_runs),
-        }
-    drift = diagnostics.get("drift")
-    estimates = []
-    for i in range(len(models)):
-        runs = per_model[:, i]
-        log_z = float(runs.mean())
-        nominal = float(runs.std(ddof=1) / np.sqrt(n_runs))
-        if start is not None:  # the runs share the start's ζ, weighted t_start against t observations
-            nominal = float(np.hypot(nominal, start.estimate.stderr * gains.t_start / (gains.t_start + t_done)))
-        settled = drift is None or not drift["moving"][i]
-        floor = 0.0 if drift is None else abs(float(drift["mean"][i]))
-        se, rule = spread_stderr(nominal, runs, consistent and settled, floor=floor)
-        se, agrees = check_start(log_z, se, diagnostics["start"], "SAMS")
-        rule = rule if agrees else "start"
-        estimates.append(
-            LogPartitionEstimate(
-                log_z=log_z,
-                method="sams",
-                fingerprint=models[i].fingerprint(),
-                stderr=se,
-                interval=(log_z - 3.0 * se, log_z + 3.0 * se),
-                diagnostics={
-                    **diagnostics,
-                    "log_z_runs": runs,
-                    "model": i,
-                    "stderr_nominal": nominal,
-                    "stderr_rule": rule,
-                },
-            )
-        )
+    estimates = sams_estimates(path, options, start, zeta, gains, recorder, interrupted=guard.interrupted, t_begin=t_begin)
     return estimates[0] if single else estimates
