@@ -17,7 +17,7 @@ def exact_slem(params, kernel="gibbs", *, beta: float = 1.0) -> float:
     Parameters
     ----------
     params : RBMParams
-        A tiny RBM: at most :data:`pymc_rbm.testing.MAX_JOINT_UNITS` units
+        A tiny RBM: at most :data:`pymc_rbm.testing.states.MAX_JOINT_UNITS` units
         in all (the matrix has ``2**(n_visible + n_hidden)`` rows).
     kernel : {"gibbs", "flip"} or float, default "gibbs"
         Block Gibbs ``G = G_h G_v``, flip-the-state ``T = T_h T_v``, or the
@@ -38,7 +38,7 @@ def exact_slem(params, kernel="gibbs", *, beta: float = 1.0) -> float:
 
     See Also
     --------
-    pymc_rbm.testing.transition_matrix, pymc_rbm.testing.slem
+    pymc_rbm.testing.matrices.transition_matrix, pymc_rbm.testing.markov.slem
 
     Examples
     --------
