@@ -1,10 +1,14 @@
 """``fit``: train a binary RBM by gradient ascent on the log-likelihood.
 
-One loop serves every method: per update, the data term of a (mini-)batch
-(:func:`~pymc_rbm.training.gradients.data_statistics`), the model term of a
-:class:`~pymc_rbm.training.negative.NegativePhase`, then
-``velocity = momentum · velocity + learning_rate · (gradient - weight_decay · W)``
-and ``θ += velocity``. The log-likelihood of the training data (or of
+One loop serves every method, in three small parts: a batch stream (each
+epoch's rows in a fresh random order), the gradient of a
+:class:`~pymc_rbm.training.negative.NegativePhase` (the data term of the batch
+minus the model term, centered by default:
+:func:`~pymc_rbm.training.negative.phase_gradient`), and an updater
+(schedule, clipping, weight decay, then the step of an optimiser of
+:mod:`~pymc_rbm.training.optimizers`); a trajectory recorder keeps the
+parameters at spaced updates and writes them as resumable checkpoints
+(:mod:`~pymc_rbm.training.trajectory`). The log-likelihood of the training data (or of
 ``eval_data``) is recorded every ``eval_every`` updates: exactly when the
 smaller layer can be enumerated, otherwise with an estimate of ``log Z``
 (AIS by default, sized so that the records cost about as much time as the
@@ -46,6 +50,7 @@ from pymc_rbm.training.trajectory import (
     save_checkpoint,
 )
 from pymc_rbm.training.negative import (
+    HIDDEN_MODES,
     SAMPLING_METHODS,
     NegativePhase,
     contrastive_divergence,
@@ -728,6 +733,8 @@ def fit(
     eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+    if hidden not in HIDDEN_MODES:
+        raise ValueError(f"hidden must be one of {HIDDEN_MODES}, got {hidden!r}")
     updater = _Updater(optimizer, momentum, learning_rate, lr_schedule, weight_decay, max_grad_norm, n_updates)
     saved = check_save_updates(save_updates, n_updates)
     config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,

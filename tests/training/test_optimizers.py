@@ -93,6 +93,7 @@ def test_float32_training_stays_float32_and_learns_like_float64():
         (dict(dtype=np.int32), "dtype must be"),
         (dict(dtype="float16"), "dtype must be"),
         (dict(hidden="stale", method="pcd"), "hidden must be"),
+        (dict(hidden="stale"), "hidden must be"),
     ],
 )
 def test_bad_options_are_refused_and_nothing_is_mutated(options, match, tmp_path):
