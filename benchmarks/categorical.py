@@ -19,7 +19,9 @@ chains one after another (``cores=1``), and the table gives:
   for independent draws).
 
 Samplers: ``pm.sample()`` defaults (:class:`CategoricalExactDraws` here, the
-enumeration paid once), :class:`CategoricalMetropolisedGibbs` (``alpha=1``),
+enumeration paid once), :class:`CategoricalReplicaExchange` (what the
+defaults pick where a likelihood involves the sequence: 8 replicas from
+β = 1 to 0.05, the ladder adapted in tuning), :class:`CategoricalMetropolisedGibbs` (``alpha=1``),
 :class:`CategoricalGibbs`, and PyMC's own ``CategoricalGibbsMetropolis`` on the
 same distribution written as ``pm.Categorical`` units with ``-F(v)`` as a
 Potential (its default proportional proposal, which evaluates the model's logp
@@ -45,6 +47,7 @@ from pymc_rbm.step_methods.categorical import (
     CategoricalGibbs,
     CategoricalMetropolisedGibbs,
     CategoricalRBM,
+    CategoricalReplicaExchange,
     _Tensors,
 )
 
@@ -66,8 +69,8 @@ def run(params, sampler: str, draws: int, tune: int, chains: int, seed: int):
             step = pm.CategoricalGibbsMetropolis([v])
         else:
             v = CategoricalRBM("v", params.W, params.vbias, params.hbias)
-            step = {"default": None, "MetropolisedGibbs": CategoricalMetropolisedGibbs(),
-                    "Gibbs": CategoricalGibbs()}[sampler]
+            step = {"default": None, "ReplicaExchange": CategoricalReplicaExchange(),
+                    "MetropolisedGibbs": CategoricalMetropolisedGibbs(), "Gibbs": CategoricalGibbs()}[sampler]
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, step=step, random_seed=seed,
                           progressbar=False, compute_convergence_checks=False)
     return idata.posterior["v"].values, float(idata.posterior.attrs["sampling_time"])
@@ -79,7 +82,7 @@ def table(params, name, args):
           f"log Z = {m.log_z:.4f} (exact, 2**{params.n_hidden} hidden states); "
           f"mean max_k p(v_i = k) = {m.v.max(axis=1).mean():.3f}")
     print(f"{'sampler':28s} {'draws':>7s} {'s/draw':>10s} {'ESS(F)':>8s} {'ESS/s':>9s} {'TV sites':>9s}")
-    for sampler in ("default", "MetropolisedGibbs", "Gibbs", "CategoricalGibbsMetropolis"):
+    for sampler in ("default", "ReplicaExchange", "MetropolisedGibbs", "Gibbs", "CategoricalGibbsMetropolis"):
         draws = args.pymc_draws if sampler == "CategoricalGibbsMetropolis" else args.draws
         tune = max(draws // 5, 50)
         run(params, sampler, 5, 5, 1, args.seed + 1)  # warm-up: compiled rules and logp functions

@@ -12,8 +12,14 @@ The step methods sweep the RBM through the one engine,
 :class:`~pymc_rbm.categorical.CategoricalAtBeta` target, with the hidden units
 as auxiliary state:
 
-- :class:`CategoricalMetropolisedGibbs` (what ``pm.sample`` picks for a
-  ``CategoricalRBM`` variable): each sweep updates the hidden units by
+- :class:`CategoricalExactDraws` (what ``pm.sample`` picks where the
+  parameters are constants, a layer can be enumerated and no other model
+  term involves the variable): independent exact draws.
+- :class:`CategoricalReplicaExchange` (what it picks for the other variables
+  with constant parameters): replicas on a ladder of inverse temperatures,
+  adapted during tuning, swept through the engine at their β and swapped.
+- :class:`CategoricalMetropolisedGibbs` (what it picks where the parameters
+  are random variables): each sweep updates the hidden units by
   flip-the-state (Brügge, Fischer & Igel 2013) and the visible units by
   Liu's (1996) Metropolised Gibbs sampler, its generalisation to ``q``
   states; ``alpha`` mixes both with Gibbs.
@@ -405,8 +411,11 @@ class CategoricalRBM(Discrete):
     -----
     Values are integer labels in ``[0, n_states)``; observed data may also be
     one-hot, shape ``(..., n_visible, n_states)`` (:func:`~pymc_rbm.categorical.as_labels`).
-    ``pm.sample()`` samples a free ``CategoricalRBM`` variable with
-    :class:`CategoricalMetropolisedGibbs` by itself.
+    ``pm.sample()`` chooses the step of a free ``CategoricalRBM`` variable by
+    itself: :class:`CategoricalExactDraws` where the parameters are constants,
+    a layer can be enumerated and no other term involves the variable,
+    :class:`CategoricalReplicaExchange` for other constant parameters, and
+    :class:`CategoricalMetropolisedGibbs` where they are random variables.
 
     Examples
     --------
@@ -718,7 +727,7 @@ def _resolve_vars(vars, model):
 
 
 class CategoricalMetropolisedGibbs(_CategoricalStep):
-    """Metropolised Gibbs sweeps of a :class:`CategoricalRBM` variable (what ``pm.sample`` picks).
+    """Metropolised Gibbs sweeps of a :class:`CategoricalRBM` variable (``pm.sample``'s pick for random parameters).
 
     Each sweep updates the hidden units given ``v`` and then every visible
     unit given ``h`` by Liu's (1996) Metropolised Gibbs sampler (propose one
@@ -759,7 +768,8 @@ class CategoricalMetropolisedGibbs(_CategoricalStep):
 
     @staticmethod
     def competence(var, has_grad=None):
-        """``IDEAL`` for CategoricalRBM variables, else ``INCOMPATIBLE``."""
+        """``IDEAL`` for CategoricalRBM variables (exact draws and replica exchange, registered first, win the tie
+        where the parameters are constants), else ``INCOMPATIBLE``."""
         return Competence.IDEAL if is_categorical_rbm_variable(var) else Competence.INCOMPATIBLE
 
 
@@ -767,8 +777,7 @@ class CategoricalGibbs(_CategoricalStep):
     """Block Gibbs sweeps of a :class:`CategoricalRBM` variable: ``h ~ p(h | v)``, then ``v ~ p(v | h)``.
 
     Parameters as for :class:`CategoricalMetropolisedGibbs` (without ``alpha``).
-    ``pm.sample`` prefers :class:`CategoricalMetropolisedGibbs`; pass
-    ``step=CategoricalGibbs()`` for Gibbs.
+    ``pm.sample`` never picks it by itself; pass ``step=CategoricalGibbs()`` for Gibbs.
     """
 
     name = "categorical_gibbs"
@@ -874,9 +883,23 @@ class CategoricalReplicaExchange(_CategoricalStep):
     point, since the parameters must be constants or data) and redrawn at
     each chain's start.
 
-    Unlike the binary :class:`~pymc_rbm.step_methods.ReplicaExchange`, the
-    ladder is not adapted during tuning; ``pm.sample`` does not pick this step
-    by itself (pass ``step=CategoricalReplicaExchange(...)``).
+    **The ladder is adapted during tuning** (Syed, Bouchard-Côté, Deligiannidis &
+    Doucet 2022): at tuning draws ``tune/4`` and ``tune/2`` the swap rejection
+    rates ``r_i`` of the pairs give the communication barrier
+    ``Λ(β_k) = Σ_{i<k} r_i`` (linear in β between rungs), and the new ladder
+    has ``ceil(2Λ) + 1`` rungs (at least as many as the initial ladder, since
+    a rung costs little in a batched sweep, and at most ``max_replicas``)
+    between 1 and ``β_min`` spaced evenly in ``Λ``, so that every pair rejects about
+    equally often; the hot replicas then restart from random labels and burn
+    in during the rest of tuning. After tuning the ladder is frozen, so the
+    draws come from a time-homogeneous chain. With ``tune < 40`` the initial
+    ladder is kept.
+
+    ``pm.sample`` picks this step by itself for ``CategoricalRBM`` variables
+    whose parameters are constants or data, unless exact draws pay
+    (:func:`exact_draws_pay`): an exactly invariant sampler that stays in one
+    mode gives wrong answers without a word, and on a model with two sharp
+    modes Metropolised Gibbs alone does (``docs/categorical.md``).
 
     Parameters
     ----------
@@ -885,7 +908,11 @@ class CategoricalReplicaExchange(_CategoricalStep):
         The ladder, decreasing from 1 (default: ``n_replicas`` values spaced
         geometrically from 1 to ``beta_min``).
     n_replicas : int, default 8
+        Rungs of the initial ladder.
     beta_min : float in (0, 1), default 0.05
+        The hottest rung, kept by the adaptation.
+    max_replicas : int, default 32
+        Most rungs the adaptation may choose.
     alpha : float in [0, 1], default 1.0
         Weight of Metropolised Gibbs against Gibbs in the sweeps.
     sweeps : int, default 1
@@ -897,7 +924,7 @@ class CategoricalReplicaExchange(_CategoricalStep):
     name = "categorical_replica_exchange"
 
     def __init__(self, vars=None, *, betas=None, n_replicas: int = 8, beta_min: float = 0.05, alpha: float = 1.0,
-                 **kwargs):
+                 max_replicas: int = 32, **kwargs):
         if betas is None:
             n_replicas = check_positive_int(n_replicas, "n_replicas", 2)
             if not 0.0 < float(beta_min) < 1.0:
@@ -906,7 +933,11 @@ class CategoricalReplicaExchange(_CategoricalStep):
         betas = np.asarray(betas, dtype=np.float64).reshape(-1)
         if betas.size < 2 or betas[0] != 1.0 or not np.all(np.diff(betas) < 0) or betas[-1] < 0:
             raise ValueError(f"betas must decrease from 1 to a value >= 0 with at least 2 rungs, got {betas.tolist()}")
-        self.betas = betas
+        self.initial_betas = betas
+        self.betas = betas.copy()
+        self.max_replicas = check_positive_int(max_replicas, "max_replicas", 2)
+        self._adapt_at: set = set()
+        self._draws_done = 0
         self.alpha = check_alpha(alpha)
         self.rule = LayerRule(self.alpha)
         super().__init__(vars, **kwargs)
@@ -925,6 +956,25 @@ class CategoricalReplicaExchange(_CategoricalStep):
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
+        self.betas = self.initial_betas.copy()
+        self._draws_done = 0
+        self._adapt_at = {tune // 4, tune // 2} if tune >= 40 else set()
+        self._reset_replicas()
+
+    def _adapt(self) -> None:
+        """Respace the ladder evenly in the communication barrier measured since the last adaptation."""
+        rates = self.swap_rates
+        if not np.all(np.isfinite(rates)):
+            return
+        lam = np.concatenate([[0.0], np.cumsum(1.0 - rates)])  # Λ at each rung, non-decreasing
+        total = float(lam[-1])
+        n = int(min(self.max_replicas, max(self.initial_betas.size, np.ceil(2.0 * total) + 1)))
+        lam = lam + 1e-12 * np.arange(lam.size)  # strictly increasing for the inverse
+        targets = np.linspace(0.0, lam[-1], n)
+        betas = np.interp(targets, lam, self.betas)  # β decreasing along Λ
+        betas[0], betas[-1] = 1.0, self.betas[-1]
+        if np.all(np.diff(betas) < 0):
+            self.betas = betas
         self._reset_replicas()
 
     @property
@@ -1000,14 +1050,24 @@ class CategoricalReplicaExchange(_CategoricalStep):
 
     def step(self, point):
         self._point = point
+        if self._draws_done in self._adapt_at:
+            self._adapt()
+        self._draws_done += 1
         return super().step(point)
+
+    @staticmethod
+    def competence(var, has_grad=None):
+        """``IDEAL`` for CategoricalRBM variables with constant (or data) parameters, else ``INCOMPATIBLE``."""
+        if is_categorical_rbm_variable(var) and not _random_ancestors(*categorical_params_of(var)):
+            return Competence.IDEAL
+        return Competence.INCOMPATIBLE
 
 
 def register() -> None:
     """Add the categorical steps to ``pymc.step_methods.STEP_METHODS`` (once), as the binary steps are added."""
     from pymc.step_methods import STEP_METHODS
 
-    for method in (CategoricalExactDraws, CategoricalMetropolisedGibbs, CategoricalGibbs):
+    for method in (CategoricalExactDraws, CategoricalReplicaExchange, CategoricalMetropolisedGibbs, CategoricalGibbs):
         if method in STEP_METHODS:
             STEP_METHODS.remove(method)
         STEP_METHODS.append(method)

@@ -28,6 +28,7 @@ from pymc_rbm.step_methods.categorical import (
     CategoricalGibbs,
     CategoricalMetropolisedGibbs,
     CategoricalRBM,
+    CategoricalReplicaExchange,
 )
 from tests.test_categorical import layer_matrices
 
@@ -171,7 +172,7 @@ def test_pm_sample_picks_the_categorical_steps():
     with pm.Model() as alone:
         CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias)
     assert _chosen(alone) == {CategoricalExactDraws: ["v"]}
-    assert _chosen(_model(2)) == {CategoricalMetropolisedGibbs: ["v"]}
+    assert _chosen(_model(2)) == {CategoricalReplicaExchange: ["v"]}
     with pm.Model() as random_params:
         W = pm.Normal("W", 0.0, 1.0, shape=(N, Q, H))
         CategoricalRBM("v", W, PARAMS.vbias, PARAMS.hbias)
@@ -208,7 +209,7 @@ def test_pm_sample_defaults_on_a_sharp_model_within_tv_005():
 
 
 def test_pm_sample_posterior_of_noisy_reads_matches_enumeration():
-    """Metropolised Gibbs with the correction, through pm.sample: the posterior of v given the reads."""
+    """pm.sample's pick (replica exchange, the cold replica corrected): the posterior of v given the reads."""
     with _model(1):
         idata = pm.sample(draws=2000, tune=200, chains=2, random_seed=2, progressbar=False,
                           compute_convergence_checks=False)
@@ -320,8 +321,6 @@ def test_a_replica_exchange_round_leaves_the_extended_target_invariant():
 
 
 def test_the_replica_exchange_step_follows_the_exact_extended_matrix():
-    from pymc_rbm.step_methods.categorical import CategoricalReplicaExchange
-
     v, h = _tiny_states()
     M = len(v) * len(h)
     n_draws = 250
@@ -345,16 +344,27 @@ def test_the_replica_exchange_step_follows_the_exact_extended_matrix():
 
 
 def test_replica_exchange_mixes_the_sharp_model_where_metropolised_gibbs_does_not():
-    from pymc_rbm.step_methods.categorical import CategoricalReplicaExchange
-
     p = _sharp()
     tv = {}
     for name, make in (("mg", CategoricalMetropolisedGibbs), ("pt", CategoricalReplicaExchange)):
         with pm.Model():
             CategoricalRBM("v", p.W, p.vbias, p.hbias)
-            idata = pm.sample(draws=1000, tune=100, chains=2, step=make(), random_seed=1, progressbar=False,
+            idata = pm.sample(draws=2000, tune=400, chains=4, step=make(), random_seed=1, progressbar=False,
                               compute_convergence_checks=False)
         draws = idata.posterior["v"].values.reshape(-1, 4)
         emp = np.bincount(p.visible.index(draws), minlength=81) / len(draws)
         tv[name] = 0.5 * np.abs(emp - visible_distribution(p)).sum()
     assert tv["pt"] <= 0.05 < tv["mg"]
+
+
+def test_the_ladder_adapts_in_tuning_and_is_then_frozen():
+    p = _sharp()
+    with pm.Model():
+        CategoricalRBM("v", p.W, p.vbias, p.hbias)
+        step = CategoricalReplicaExchange(rng=0)
+        pm.sample(draws=200, tune=400, chains=1, step=step, random_seed=1, progressbar=False,
+                  compute_convergence_checks=False)
+    assert step.betas[0] == 1.0 and step.betas[-1] == step.initial_betas[-1]
+    assert 2 <= step.betas.size <= step.max_replicas and not np.array_equal(step.betas, step.initial_betas)
+    rates = step.swap_rates  # measured on the frozen ladder over the 200 draws and the end of tuning
+    assert np.all(rates > 0.2)
