@@ -26,13 +26,9 @@ from pymc_rbm.estimators.exact import (
     states_at,
 )
 from pymc_rbm.estimators.bethe import log_partition_bethe, moments_bethe
-from pymc_rbm.estimators.mean_field import (
-    BoltzmannMachine,
-    log_partition_mean_field,
-    log_partition_mixture_mean_field,
-    moments_mean_field,
-    moments_mixture_mean_field,
-)
+from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
+from pymc_rbm.estimators.mean_field import log_partition_mean_field, moments_mean_field
+from pymc_rbm.estimators.mixture_mean_field import log_partition_mixture_mean_field, moments_mixture_mean_field
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
 from pymc_rbm.estimators.rts import rts
 from pymc_rbm.estimators.sams import sams

@@ -45,7 +45,7 @@ import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
-from pymc_rbm.estimators.tap import AdaptiveDamping
+from pymc_rbm.estimators.damping import AdaptiveDamping
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_binary, check_real
 
@@ -220,7 +220,7 @@ def bethe_message_passing(
         The paper's ``t_max``.
     adaptive : bool, default True
         Raise the damping of starts whose messages oscillate (see
-        :class:`~pymc_rbm.estimators.tap.AdaptiveDamping`). The paper
+        :class:`~pymc_rbm.estimators.damping.AdaptiveDamping`). The paper
         iterates undamped; so does this wherever that does not oscillate.
 
     Returns

@@ -21,229 +21,37 @@ high value down to 1, as in the paper (T = 60 → 1 in 8 steps).
 
 Models:
 
-- :class:`BoltzmannMachine`: a general Boltzmann machine over ±1 spins,
+- :class:`~pymc_rbm.estimators.boltzmann_machine.BoltzmannMachine`: a general Boltzmann machine over ±1 spins,
   ``E(s) = -½ sᵀJs - b·s`` (symmetric ``J``, zero diagonal), the setting of
   Lawrence, Bishop & Jordan (1998), with exact enumeration for ``n ≤ 20``;
 - :class:`~pymc_rbm.params.RBMParams`: naive mean field by alternating
-  exact layer updates (the order-1 iteration of :mod:`~pymc_rbm.estimators.tap`);
+  exact layer updates (the order-1 iteration of :mod:`~pymc_rbm.estimators.tap_equations`);
   mixture mean field on the spin form (:meth:`RBMParams.to_spin`), an RBM
   being a Boltzmann machine with bipartite couplings; ``log_offset`` is added back.
 
 Moments are the derivatives of the bound (Lawrence, Bishop & Jordan 1998, eq. 20, 28-29):
 ``⟨s_i s_j⟩ ≈ Σ_l α_l m_li m_lj``.
+
+This module holds naive mean field for an RBM; the mixture, and naive mean field for a
+Boltzmann machine (its one-component case), are :mod:`~pymc_rbm.estimators.mixture_mean_field`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
-
 import numpy as np
-from scipy.special import logsumexp
 
-from pymc_rbm.energy import softplus
-from pymc_rbm.estimators.exact import EnumerationTooLarge
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
-from pymc_rbm.estimators.tap import solve_tap, tap_fixed_point, tap_free_energy
-from pymc_rbm.params import RBMParams, SpinRBMParams
-from pymc_rbm.validation import check_float_array
+from pymc_rbm.estimators.tap_equations import solve_tap, tap_fixed_point, tap_free_energy
+from pymc_rbm.params import RBMParams
 
 __all__ = [
-    "BoltzmannMachine",
-    "BMMoments",
-    "MixtureMeanField",
     "annealing_schedule",
-    "mixture_mean_field_arrays",
-    "mean_field_bm",
-    "mixture_mean_field_bm",
+    "check_temperatures",
+    "check_rbm_params",
+    "naive_mean_field",
     "log_partition_mean_field",
     "moments_mean_field",
-    "log_partition_mixture_mean_field",
-    "moments_mixture_mean_field",
 ]
-
-#: Largest Boltzmann machine :meth:`BoltzmannMachine.log_partition_exact` enumerates by default.
-MAX_BM_UNITS = 20
-
-_X_MAX = 40.0  # natural parameters are clipped to ±_X_MAX: tanh(40) = 1 in float64, log q stays finite
-
-
-# --------------------------------------------------------------------------- Boltzmann machine
-class BMMoments(NamedTuple):
-    """Moments of a Boltzmann machine over ±1 spins.
-
-    Attributes
-    ----------
-    m : ndarray of shape (n_units,)
-        ``⟨s_i⟩``.
-    C : ndarray of shape (n_units, n_units)
-        ``⟨s_i s_j⟩`` (ones on the diagonal).
-    """
-
-    m: np.ndarray
-    C: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class BoltzmannMachine:
-    """A Boltzmann machine over ±1 spins: ``E(s) = -½ sᵀJs - b·s = -Σ_{i<j} J_ij s_i s_j - b·s``.
-
-    Parameters
-    ----------
-    J : array_like of shape (n_units, n_units)
-        Symmetric couplings with a zero diagonal.
-    b : array_like of shape (n_units,)
-        Biases (fields).
-
-    Notes
-    -----
-    The arrays are copied and read-only, as in :class:`~pymc_rbm.params.RBMParams`.
-    An RBM is a Boltzmann machine with bipartite couplings:
-    :meth:`from_rbm` builds it from the spin form.
-    """
-
-    J: np.ndarray
-    b: np.ndarray
-
-    def __init__(self, J, b, *, atol: float = 1e-12):
-        J = check_float_array(J, "J", 2, readonly=True)
-        b = check_float_array(b, "b", 1, readonly=True)
-        n = J.shape[0]
-        if J.shape != (n, n) or n == 0:
-            raise ValueError(f"J must be a non-empty square matrix, got shape {J.shape}")
-        if b.shape != (n,):
-            raise ValueError(f"b has shape {b.shape}, but J of shape {J.shape} needs ({n},)")
-        asym = float(np.abs(J - J.T).max())
-        if asym > atol * max(1.0, float(np.abs(J).max())):
-            raise ValueError(f"J must be symmetric; max |J - J.T| = {asym:.3g}")
-        diag = float(np.abs(np.diag(J)).max())
-        if diag > 0.0:
-            raise ValueError(f"J must have a zero diagonal (s_i² = 1 makes it a constant); max |J_ii| = {diag:.3g}")
-        sym = 0.5 * (J + J.T)
-        sym.setflags(write=False)
-        object.__setattr__(self, "J", sym)
-        object.__setattr__(self, "b", b)
-
-    @property
-    def n_units(self) -> int:
-        """Number of spins."""
-        return self.b.shape[0]
-
-    def __repr__(self) -> str:
-        return f"BoltzmannMachine(n_units={self.n_units})"
-
-    @classmethod
-    def random(cls, n_units: int, *, scale: float = 1.0, bias_scale: float | None = None, rng=None):
-        """A fully connected machine, couplings ``J_ij`` (i < j) and biases uniform on ``(-scale, scale)`` (stochastic).
-
-        ``scale = 1`` is the ensemble of Lawrence, Bishop & Jordan (1998, Fig. 1).
-        """
-        rng = np.random.default_rng(rng)
-        bias_scale = scale if bias_scale is None else bias_scale
-        upper = np.triu(rng.uniform(-scale, scale, size=(n_units, n_units)), k=1)
-        return cls(upper + upper.T, rng.uniform(-bias_scale, bias_scale, size=n_units))
-
-    @classmethod
-    def from_rbm(cls, params: RBMParams | SpinRBMParams) -> BoltzmannMachine:
-        """The RBM's spin form as a Boltzmann machine over ``[visible, hidden]`` spins.
-
-        ``log Z`` of the binary RBM is this machine's ``log Z`` plus
-        ``params.to_spin().log_offset``.
-        """
-        spin = params.to_spin() if isinstance(params, RBMParams) else params
-        nv, nh = spin.J.shape
-        J = np.zeros((nv + nh, nv + nh))
-        J[:nv, nv:] = spin.J
-        J[nv:, :nv] = spin.J.T
-        return cls(J, np.concatenate([spin.vfield, spin.hfield]))
-
-    def energy(self, s) -> np.ndarray:
-        """``E(s)`` for spins ``s`` of shape ``(..., n_units)`` in {-1, +1}."""
-        s = np.asarray(s, dtype=np.float64)
-        return -0.5 * ((s @ self.J) * s).sum(axis=-1) - s @ self.b
-
-    def _states(self, max_units: int | None):
-        max_units = MAX_BM_UNITS if max_units is None else max_units
-        n = self.n_units
-        if n > max_units:
-            raise EnumerationTooLarge(
-                f"exact enumeration of a Boltzmann machine with {n} units needs 2**{n} = {2.0**n:.3g} states, "
-                f"more than the limit of 2**{max_units}; use mean_field_bm or mixture_mean_field_bm instead"
-            )
-        chunk = 2**16
-        shifts = np.arange(n - 1, -1, -1, dtype=np.int64)
-        for start in range(0, 2**n, chunk):
-            idx = np.arange(start, min(start + chunk, 2**n), dtype=np.int64)
-            yield 2.0 * ((idx[:, None] >> shifts) & 1) - 1.0
-
-    def log_partition_exact(self, *, max_units: int | None = None) -> float:
-        """``log Σ_s exp(-E(s))`` by enumerating all ``2**n_units`` states (at most ``2**max_units``, default 2**20)."""
-        return float(logsumexp([logsumexp(-self.energy(s)) for s in self._states(max_units)]))
-
-    def moments_exact(self, *, max_units: int | None = None) -> BMMoments:
-        """Exact ``⟨s_i⟩`` and ``⟨s_i s_j⟩`` by enumeration."""
-        log_z = self.log_partition_exact(max_units=max_units)
-        m = np.zeros(self.n_units)
-        C = np.zeros((self.n_units, self.n_units))
-        for s in self._states(max_units):
-            p = np.exp(-self.energy(s) - log_z)
-            m += p @ s
-            C += (s * p[:, None]).T @ s
-        return BMMoments(m=m, C=C)
-
-
-# --------------------------------------------------------------------------- the mixture engine
-class MixtureMeanField(NamedTuple):
-    """An optimized (mixture) mean-field approximation, for a batch of machines.
-
-    Attributes
-    ----------
-    bound : ndarray of shape (batch,)
-        The lower bound on ``log Z`` (at T = 1).
-    naive_bound : ndarray of shape (batch,)
-        The naive (one-component) mean-field bound, found along the way.
-    alpha : ndarray of shape (batch, L)
-        Mixing weights.
-    m : ndarray of shape (batch, L, n_units)
-        Component magnetizations ``⟨s_i⟩_l``.
-    log_r : ndarray of shape (batch, L, n_units, 2)
-        Log smoothing factors ``ln r_li(s)``, ``s = +1`` then ``-1``.
-    log_lam : ndarray of shape (batch, L)
-        ``ln λ_l``.
-    iterations : ndarray of int of shape (batch,)
-        Sweeps, summed over the temperatures.
-    residual : ndarray of shape (batch,)
-        Change of the bound over the last sweep (at T = 1).
-    converged : ndarray of bool of shape (batch,)
-    naive_seeded : ndarray of bool of shape (batch,)
-        Whether the kept solution came from the naive-seeded start (or is the
-        naive solution itself).
-    """
-
-    bound: np.ndarray
-    naive_bound: np.ndarray
-    alpha: np.ndarray
-    m: np.ndarray
-    log_r: np.ndarray
-    log_lam: np.ndarray
-    iterations: np.ndarray
-    residual: np.ndarray
-    converged: np.ndarray
-    naive_seeded: np.ndarray
-
-    def magnetizations(self) -> np.ndarray:
-        """``⟨s_i⟩ ≈ Σ_l α_l m_li``, shape (batch, n_units)."""
-        return np.einsum("bl,bli->bi", self.alpha, self.m)
-
-    def correlations(self) -> np.ndarray:
-        """``⟨s_i s_j⟩ ≈ Σ_l α_l m_li m_lj`` (Lawrence, Bishop & Jordan 1998, eq. 29).
-
-        Shape (batch, n, n), ones on the diagonal.
-        """
-        C = np.einsum("bl,bli,blj->bij", self.alpha, self.m, self.m)
-        idx = np.arange(C.shape[-1])
-        C[:, idx, idx] = 1.0
-        return C
 
 
 def annealing_schedule(t_start: float = 60.0, n_steps: int = 8) -> np.ndarray:
@@ -258,367 +66,41 @@ def annealing_schedule(t_start: float = 60.0, n_steps: int = 8) -> np.ndarray:
     return t_start ** np.linspace(1.0, 0.0, n_steps)
 
 
-def _check_temperatures(temperatures) -> np.ndarray:
+def check_temperatures(temperatures) -> np.ndarray:
+    """A validated annealing schedule: :func:`annealing_schedule` for None, else positive and ending at 1."""
     t = np.atleast_1d(np.asarray(annealing_schedule() if temperatures is None else temperatures, dtype=np.float64))
     if t.ndim != 1 or not np.all(np.isfinite(t)) or np.any(t <= 0.0) or t[-1] != 1.0:
         raise ValueError(f"temperatures must be positive and end at 1, got {t}")
     return t
 
 
-def _lse(a, axis):
-    """``log Σ exp(a)`` along ``axis`` (a lean scipy.special.logsumexp for finite-or--inf inputs)."""
-    top = np.max(a, axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    return np.squeeze(top, axis=axis) + np.log(np.exp(a - top).sum(axis=axis))
-
-
-def _lse_spin(a):
-    """``log Σ_s exp(a[..., s])`` over the last axis of length 2."""
-    return np.logaddexp(a[..., 0], a[..., 1])
-
-
-class _Mix:
-    """Working arrays of the coordinate ascent (batch b, component l, smoothing index k, unit i, spin s)."""
-
-    def __init__(self, J, bias, x, lr, la):
-        self.J, self.bias = J, bias
-        self.x, self.lr, self.la = np.clip(x, -_X_MAX, _X_MAX), lr, la
-        self.refresh()
-
-    # log q_li(±1) = -softplus(∓2 x_li)
-    def refresh(self):
-        self.m = np.tanh(self.x)
-        self.lq = np.stack([-softplus(-2.0 * self.x), -softplus(2.0 * self.x)], axis=-1)
-        # A[b, k, l, i] = ln <r_ki>_l
-        self.A = _lse_spin(self.lr[:, :, None] + self.lq[:, None, :])
-        self.P = self.A.sum(axis=-1)  # ln <R_k>_l
-        self.update_lambda()
-
-    def update_lambda(self):
-        self.ll = self.la - _lse(self.la[:, None, :] + self.P, axis=-1)
-
-    def _set_unit_A(self, i):
-        new = _lse_spin(self.lr[:, :, None, i] + self.lq[:, None, :, i])
-        self.P += new - self.A[..., i]
-        self.A[..., i] = new
-
-    def update_unit_m(self, i, T, smoothing):
-        field = np.einsum("bln,bn->bl", self.m, self.J[:, :, i]) + self.bias[:, None, i]
-        x = field / T
-        if smoothing:
-            x += 0.5 * (self.lr[:, :, i, 0] - self.lr[:, :, i, 1])
-            e = self.ll[:, :, None] + self.P - self.A[..., i]  # (b, k, l)
-            lr_i = self.lr[:, :, i, :][:, :, None, :]  # (b, k, 1, s)
-            x -= 0.5 * (np.exp(e + lr_i[..., 0]) - np.exp(e + lr_i[..., 1])).sum(axis=1)
-        x = np.clip(x, -_X_MAX, _X_MAX)
-        self.x[:, :, i] = x
-        self.m[:, :, i] = np.tanh(x)
-        self.lq[:, :, i, 0] = -softplus(-2.0 * x)
-        self.lq[:, :, i, 1] = -softplus(2.0 * x)
-        if smoothing:
-            self._set_unit_A(i)
-
-    def update_unit_r(self, i):
-        # ln r_ki(s) = ln α_k + ln q_ki(s) - ln λ_k - ln Σ_l α_l q_li(s) Π_{j≠i} <r_kj>_l
-        rest = self.P - self.A[..., i]  # (b, k, l)
-        denom = _lse(self.la[:, None, :, None] + self.lq[:, None, :, i, :] + rest[..., None], axis=2)
-        self.lr[:, :, i, :] = self.la[:, :, None] + self.lq[:, :, i, :] - self.ll[:, :, None] - denom
-        self._set_unit_A(i)
-
-    def component_value(self, T):
-        """``F_l = ⟨-E⟩_l / T + H(Q_l)`` of each component, shape (b, l)."""
-        m = self.m
-        neg_e = 0.5 * np.einsum("bli,bij,blj->bl", m, self.J, m) + np.einsum("bli,bi->bl", m, self.bias)
-        entropy = -(np.exp(self.lq) * self.lq).sum(axis=(-1, -2))
-        return neg_e / T + entropy
-
-    def smoothing_mean(self):
-        """``⟨ln R_l⟩_l`` per component, shape (b, l)."""
-        return (np.exp(self.lq) * self.lr).sum(axis=(-1, -2))
-
-    def update_alpha(self, T):
-        cross = np.exp(self.ll[:, :, None] + self.P).sum(axis=1)  # Σ_k λ_k <R_k>_l, shape (b, l)
-        score = self.component_value(T) + self.smoothing_mean() + self.ll - cross
-        la = score - _lse(score, axis=-1)[:, None]
-        self.la = np.maximum(la, -700.0)
-        self.update_lambda()
-
-    def bound(self, T, smoothing):
-        F = self.component_value(T)
-        if not smoothing:
-            return F[:, 0]
-        alpha = np.exp(self.la)
-        inner = F + self.smoothing_mean() - self.la + self.ll
-        cross = np.exp(self.ll[:, :, None] + self.la[:, None, :] + self.P).sum(axis=(1, 2))
-        return (alpha * inner).sum(axis=-1) - cross + 1.0
-
-
-def _optimize(J, b, x, *, lr, la, temps, tol, max_iter) -> MixtureMeanField:
-    """Coordinate ascent of the (mixture) bound from the given starting parameters, annealed over ``temps``."""
-    B, L, n = x.shape
-    smoothing = L > 1
-    if la is None:  # weights ∝ exp(F_l): the best mixture of these components with uniform smoothing
-        state = _Mix(J, b, x, lr, np.zeros((B, L)))
-        F = state.component_value(temps[0])
-        la = np.maximum(F - _lse(F, axis=-1)[:, None], -700.0)
-    state = _Mix(J, b, x, lr, la)
-    iterations = np.zeros(B, dtype=np.int64)
-    residual = np.full(B, np.inf)
-    for T in temps:
-        value = state.bound(T, smoothing)
-        for _ in range(max_iter):
-            for i in range(n):
-                state.update_unit_m(i, T, smoothing)
-            if smoothing:
-                state.update_lambda()
-                for i in range(n):
-                    state.update_unit_r(i)
-                state.update_lambda()
-                state.update_alpha(T)
-                state.refresh()  # recompute the running sums exactly, so rounding never drifts
-            new = state.bound(T, smoothing)
-            residual = np.abs(new - value)
-            value = new
-            iterations += 1
-            if np.all(residual <= tol * (1.0 + np.abs(value))):
-                break
-    return MixtureMeanField(
-        bound=value,
-        naive_bound=value.copy() if not smoothing else np.full(B, np.nan),
-        alpha=np.exp(state.la),
-        m=state.m.copy(),
-        log_r=state.lr.copy(),
-        log_lam=state.ll.copy(),
-        iterations=iterations,
-        residual=residual,
-        converged=residual <= tol * (1.0 + np.abs(value)),
-        naive_seeded=np.zeros(B, dtype=bool),
-    )
-
-
-def _pick(a: MixtureMeanField, b: MixtureMeanField, take_b: np.ndarray) -> MixtureMeanField:
-    """Per machine, ``b``'s solution where ``take_b`` and ``a``'s elsewhere."""
-    out = []
-    for x, y in zip(a, b):
-        mask = take_b.reshape(-1, *([1] * (np.ndim(x) - 1)))
-        out.append(np.where(mask, y, x))
-    return MixtureMeanField(*out)
-
-
-def mixture_mean_field_arrays(
-    J,
-    b,
-    *,
-    n_components: int = 1,
-    n_starts: int = 1,
-    naive_start: bool = True,
-    seed_m=None,
-    temperatures=None,
-    tol: float = 1e-9,
-    max_iter: int = 200,
-    init_scale: float = 1.0,
-    rng=None,
-) -> MixtureMeanField:
-    """Mixture mean field (naive for ``n_components = 1``) for a batch of Boltzmann machines.
-
-    The vectorised core of :func:`mixture_mean_field_bm`: batch axes first.
-
-    Parameters
-    ----------
-    J : array_like of shape (batch, n, n)
-        Symmetric couplings with zero diagonals (not checked here; see
-        :class:`BoltzmannMachine`).
-    b : array_like of shape (batch, n)
-    n_components : int, default 1
-        ``L``. With 1 there is no smoothing, α or λ: naive mean field,
-        sequential updates from ``m = 0``.
-    n_starts : int, default 1
-        Random initializations of the mixture (annealed, as in Lawrence, Bishop & Jordan 1998),
-        run as one batch; each machine keeps its largest bound.
-    naive_start : bool, default True
-        Also start the mixture (at T = 1 only) from the annealed naive
-        solution as component 0 (further components from ``seed_m``, the
-        rest random), with weights ``∝ exp(F_l)``; and keep the naive
-        solution itself (the mixture of weights ``(1, 0, ..., 0)``) if all
-        else is worse. The result is then never below the naive mean-field
-        bound, which the random starts alone do not guarantee. Ignored when
-        ``n_components = 1``.
-    seed_m : array_like of shape (batch, n) or (batch, k, n), optional
-        Magnetizations of naive mean-field solutions found elsewhere (the
-        RBM front end passes the distinct fixed points of its multi-start
-        iteration, best first). The first is polished at T = 1 and, where
-        its bound beats the annealed naive solution, replaces it (as
-        ``naive_bound`` and as component 0 of the naive-seeded start); the
-        next ``L - 1`` become that start's other components.
-    temperatures : array_like, optional
-        Annealing schedule ending at 1; default :func:`annealing_schedule`
-        (60 → 1 in 8 steps). Pass ``[1.0]`` for no annealing.
-    tol : float, default 1e-9
-        A temperature step ends when no machine's bound changed by more
-        than ``tol · (1 + |bound|)`` over a sweep.
-    max_iter : int, default 200
-        Sweeps per temperature at most.
-    init_scale : float, default 1.0
-        Starting natural parameters ``x_li`` (``m = tanh x``) and log smoothing
-        factors are drawn from normals with this standard deviation (stochastic).
-    rng : numpy.random.Generator or seed, optional
-        Default a fixed seed (deterministic).
-
-    Returns
-    -------
-    MixtureMeanField
-
-    Notes
-    -----
-    A sweep updates, in turn: every unit of every component (sequentially
-    over the units, all components and machines at once), λ, every unit of
-    the smoothing distributions, λ, the mixing weights α, λ. Each step is the
-    exact maximizer of the bound in its coordinates, so the bound never
-    decreases at fixed temperature.
-    """
-    J = np.asarray(J, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if J.ndim != 3 or J.shape[1] != J.shape[2] or b.shape != J.shape[:2]:
-        raise ValueError(f"need J of shape (batch, n, n) and b of shape (batch, n), got {J.shape}, {b.shape}")
-    if n_components < 1:
-        raise ValueError(f"n_components must be >= 1, got {n_components!r}")
-    if n_starts < 1:
-        raise ValueError(f"n_starts must be >= 1, got {n_starts!r}")
-    temps = _check_temperatures(temperatures)
-    rng = np.random.default_rng(0 if rng is None else rng)
-    B, n = b.shape
-    L = int(n_components)
-    opts = dict(tol=tol, max_iter=max_iter)
-    zeros = dict(lr=np.zeros((B, 1, n, 2)), la=np.zeros((B, 1)))
-    naive = _optimize(J, b, np.zeros((B, 1, n)), temps=temps, **zeros, **opts)
-    extra = None
-    if seed_m is not None:
-        seed_m = np.asarray(seed_m, dtype=np.float64)
-        seed_m = seed_m.reshape(B, -1, n) if seed_m.ndim == 3 else seed_m.reshape(B, 1, n)
-        x = np.arctanh(np.clip(seed_m[:, :1], -1.0 + 1e-15, 1.0 - 1e-15))
-        polished = _optimize(J, b, x, temps=np.array([1.0]), **zeros, **opts)
-        naive = _pick(naive, polished, polished.bound > naive.bound)
-        extra = seed_m[:, 1 : max(L, 1)]
-    if L == 1:
-        return naive
-    # random starts, annealed; the starts are the slow axis of one batch
-    S = int(n_starts)
-    x = rng.normal(0.0, init_scale, size=(S * B, L, n))
-    lr = rng.normal(0.0, init_scale, size=(S * B, L, n, 2))
-    la = np.full((S * B, L), -np.log(L))
-    sol = _optimize(np.tile(J, (S, 1, 1)), np.tile(b, (S, 1)), x, lr=lr, la=la, temps=temps, **opts)
-    best = sol.bound.reshape(S, B).argmax(axis=0) * B + np.arange(B)
-    sol = MixtureMeanField(*(a[best] for a in sol))
-    if naive_start:
-        x = rng.normal(0.0, init_scale, size=(B, L, n))
-        x[:, 0] = np.arctanh(np.clip(naive.m[:, 0], -1.0 + 1e-15, 1.0 - 1e-15))
-        if extra is not None and extra.shape[1]:
-            x[:, 1 : 1 + extra.shape[1]] = np.arctanh(np.clip(extra, -1.0 + 1e-15, 1.0 - 1e-15))
-        seeded = _optimize(J, b, x, lr=np.zeros((B, L, n, 2)), la=None, temps=np.array([1.0]), **opts)
-        seeded = seeded._replace(naive_seeded=np.ones(B, dtype=bool))
-        sol = _pick(sol, seeded, seeded.bound > sol.bound)
-        # the naive solution itself is the mixture with weights (1, 0, ..., 0) and bound naive.bound
-        alpha = np.zeros((B, L))
-        alpha[:, 0] = 1.0
-        degenerate = sol._replace(
-            bound=naive.bound,
-            alpha=alpha,
-            m=np.repeat(naive.m, L, axis=1),
-            log_r=np.zeros((B, L, n, 2)),
-            log_lam=np.log(alpha + 1e-300),
-            iterations=naive.iterations,
-            residual=naive.residual,
-            converged=naive.converged,
-            naive_seeded=np.ones(B, dtype=bool),
-        )
-        sol = _pick(sol, degenerate, naive.bound > sol.bound)
-    return sol._replace(naive_bound=naive.bound)
-
-
-def _run_bm(bm: BoltzmannMachine, n_components, **options) -> MixtureMeanField:
-    if not isinstance(bm, BoltzmannMachine):
-        raise TypeError(f"expected a BoltzmannMachine, got {type(bm).__name__}")
-    return mixture_mean_field_arrays(bm.J[None], bm.b[None], n_components=n_components, **options)
-
-
-def mean_field_bm(
-    bm: BoltzmannMachine, *, temperatures=None, tol: float = 1e-9, max_iter: int = 200
-) -> MixtureMeanField:
-    """Naive mean field for a Boltzmann machine: ``m_i = tanh(Σ_j J_ij m_j + b_i)``.
-
-    Lawrence, Bishop & Jordan (1998), eq. 19.
-
-    Sequential (Gauss-Seidel) updates from ``m = 0``, annealed; each update
-    maximizes the bound in one unit, so the bound never decreases.
-
-    Returns
-    -------
-    MixtureMeanField
-        With one component (batch of 1): ``bound[0]`` is the lower bound on ``log Z``.
-    """
-    return _run_bm(bm, 1, temperatures=temperatures, tol=tol, max_iter=max_iter)
-
-
-def mixture_mean_field_bm(
-    bm: BoltzmannMachine,
-    n_components: int = 4,
-    *,
-    n_starts: int = 1,
-    naive_start: bool = True,
-    temperatures=None,
-    tol: float = 1e-9,
-    max_iter: int = 200,
-    init_scale: float = 1.0,
-    rng=None,
-) -> MixtureMeanField:
-    """Mixture mean field of Lawrence, Bishop & Jordan (1998) for a Boltzmann machine.
-
-    Parameters
-    ----------
-    bm : BoltzmannMachine
-    n_components : int, default 4
-        ``L``.
-    n_starts : int, default 1
-        Random initializations run as one batch; the largest bound is kept.
-    naive_start, temperatures, tol, max_iter, init_scale, rng
-        As in :func:`mixture_mean_field_arrays`.
-
-    Returns
-    -------
-    MixtureMeanField
-        A batch of 1.
-
-    Examples
-    --------
-    >>> bm = BoltzmannMachine.random(10, rng=0)  # the ensemble of Lawrence, Bishop & Jordan (1998, Fig. 1)
-    >>> naive = mean_field_bm(bm).bound[0]
-    >>> mix = mixture_mean_field_bm(bm, 3, tol=1e-6).bound[0]
-    >>> bool(naive <= mix <= bm.log_partition_exact())
-    True
-    """
-    return _run_bm(
-        bm,
-        n_components,
-        n_starts=n_starts,
-        naive_start=naive_start,
-        temperatures=temperatures,
-        tol=tol,
-        max_iter=max_iter,
-        init_scale=init_scale,
-        rng=rng,
-    )
-
-
-# --------------------------------------------------------------------------- RBM front ends
-def _check_params(params) -> RBMParams:
+def check_rbm_params(params) -> RBMParams:
+    """``params`` in float64, or a TypeError unless it is an RBMParams."""
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     return params.astype(np.float64)
 
 
-def _naive_rbm(params, *, n_starts, data, n_data_starts, damping, tol, max_iter, temperatures, rng):
-    params = _check_params(params)
-    temps = _check_temperatures([1.0] if temperatures is None else temperatures)
+def naive_mean_field(params, *, n_starts, data, n_data_starts, damping, tol, max_iter, temperatures, rng):
+    """The naive mean-field fixed points of an RBM from several starts, annealed, with their bounds.
+
+    The order-1 iteration of :func:`~pymc_rbm.estimators.tap_equations.solve_tap` (alternating exact
+    layer updates) at the first temperature, then continued from its fixed points at each
+    further one (:func:`check_temperatures`). Options as in :func:`log_partition_mean_field`.
+
+    Returns
+    -------
+    sol : TAPSolution
+        The fixed points at ``T = 1``.
+    bound : ndarray of shape (n_starts,)
+        The naive mean-field lower bound on ``log Z`` of each.
+    best : int
+        The start with the largest bound.
+    iterations : ndarray of int of shape (n_starts,)
+        Iterations summed over the temperatures.
+    """
+    params = check_rbm_params(params)
+    temps = check_temperatures([1.0] if temperatures is None else temperatures)
     sol, _ = solve_tap(
         RBMParams(params.W / temps[0], params.vbias / temps[0], params.hbias / temps[0]),
         order=1,
@@ -667,7 +149,7 @@ def log_partition_mean_field(
     params : RBMParams
     n_starts : int, default 8
         ``sigmoid(vbias)`` and ``n_starts - 1`` random binary hidden states
-        (see :func:`~pymc_rbm.estimators.tap.tap_starts`).
+        (see :func:`~pymc_rbm.estimators.tap_equations.tap_starts`).
     data : array_like of shape (n_samples, n_visible), optional
         Binary rows used as further starts.
     n_data_starts : int, default 16
@@ -696,7 +178,7 @@ def log_partition_mean_field(
     >>> bool(log_partition_mean_field(p).log_z <= log_partition_exact(p).log_z)
     True
     """
-    sol, bound, best, iterations = _naive_rbm(
+    sol, bound, best, iterations = naive_mean_field(
         params,
         n_starts=n_starts,
         data=data,
@@ -737,131 +219,24 @@ def moments_mean_field(params: RBMParams, **options) -> Moments:
     return Moments(v=mv, h=mh, vh=np.outer(mv, mh))
 
 
-def _mixture_rbm(params, n_components, options) -> tuple[MixtureMeanField, SpinRBMParams]:
-    params = _check_params(params)
-    spin = params.to_spin()
-    bm = BoltzmannMachine.from_rbm(spin)
-    # seed with the multi-start naive solution of the RBM (layer-parallel, hidden-state starts)
-    sol, _, best, _ = _naive_rbm(
-        params,
-        n_starts=8,
-        data=None,
-        n_data_starts=0,
-        damping=0.0,
-        tol=options["tol"],
-        max_iter=2000,
-        temperatures=None,
-        rng=options["rng"],
-    )
-    bound = tap_free_energy(params, sol.m_v, sol.m_h, order=1)
-    spins = np.concatenate([2.0 * sol.m_v - 1.0, 2.0 * sol.m_h - 1.0], axis=1)[np.argsort(-bound)]
-    distinct: list[np.ndarray] = []
-    for s in spins:
-        if all(np.abs(s - d).max() > 1e-3 for d in distinct):
-            distinct.append(s)
-    seed = np.stack(distinct[: max(1, n_components)])[None]
-    return _run_bm(bm, n_components, seed_m=seed, **options), spin
+#: Names that moved to their own modules (issue 25), still importable from here by the callers
+#: outside pymc_rbm.estimators until they import them from those modules; then delete this.
+_MOVED = {
+    "MAX_BM_UNITS": "pymc_rbm.estimators.boltzmann_machine",
+    "BMMoments": "pymc_rbm.estimators.boltzmann_machine",
+    "BoltzmannMachine": "pymc_rbm.estimators.boltzmann_machine",
+    "MixtureMeanField": "pymc_rbm.estimators.mixture_mean_field",
+    "mixture_mean_field_arrays": "pymc_rbm.estimators.mixture_mean_field",
+    "mean_field_bm": "pymc_rbm.estimators.mixture_mean_field",
+    "mixture_mean_field_bm": "pymc_rbm.estimators.mixture_mean_field",
+    "log_partition_mixture_mean_field": "pymc_rbm.estimators.mixture_mean_field",
+    "moments_mixture_mean_field": "pymc_rbm.estimators.mixture_mean_field",
+}
 
 
-def log_partition_mixture_mean_field(
-    params: RBMParams,
-    *,
-    n_components: int = 4,
-    n_starts: int = 1,
-    naive_start: bool = True,
-    temperatures=None,
-    tol: float = 1e-9,
-    max_iter: int = 200,
-    init_scale: float = 1.0,
-    rng=None,
-) -> LogPartitionEstimate:
-    """Mixture mean-field lower bound on ``log Z`` of an RBM (Lawrence, Bishop & Jordan 1998).
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
 
-    Runs :func:`mixture_mean_field_arrays` on the RBM's spin form (a
-    Boltzmann machine with bipartite couplings) and adds ``log_offset``; the
-    naive-seeded start uses the distinct fixed points of
-    :func:`log_partition_mean_field`'s 8 starts as its components (the best
-    with weight 1 at first), so the result is at least that bound.
-    Costs ``O(L (n_v + n_h)² + L² (n_v + n_h))`` per sweep with a Python loop
-    over the units: meant for small and medium models.
-
-    Parameters
-    ----------
-    params : RBMParams
-    n_components : int, default 4
-    n_starts : int, default 1
-    naive_start : bool, default True
-    temperatures : array_like, optional
-        Default 60 → 1 in 8 steps.
-    tol, max_iter, init_scale, rng
-        As in :func:`mixture_mean_field_arrays`.
-
-    Returns
-    -------
-    LogPartitionEstimate
-        ``log_z`` is a lower bound. ``diagnostics``: ``iterations``,
-        ``residual``, ``converged``, ``n_starts``, ``n_components``,
-        ``alpha``, ``naive_bound`` (the one-component bound found on the
-        way), ``naive_seeded`` (whether the naive-seeded start won), ``bound`` (True).
-    """
-    options = dict(
-        n_starts=n_starts,
-        naive_start=naive_start,
-        temperatures=temperatures,
-        tol=tol,
-        max_iter=max_iter,
-        init_scale=init_scale,
-        rng=rng,
-    )
-    sol, spin = _mixture_rbm(params, n_components, options)
-    return LogPartitionEstimate(
-        fingerprint=fingerprint_of(params),
-        log_z=float(sol.bound[0]) + spin.log_offset,
-        method="mixture_mean_field",
-        kind="lower bound",
-        diagnostics={
-            "iterations": int(sol.iterations[0]),
-            "residual": float(sol.residual[0]),
-            "converged": bool(sol.converged[0]),
-            "n_starts": int(n_starts),
-            "n_components": int(n_components),
-            "alpha": sol.alpha[0].copy(),
-            "naive_bound": float(sol.naive_bound[0]) + spin.log_offset,
-            "naive_seeded": bool(sol.naive_seeded[0]),
-            "bound": True,
-        },
-    )
-
-
-def moments_mixture_mean_field(
-    params: RBMParams,
-    *,
-    n_components: int = 4,
-    n_starts: int = 1,
-    naive_start: bool = True,
-    temperatures=None,
-    tol: float = 1e-9,
-    max_iter: int = 200,
-    init_scale: float = 1.0,
-    rng=None,
-) -> Moments:
-    """``⟨v⟩``, ``⟨h⟩``, ``⟨v hᵀ⟩`` as mixtures of the components' factorized moments.
-
-    Lawrence, Bishop & Jordan (1998), eq. 28-29.
-
-    ``⟨v_i h_a⟩ ≈ Σ_l α_l ⟨v_i⟩_l ⟨h_a⟩_l``. Options as in :func:`log_partition_mixture_mean_field`.
-    """
-    options = dict(
-        n_starts=n_starts,
-        naive_start=naive_start,
-        temperatures=temperatures,
-        tol=tol,
-        max_iter=max_iter,
-        init_scale=init_scale,
-        rng=rng,
-    )
-    sol, spin = _mixture_rbm(params, n_components, options)
-    nv = spin.n_visible
-    alpha, p = sol.alpha[0], 0.5 * (1.0 + sol.m[0])  # (L,), (L, n) binary means per component
-    pv, ph = p[:, :nv], p[:, nv:]
-    return Moments(v=alpha @ pv, h=alpha @ ph, vh=np.einsum("l,li,la->ia", alpha, pv, ph))
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

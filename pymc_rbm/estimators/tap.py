@@ -29,39 +29,28 @@ is not a bound, and at strong coupling (``|W| ≫ 1``) the second-order
 expansion can overshoot by far: the Onsager term rewards half-on units.
 
 Order 1 is the naive mean-field lower bound; :mod:`pymc_rbm.estimators.mean_field`
-uses this module's iteration for it.
+uses the same iteration for it. The equations and their fixed points are
+:mod:`~pymc_rbm.estimators.tap_equations`; this module is the estimator built on them.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
 
 import numpy as np
-from scipy.special import entr, expit, log_expit
+from scipy.special import log_expit
 
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
+from pymc_rbm.estimators.tap_equations import TAPSolution, check_order, solve_tap, tap_free_energy, tap_pair_moments
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary, check_real
 
 __all__ = [
     "TAPMoments",
     "UnphysicalFixedPoint",
-    "TAPSolution",
     "log_partition_upper_bound",
-    "tap_free_energy",
-    "tap_fixed_point",
-    "tap_starts",
-    "solve_tap",
     "log_partition_tap",
     "moments_tap",
 ]
-
-
-_WINDOW = 25  # iterations between checks of the adaptive damping
-_STALL = 0.5  # an oscillating start whose residual fell less than this factor over a window is damped harder
-_OSCILLATION = -0.3  # mean cosine of successive updates below which a start oscillates
-_MAX_DAMPING = 0.99
 
 
 class UnphysicalFixedPoint(RuntimeWarning):
@@ -116,14 +105,6 @@ def log_partition_upper_bound(params: RBMParams) -> float:
     return float(min(one_side(params.W, params.vbias, params.hbias), one_side(params.W.T, params.hbias, params.vbias)))
 
 
-def _pair_moments(W, mv, mh, order: int) -> np.ndarray:
-    """``⟨v hᵀ⟩`` at a TAP fixed point: the derivative of ``-Γ`` with respect to ``W``."""
-    vh = np.outer(mv, mh) + W * np.outer(_var(mv), _var(mh))
-    if order >= 3:
-        vh += 2.0 * W * W * np.outer(_skew(mv), _skew(mh))
-    return vh
-
-
 def _domain(mv, mh, vh) -> dict:
     """Whether the moments lie in [0, 1], and the range of ``vh``."""
     lo, hi = float(vh.min()), float(vh.max())
@@ -145,432 +126,6 @@ def _warn_unphysical(what: str, vh_range, *, extra: str = "", stacklevel: int = 
         UnphysicalFixedPoint,
         stacklevel=stacklevel,
     )
-
-
-class TAPSolution(NamedTuple):
-    """Fixed points of the TAP (or naive mean-field) equations for a batch of starts.
-
-    Attributes
-    ----------
-    m_v : ndarray of shape (n_starts, n_visible)
-        Visible magnetizations ``⟨v_i⟩`` in [0, 1].
-    m_h : ndarray of shape (n_starts, n_hidden)
-        Hidden magnetizations ``⟨h_j⟩``.
-    neg_gibbs : ndarray of shape (n_starts,)
-        ``-Γ(m_v, m_h)`` at the returned points: the ``log Z`` estimates.
-    iterations : ndarray of int of shape (n_starts,)
-        Iterations each start ran until it converged (or ``max_iter``).
-    residual : ndarray of shape (n_starts,)
-        ``max |m_new - m_old|`` of the undamped update at the last iteration.
-    converged : ndarray of bool of shape (n_starts,)
-        ``residual < tol``.
-    damping : ndarray of shape (n_starts,)
-        The damping each start ended with (larger than the initial one where
-        the adaptive damping found an oscillation).
-    """
-
-    m_v: np.ndarray
-    m_h: np.ndarray
-    neg_gibbs: np.ndarray
-    iterations: np.ndarray
-    residual: np.ndarray
-    converged: np.ndarray
-    damping: np.ndarray
-
-
-class AdaptiveDamping:
-    """Per-start damping that grows where a fixed point iteration oscillates.
-
-    Shared by the TAP and Bethe iterations. Each iteration reports, per
-    active start, the cosine between its last two (undamped) updates; every
-    ``_WINDOW`` iterations a start whose mean cosine over the window was
-    below ``_OSCILLATION`` (its updates keep reversing) and whose residual
-    did not fall below ``_STALL`` times the window's first gets a stronger
-    damping: ``1 - d ← (1 - d) / 2``, at most ``_MAX_DAMPING``. Slow but
-    monotone convergence (positive cosines) is left alone.
-
-    Parameters
-    ----------
-    n : int
-        Number of starts.
-    damping : float
-        Initial damping of every start.
-    enabled : bool
-        When False the damping never changes.
-    """
-
-    def __init__(self, n: int, damping: float, enabled: bool = True):
-        self.d = np.full(n, float(damping))
-        self.enabled = enabled
-        self._window_start = np.full(n, np.inf)
-        self._cos_sum = np.zeros(n)
-        self._prev = None
-
-    def __getitem__(self, idx):
-        return self.d[idx]
-
-    def update(self, it: int, active: np.ndarray, res: np.ndarray, delta: np.ndarray) -> None:
-        """Record iteration ``it``: residuals ``res`` and undamped updates ``delta`` of the ``active`` starts."""
-        if not self.enabled:
-            return
-        flat = delta.reshape(delta.shape[0], -1)
-        if self._prev is None:
-            self._prev = np.zeros((self.d.size, flat.shape[1]))
-        prev = self._prev[active]
-        norm = np.sqrt((flat * flat).sum(axis=1) * (prev * prev).sum(axis=1))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cos = np.where(norm > 0.0, (flat * prev).sum(axis=1) / norm, 0.0)
-        self._cos_sum[active] += cos
-        self._prev[active] = flat
-        first = np.isinf(self._window_start[active])
-        self._window_start[active[first]] = res[first]
-        if it % _WINDOW:
-            return
-        oscillating = (self._cos_sum[active] / _WINDOW < _OSCILLATION) & (res > _STALL * self._window_start[active])
-        stuck = active[oscillating]
-        self.d[stuck] = np.minimum(1.0 - 0.5 * (1.0 - self.d[stuck]), _MAX_DAMPING)
-        self._window_start[active] = res
-        self._cos_sum[active] = 0.0
-
-
-def _check_order(order: int, allowed=(1, 2, 3)) -> int:
-    if order not in allowed:
-        raise ValueError(f"order must be one of {allowed}, got {order!r}")
-    return int(order)
-
-
-def _powers(params: RBMParams, order: int):
-    """``W**2`` and ``W**3`` where the order needs them (None otherwise)."""
-    W = params.W
-    W2 = W * W if order >= 2 else None
-    W3 = W2 * W if order >= 3 else None
-    return W2, W3
-
-
-def _var(m):
-    return m - m * m
-
-
-def _skew(m):
-    """``(m - m²)(½ - m)``: the third-order factor of one unit."""
-    return (m - m * m) * (0.5 - m)
-
-
-def _skew_slope(m):
-    """Derivative of :func:`_skew`: ``2 (½ - m)² - (m - m²)``."""
-    return 2.0 * (0.5 - m) ** 2 - (m - m * m)
-
-
-def _entropy(m):
-    """Binary entropy summed over the last axis (0 log 0 = 0)."""
-    return (entr(m) + entr(1.0 - m)).sum(axis=-1)
-
-
-def tap_free_energy(params: RBMParams, m_v, m_h, *, order: int = 2) -> np.ndarray:
-    """``-Γ(m_v, m_h)``, the TAP expansion of ``log Z`` at given magnetizations.
-
-    Parameters
-    ----------
-    params : RBMParams
-    m_v : array_like of shape (..., n_visible)
-        Visible magnetizations in [0, 1].
-    m_h : array_like of shape (..., n_hidden)
-        Hidden magnetizations in [0, 1].
-    order : {1, 2, 3}, default 2
-        Order of the expansion in ``W``; 1 is the naive mean-field value,
-        a lower bound on ``log Z`` at any ``(m_v, m_h)``.
-
-    Returns
-    -------
-    ndarray of shape (...)
-        ``-Γ``; at a fixed point of :func:`tap_fixed_point` this is the TAP
-        estimate of ``log Z`` (the Gibbs free energy is ``Γ``).
-    """
-    order = _check_order(order)
-    m_v = np.asarray(m_v, dtype=np.float64)
-    m_h = np.asarray(m_h, dtype=np.float64)
-    W2, W3 = _powers(params, order)
-    out = _entropy(m_v) + _entropy(m_h) + m_v @ params.vbias + m_h @ params.hbias
-    out = out + ((m_v @ params.W) * m_h).sum(axis=-1)
-    if order >= 2:
-        out = out + 0.5 * ((_var(m_v) @ W2) * _var(m_h)).sum(axis=-1)
-    if order >= 3:
-        out = out + (2.0 / 3.0) * ((_skew(m_v) @ W3) * _skew(m_h)).sum(axis=-1)
-    return out
-
-
-class _Layer(NamedTuple):
-    """The fields one layer sees from the other: ``logit(m) = c - κ (m - ½) + c3 p'(m)`` at stationarity."""
-
-    c: np.ndarray  # bias + mean input
-    kappa: np.ndarray | None  # Σ W² (m' - m'²) over the other layer (order >= 2)
-    c3: np.ndarray | None  # ⅔ Σ W³ p(m') over the other layer (order 3)
-
-
-def _layer(bias, W, W2, W3, m_other, order) -> _Layer:
-    """Fields on a layer whose couplings to the other layer are ``W`` (other units on the rows)."""
-    return _Layer(
-        c=bias + m_other @ W,
-        kappa=_var(m_other) @ W2 if order >= 2 else None,
-        c3=(2.0 / 3.0) * (_skew(m_other) @ W3) if order >= 3 else None,
-    )
-
-
-def _stationarity_field(f: _Layer, m):
-    """``c - κ (m - ½) + c3 p'(m)``: the TAP field of the layer at its own magnetizations ``m``."""
-    x = f.c.copy()
-    if f.kappa is not None:
-        x -= f.kappa * (m - 0.5)
-    if f.c3 is not None:
-        x += f.c3 * _skew_slope(m)
-    return x
-
-
-def _solve_layer(f: _Layer, m0, *, tol: float = 1e-13, max_newton: int = 60):
-    """The magnetizations ``m`` with ``logit(m) = c - κ (m - ½) + c3 p'(m)``, unit by unit, in parallel.
-
-    Safeguarded Newton in ``y = logit(m)``, started at ``logit(m0)``, inside
-    the bracket ``c ± (κ + |c3|) / 2`` that must hold the root (``|m - ½| ≤ ½``
-    and ``|p'(m)| ≤ ½``); a Newton step leaving the bracket is replaced by
-    bisection. For order <= 2 the left side minus the right side increases
-    with ``y``, so the root is unique: it is the exact minimizer of the
-    (convex) Gibbs free energy over this layer with the other layer fixed.
-    """
-    if f.kappa is None:
-        return expit(f.c)
-    half = 0.5 * f.kappa if f.c3 is None else 0.5 * (f.kappa + np.abs(f.c3))
-    lo, hi = f.c - half, f.c + half
-    with np.errstate(divide="ignore"):
-        y = np.clip(np.log(m0) - np.log1p(-m0), lo, hi)
-    for _ in range(max_newton):
-        m = expit(y)
-        phi = y - _stationarity_field(f, m)
-        slope = 1.0 + f.kappa * m * (1.0 - m)
-        if f.c3 is not None:
-            slope -= f.c3 * (6.0 * m - 3.0) * m * (1.0 - m)
-        neg = phi < 0.0
-        lo = np.where(neg, y, lo)
-        hi = np.where(neg, hi, y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = phi / slope
-        y_new = y - step
-        bad = ~((y_new >= lo) & (y_new <= hi)) | ~(slope > 0.0)
-        y_new = np.where(bad, 0.5 * (lo + hi), y_new)
-        done = np.abs(y_new - y) <= tol * (1.0 + np.abs(y))
-        y = y_new
-        if done.all():
-            break
-    return expit(y)
-
-
-def tap_fixed_point(
-    params: RBMParams,
-    m_v,
-    m_h=None,
-    *,
-    order: int = 2,
-    update: str = "newton",
-    damping: float | None = None,
-    tol: float = 1e-8,
-    max_iter: int = 2000,
-    adaptive: bool = True,
-) -> TAPSolution:
-    """Iterate the TAP equations from a batch of starts to their fixed points.
-
-    One iteration updates the hidden layer from the visible one, then the
-    visible layer from the new hidden one, each damped:
-    ``m ← damping · m_old + (1 - damping) · m_new``. Starts that have
-    converged are frozen; the others go on until ``max_iter``.
-
-    Two updates of a layer are offered. ``"fixed_point"`` is the iteration of
-    Gabrié et al. (Zhang 2016, eq. 2.4.7-2.4.8): the right-hand side is
-    evaluated at the layer's old magnetizations, ``m_h ← sigmoid(b + m_v·W -
-    (m_h_old - ½)((m_v - m_v²)·W²))``; its self-coupling term makes it
-    oscillate on strongly coupled models (the MNIST RBMs), which damping
-    cures slowly. ``"newton"`` solves each unit's equation for its own
-    ``m`` exactly (:func:`_solve_layer`); at order <= 2 that is the exact
-    minimum of Γ over the layer with the other layer fixed (Γ is convex in
-    one layer), so the iteration is a block coordinate descent of Γ: Γ never
-    increases, damping or not, and no oscillation can arise.
-
-    Parameters
-    ----------
-    params : RBMParams
-    m_v : array_like of shape (n_starts, n_visible)
-        Starting visible magnetizations in [0, 1] (copied).
-    m_h : array_like of shape (n_starts, n_hidden), optional
-        Starting hidden magnetizations; by default ``sigmoid(hbias + m_v·W)``.
-    order : {1, 2, 3}, default 2
-        1: naive mean field (both updates are then the same exact coordinate
-        ascent step of the bound); 2: TAP; 3: third order.
-    update : {"newton", "fixed_point"}, default "newton"
-    damping : float in [0, 1), optional
-        Default 0 for ``"newton"``, 0.5 for ``"fixed_point"``.
-    tol : float, default 1e-8
-        Convergence when the largest change of an undamped layer update is below ``tol``.
-    max_iter : int, default 2000
-    adaptive : bool, default True
-        With ``"fixed_point"``: raise the damping of starts that oscillate
-        (see :class:`AdaptiveDamping`). ``"newton"`` cannot oscillate and
-        ignores it.
-
-    Returns
-    -------
-    TAPSolution
-    """
-    order = _check_order(order)
-    if update not in ("newton", "fixed_point"):
-        raise ValueError(f"update must be 'newton' or 'fixed_point', got {update!r}")
-    if damping is None:
-        damping = 0.0 if update == "newton" else 0.5
-    if not 0.0 <= damping < 1.0:
-        raise ValueError(f"damping must lie in [0, 1), got {damping!r}")
-    if max_iter < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter!r}")
-    check_real(tol, "tol", 0.0)  # tol = 0 runs max_iter iterations; a negative one is a mistake
-    m_v = np.array(m_v, dtype=np.float64, ndmin=2, copy=True)
-    if m_v.ndim != 2 or m_v.shape[1] != params.n_visible:
-        raise ValueError(f"m_v must have shape (n_starts, {params.n_visible}), got {m_v.shape}")
-    if not (np.all(m_v >= 0.0) and np.all(m_v <= 1.0)):
-        raise ValueError("m_v must lie in [0, 1]")
-    n = m_v.shape[0]
-    W2, W3 = _powers(params, order)
-    if m_h is None:
-        m_h = expit(params.hbias + m_v @ params.W)
-    else:
-        m_h = np.array(m_h, dtype=np.float64, ndmin=2, copy=True)
-        if m_h.shape != (n, params.n_hidden):
-            raise ValueError(f"m_h must have shape ({n}, {params.n_hidden}), got {m_h.shape}")
-    iterations = np.zeros(n, dtype=np.int64)
-    residual = np.full(n, np.inf)
-    damp = AdaptiveDamping(n, damping, enabled=adaptive and update == "fixed_point")
-    active = np.arange(n)
-    W, WT = params.W, params.W.T
-    W2T = W2.T if W2 is not None else None
-    W3T = W3.T if W3 is not None else None
-    newton = update == "newton"
-    for it in range(1, max_iter + 1):
-        mv, mh, da = m_v[active], m_h[active], damp[active, None]
-        f = _layer(params.hbias, W, W2, W3, mv, order)
-        dh = (_solve_layer(f, mh) if newton else expit(_stationarity_field(f, mh))) - mh
-        mh = mh + (1.0 - da) * dh
-        f = _layer(params.vbias, WT, W2T, W3T, mh, order)
-        dv = (_solve_layer(f, mv) if newton else expit(_stationarity_field(f, mv))) - mv
-        mv = mv + (1.0 - da) * dv
-        res = np.maximum(np.abs(dh).max(axis=1), np.abs(dv).max(axis=1))
-        m_v[active], m_h[active] = mv, mh
-        residual[active] = res
-        iterations[active] = it
-        damp.update(it, active, res, np.concatenate([dh, dv], axis=1))
-        active = active[res >= tol]
-        if active.size == 0:
-            break
-    return TAPSolution(
-        m_v=m_v,
-        m_h=m_h,
-        neg_gibbs=tap_free_energy(params, m_v, m_h, order=order),
-        iterations=iterations,
-        residual=residual,
-        converged=residual < tol,
-        damping=damp.d,
-    )
-
-
-def tap_starts(
-    params: RBMParams, *, n_starts: int = 8, data=None, n_data_starts: int = 16, rng=None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Starting magnetizations ``(m_v, m_h)`` for the fixed point iterations.
-
-    Start 0 is the factorized state ``m_v = sigmoid(vbias)``. Starts 1 to
-    ``n_starts - 1`` are random binary *hidden* states, of densities spread
-    evenly over (0, 1) (start ``s`` has density ``(s - ½) / (n_starts - 1)``;
-    stochastic), with ``m_v = sigmoid(vbias + W·m_h)``: on trained models
-    these find the modes that random visible states miss (docs/estimators.md).
-    Then up to ``n_data_starts`` rows of ``data``, chosen at random
-    without replacement. Where ``m_h`` is not drawn it is
-    ``sigmoid(hbias + m_v·W)``.
-
-    Parameters
-    ----------
-    params : RBMParams
-    n_starts : int, default 8
-        Number of non-data starts (at least 1).
-    data : array_like of shape (n_samples, n_visible), optional
-        Binary data; it is validated and not modified.
-    n_data_starts : int, default 16
-    rng : numpy.random.Generator or seed, optional
-        Default: a fixed seed, so that the estimators are deterministic.
-
-    Returns
-    -------
-    m_v : ndarray of shape (n_total, n_visible)
-    m_h : ndarray of shape (n_total, n_hidden)
-        ``n_total = n_starts + min(n_data_starts, n_samples)``.
-    """
-    if n_starts < 1:
-        raise ValueError(f"n_starts must be >= 1, got {n_starts!r}")
-    rng = np.random.default_rng(0 if rng is None else rng)
-    k = n_starts - 1
-    density = (np.arange(1, k + 1) - 0.5) / max(k, 1)
-    h = (rng.random((k, params.n_hidden)) < density[:, None]).astype(np.float64)
-    v_rows = [expit(params.vbias)[None, :], expit(params.vbias + h @ params.W.T)]
-    if data is not None:
-        d = check_binary(data, params.n_visible, name="data")
-        d = d.reshape(-1, params.n_visible)
-        n_data = min(int(n_data_starts), d.shape[0])
-        if n_data > 0:
-            v_rows.append(d[np.sort(rng.choice(d.shape[0], size=n_data, replace=False))])
-    m_v = np.concatenate(v_rows, axis=0)
-    m_h = expit(params.hbias + m_v @ params.W)
-    m_h[1 : 1 + k] = h
-    return m_v, m_h
-
-
-def _best(sol: TAPSolution) -> int:
-    """Index of the converged start of largest ``-Γ`` (lowest free energy); any start if none converged."""
-    pool = np.flatnonzero(sol.converged)
-    if pool.size == 0:
-        pool = np.arange(sol.neg_gibbs.size)
-    return int(pool[np.argmax(sol.neg_gibbs[pool])])
-
-
-def solve_tap(params, *, order, n_starts, data, n_data_starts, update, damping, tol, max_iter, rng, adaptive=True):
-    """The fixed points of :func:`tap_fixed_point` from the starts of :func:`tap_starts`, and the best one.
-
-    Parameters
-    ----------
-    params : RBMParams
-    order : {1, 2, 3}
-        1 is naive mean field (used by :mod:`pymc_rbm.estimators.mean_field`).
-    n_starts, data, n_data_starts, rng
-        As for :func:`tap_starts`.
-    update, damping, tol, max_iter, adaptive
-        As for :func:`tap_fixed_point`.
-
-    Returns
-    -------
-    solution : TAPSolution
-        One fixed point per start.
-    best : int
-        The start of largest ``-Γ`` (lowest free energy) among the converged ones, or among all when
-        none converged.
-    """
-    if not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
-    params = params.astype(np.float64)
-    m_v, m_h = tap_starts(params, n_starts=n_starts, data=data, n_data_starts=n_data_starts, rng=rng)
-    sol = tap_fixed_point(
-        params,
-        m_v,
-        m_h,
-        order=order,
-        update=update,
-        damping=damping,
-        tol=tol,
-        max_iter=max_iter,
-        adaptive=adaptive,
-    )
-    return sol, _best(sol)
 
 
 def _diagnostics(sol: TAPSolution, best: int, **extra) -> dict:
@@ -625,19 +180,19 @@ def log_partition_tap(
         use 2; 3 adds the ``W³`` term).
     n_starts : int, default 8
         Non-data starts: ``sigmoid(vbias)`` and ``n_starts - 1`` random
-        binary hidden states (see :func:`tap_starts`).
+        binary hidden states (see :func:`~pymc_rbm.estimators.tap_equations.tap_starts`).
     data : array_like of shape (n_samples, n_visible), optional
         Binary data; up to ``n_data_starts`` of its rows are used as starts.
     n_data_starts : int, default 16
     update : {"newton", "fixed_point"}, default "newton"
-        How a layer is updated (see :func:`tap_fixed_point`); "fixed_point" is
+        How a layer is updated (see :func:`~pymc_rbm.estimators.tap_equations.tap_fixed_point`); "fixed_point" is
         Gabrié et al.'s damped iteration.
     damping : float in [0, 1), optional
         Default 0 for "newton", 0.5 for "fixed_point".
     tol : float, default 1e-8
     max_iter : int, default 2000
     adaptive : bool, default True
-        Raise the damping of oscillating starts (see :func:`tap_fixed_point`).
+        Raise the damping of oscillating starts (see :func:`~pymc_rbm.estimators.tap_equations.tap_fixed_point`).
     rng : numpy.random.Generator or seed, optional
         Draws the random starts; default a fixed seed (the result is deterministic).
 
@@ -677,7 +232,7 @@ def log_partition_tap(
     >>> est.diagnostics["converged"], abs(est.log_z - log_partition_exact(p).log_z) < 1e-3
     (True, True)
     """
-    order = _check_order(order, (2, 3))
+    order = check_order(order, (2, 3))
     sol, best = solve_tap(
         params,
         order=order,
@@ -698,7 +253,7 @@ def log_partition_tap(
     if order == 3:
         terms["third_order"] = by_order[2] - by_order[1]
     log_z = float(sol.neg_gibbs[best])
-    domain = _domain(mv, mh, _pair_moments(p.W, mv, mh, order))
+    domain = _domain(mv, mh, tap_pair_moments(p.W, mv, mh, order))
     bound = log_partition_upper_bound(p)
     domain["upper_bound"] = bound
     if log_z > bound:
@@ -738,7 +293,7 @@ def moments_tap(params: RBMParams, *, order: int = 2, **options) -> TAPMoments:
         outside [0, 1] (the moments are returned as the expansion gives them,
         not clipped: they are the gradient of the TAP estimate).
     """
-    order = _check_order(order, (2, 3))
+    order = check_order(order, (2, 3))
     defaults = dict(
         n_starts=8, data=None, n_data_starts=16, update="newton", damping=None, tol=1e-8, max_iter=2000, adaptive=True, rng=None
     )
@@ -747,7 +302,7 @@ def moments_tap(params: RBMParams, *, order: int = 2, **options) -> TAPMoments:
         raise TypeError(f"moments_tap got unexpected option(s) {sorted(unknown)}")
     sol, best = solve_tap(params, order=order, **{**defaults, **options})
     mv, mh = sol.m_v[best], sol.m_h[best]
-    vh = _pair_moments(params.W, mv, mh, order)
+    vh = tap_pair_moments(params.W, mv, mh, order)
     diagnostics = {
         **_domain(mv, mh, vh),
         "converged": bool(sol.converged[best]),
