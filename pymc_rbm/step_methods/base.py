@@ -111,12 +111,14 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from pymc.distributions.distribution import SymbolicRandomVariable
 from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import WithSamplingState, dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
+from pytensor.tensor.random.op import RandomVariable
 from rich.progress import TextColumn
 from rich.table import Column
 
@@ -133,7 +135,7 @@ from pymc_rbm.random_variable import is_rbm_variable, rbm_params_of
 from pymc_rbm.step_methods.terms import OtherTerms
 from pymc_rbm.validation import check_binary, check_positive_int
 
-__all__ = ["RBMStep", "RBMStepState", "is_rbm_variable", "rbm_value_vars"]
+__all__ = ["RBMStep", "RBMStepState", "has_constant_parameters", "is_rbm_variable", "rbm_value_vars"]
 
 def rbm_value_vars(model=None) -> list:
     """The value variables of the free :class:`~pymc_rbm.RBM` variables of a model.
@@ -149,6 +151,20 @@ def rbm_value_vars(model=None) -> list:
     """
     model = modelcontext(model)
     return [model.rvs_to_values[rv] for rv in model.free_RVs if is_rbm_variable(rv)]
+
+
+def has_constant_parameters(var) -> bool:
+    """Whether ``var`` is an RBM variable whose weights and biases involve no random variable.
+
+    Constants and data (shared variables) count as constant; anything drawn
+    from a distribution (directly or through a deterministic) does not.
+    """
+    if not is_rbm_variable(var):
+        return False
+    random_ops = (RandomVariable, SymbolicRandomVariable)
+    return not any(
+        x.owner is not None and isinstance(x.owner.op, random_ops) for x in ancestors(list(rbm_params_of(var)))
+    )
 
 
 def _resolve_vars(vars, model) -> list:

@@ -47,8 +47,7 @@ from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, 
 from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import layer_sizes, rbm_params_of
-from pymc_rbm.step_methods.base import RBMStep
-from pymc_rbm.step_methods.tempered import has_constant_parameters
+from pymc_rbm.step_methods.base import RBMStep, has_constant_parameters
 
 __all__ = ["ExactDraws", "EXACT_DRAWS_MAX_BITS", "EXACT_DRAWS_MAX_SECONDS", "exact_draws_pay"]
 

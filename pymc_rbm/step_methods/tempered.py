@@ -119,11 +119,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from pymc.distributions.distribution import SymbolicRandomVariable
 from pymc.step_methods.compound import Competence
 from pymc.step_methods.state import dataclass_state
-from pytensor.graph.traversal import ancestors
-from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
 from pymc_rbm.kernels import compiled
@@ -140,8 +137,7 @@ from pymc_rbm.kernels.tempering import (
     uniform_ladder,
 )
 from pymc_rbm.params import RBMParams
-from pymc_rbm.random_variable import rbm_params_of
-from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable
+from pymc_rbm.step_methods.base import RBMStep, RBMStepState, has_constant_parameters
 
 __all__ = ["ReplicaExchange", "ReplicaExchangeState", "has_constant_parameters"]
 
@@ -153,20 +149,6 @@ INITIAL_TEMPERATURES = 8
 INFORMED_MAX_ALPHA = 0.9
 #: Fractions of the tune phase after which the ladder is adapted.
 ADAPT_AT = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
-
-
-def has_constant_parameters(var) -> bool:
-    """Whether ``var`` is an RBM variable whose weights and biases involve no random variable.
-
-    Constants and data (shared variables) count as constant; anything drawn
-    from a distribution (directly or through a deterministic) does not.
-    """
-    if not is_rbm_variable(var):
-        return False
-    random_ops = (RandomVariable, SymbolicRandomVariable)
-    return not any(
-        x.owner is not None and isinstance(x.owner.op, random_ops) for x in ancestors(list(rbm_params_of(var)))
-    )
 
 
 @dataclass_state
