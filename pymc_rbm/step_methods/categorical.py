@@ -505,6 +505,29 @@ class CategoricalStepState(StepMethodState):
     param_inputs: list | None = field(default=None)
 
 
+class _Tilted:
+    """A sweep target whose visible fields are those of ``base`` plus per-row evidence (rows beyond it untilted).
+
+    ``evidence`` has shape (n_rows, n_visible, q) and tilts the first
+    ``n_rows`` rows of a batch (the cold replica of a ladder, or every chain).
+    """
+
+    def __init__(self, base, evidence):
+        self.base, self.evidence = base, evidence
+        self.visible_layer, self.hidden_layer, self.W = base.visible_layer, base.hidden_layer, base.W
+
+    def hidden_input(self, v):
+        return self.base.hidden_input(v)
+
+    def hidden_logits(self, a):
+        return self.base.hidden_logits(a)
+
+    def visible_logits(self, h):
+        f = self.base.visible_logits(h)
+        f[: self.evidence.shape[0]] += self.evidence
+        return f
+
+
 class _CategoricalStep(BlockedStep):
     """The shared adapter: parameters, hidden refresh, the Metropolis correction for other terms."""
 
@@ -620,7 +643,8 @@ class _CategoricalStep(BlockedStep):
         refreshed = self._bring_up_to_date(point, v_in)
         accept_sum = np.zeros(self._n_chains)
         accept = None
-        if self.corrected:
+        self.evidence = self._unit_evidence(point) if self.uses_evidence else None
+        if self.corrected and self.evidence is None:
             current = {"v": v_in.astype(self._dtype), "log": None}
             self._current = current  # the cold state and log L there (replica swaps move it)
 
@@ -633,15 +657,56 @@ class _CategoricalStep(BlockedStep):
         self._left = v_out.copy()
         f = free_energy(v_out, self.params)
         n_changed = np.count_nonzero(v_out != v_in, axis=-1)
-        acc = accept_sum / self.sweeps if self.corrected else np.ones(self._n_chains)
+        acc = accept_sum / self.sweeps if accept is not None else np.ones(self._n_chains)
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)
         return out, [self._stats(f, n_changed, acc, refreshed)]
 
+    #: Whether per-unit evidence is swept exactly as a tilt of the visible fields (steps that sweep; not exact draws).
+    tilts_evidence = True
+
+    @property
+    def uses_evidence(self) -> bool:
+        """Whether the other terms are per-unit evidence, ``log L(v) = Σ_{k,i} ℓ_{ki}(v_{ki})``, swept exactly.
+
+        Then ``p_RBM(v | h) L(v)`` is, unit by unit, a Potts unit whose fields
+        gain ``ℓ_{ki}(·)``: every sweep updates the visible units from that
+        exact conditional (Gibbs or Metropolised Gibbs), nothing to correct.
+        Noisy reads of each site, observed through a ``pm.Categorical``, are such terms.
+        """
+        return self.tilts_evidence and self.corrected and self.other_terms.structure == "units"
+
+    def _unit_evidence(self, point):
+        """``ℓ_{ki}(c) - ℓ_{ki}(0)`` for every row ``k``, unit ``i`` and label ``c``: shape (n_chains, n_visible, q).
+
+        From one vectorised evaluation of the row terms at ``q·n + 1`` states
+        (all labels 0, then unit ``i`` of every row set to ``c``). None (the
+        step then corrects by Metropolis instead) where a row's terms are
+        ``-inf`` at the all-zeros state, whose values the differences need.
+        """
+        n, q, shape = self._shape[-1], self.params.n_states, self._shape
+        rows = self._n_chains
+        stack = np.zeros((q * n + 1, rows, n), dtype=self._dtype)
+        for c in range(q):
+            stack[1 + c * n + np.arange(n), :, np.arange(n)] = c
+        values = self.other_terms.row_values(point, stack.reshape((q * n + 1, *shape)))  # (q n + 1, rows)
+        base = values[0]
+        if not np.all(np.isfinite(base)):
+            return None
+        with np.errstate(invalid="ignore"):
+            ev = (values[1:] - base).reshape(q, n, rows).transpose(2, 1, 0)
+        ev = np.where(np.isnan(ev), -np.inf, ev)
+        return np.maximum(ev, -1e300)  # -inf (a label L rules out) as a finite field of probability 0
+
+    def _target(self):
+        """The engine's target for the draw: the RBM, its visible fields tilted by the evidence where there is some."""
+        return self.target if self.evidence is None else _Tilted(self.target, self.evidence)
+
     def _draw(self, v, h, accept):
         """The draw's ``sweeps`` sweeps of the engine from ``(v, h)`` (``h`` None: drawn first); returns ``(v, h)``."""
+        target = self._target()
         for _ in range(self.sweeps):
-            state, _ = sweep(self.rng, RBMState(v, h), self.target, self.rule, accept=accept)
+            state, _ = sweep(self.rng, RBMState(v, h), target, self.rule, accept=accept)
             v, h = state.v, state.h
         return v, h
 
@@ -835,6 +900,7 @@ class CategoricalExactDraws(_CategoricalStep):
     """
 
     name = "categorical_exact_draws"
+    tilts_evidence = False  # its proposals are independent draws, corrected by Metropolis
 
     def __init__(self, vars=None, *, max_states: int = MAX_ENUMERATED_STATES, **kwargs):
         self.max_states = check_positive_int(max_states, "max_states")
@@ -991,6 +1057,8 @@ class CategoricalReplicaExchange(_CategoricalStep):
             self.hot_visible = self.rng.integers(0, p.n_states, ((R - 1) * n, p.n_visible)).astype(np.float64)
             self.hot_hidden, _ = BERNOULLI.update(self.rng, None, hidden_input(self.hot_visible, p) * self.betas[1:].repeat(n)[:, None], GIBBS)
         target = at_beta(p, np.repeat(self.betas, n), R * n)
+        if self.evidence is not None:
+            target = _Tilted(target, self.evidence)
         V = np.concatenate([v, self.hot_visible])
         Hh = np.concatenate([h, self.hot_hidden])
 
@@ -1014,7 +1082,9 @@ class CategoricalReplicaExchange(_CategoricalStep):
         E = energy(V.astype(np.int64), Hh, self.params).reshape(R, n)
         for r in range(first, R - 1, 2):
             log_ratio = (betas[r] - betas[r + 1]) * (E[r] - E[r + 1])
-            if r == 0 and accept is not None:
+            if r == 0 and self.evidence is not None:
+                log_ratio = log_ratio + self._evidence_change(V[:n], V[n : 2 * n])
+            elif r == 0 and accept is not None:
                 log_ratio = log_ratio + self._log_rest_change(V[:n], V[n : 2 * n])
             took = metropolis_accept(self.rng, log_ratio)
             self.swap_proposed[r] += n
@@ -1025,6 +1095,12 @@ class CategoricalReplicaExchange(_CategoricalStep):
             if r == 0 and accept is not None and took.any():  # the correction's current state moved with the swap
                 self._current["v"][:] = V[:n].astype(self._dtype)
                 self._current["log"] = None
+
+    def _evidence_change(self, v_cold, v_new) -> np.ndarray:
+        """``log L(v') - log L(v)`` per row from the per-unit evidence (:attr:`uses_evidence`)."""
+        rows, units = np.arange(v_cold.shape[0])[:, None], np.arange(v_cold.shape[1])
+        ev = self.evidence
+        return (ev[rows, units, v_new.astype(np.int64)] - ev[rows, units, v_cold.astype(np.int64)]).sum(axis=-1)
 
     def _log_rest_change(self, v_cold, v_new) -> np.ndarray:
         """``log L(v'_k) - log L(v_k)`` per row ``k`` when row ``k`` of the cold replica alone becomes ``v'_k``.

@@ -34,18 +34,30 @@ from tests.test_categorical import layer_matrices
 
 PARAMS = CategoricalRBMParams.random(3, 3, 2, scale=1.5, rng=4)
 N, Q, H = 3, 3, 2
-READS = np.array([1.6, 0.2, 2.1])  # y_i ~ Normal(0.8 v_i, 1)
+READS = np.array([1.6, 0.2, 2.1])  # per-unit evidence: y_i ~ Normal(0.8 v_i, 1)
+TOTAL = 3.1  # evidence about the sum: y ~ Normal(0.8 Σ_i v_i, 1.5), which does not factorise over units
 V = np.array(list(itertools.product(range(Q), repeat=N)))
 HS = np.array(list(itertools.product((0, 1), repeat=H)), dtype=np.float64)
 
 
 def log_rest(v):
+    """``log L`` of the per-unit reads (up to a constant)."""
     return -0.5 * ((READS - 0.8 * np.asarray(v, dtype=np.float64)) ** 2).sum(axis=-1)
 
 
-def target():
+def log_rest_sum(v):
+    """``log L`` of the reading of the sum (up to a constant)."""
+    return -0.5 * ((TOTAL - 0.8 * np.asarray(v, dtype=np.float64).sum(axis=-1)) / 1.5) ** 2
+
+
+def unit_evidence():
+    """The reads as a tilt of the visible biases: ``ℓ_i(k) = -(READS_i - 0.8 k)² / 2``, shape (N, Q)."""
+    return -0.5 * (READS[:, None] - 0.8 * np.arange(Q)[None, :]) ** 2
+
+
+def target(rest=log_rest_sum):
     table = np.array([[-_energy(v, h) for h in HS] for v in V])  # -E(v, h)
-    p = np.exp(table - table.max()) * np.exp(log_rest(V))[:, None]
+    p = np.exp(table - table.max()) * np.exp(rest(V))[:, None]
     return (p / p.sum()).ravel()
 
 
@@ -57,7 +69,7 @@ def _energy(v, h):
 def corrected_matrix(rule, *, correct=True, accept=True):
     Th, Tv = layer_matrices(PARAMS, rule, accept=accept)
     if correct:
-        lr = np.repeat(log_rest(V), len(HS))
+        lr = np.repeat(log_rest_sum(V), len(HS))
         Tv = Tv * np.exp(np.minimum(lr[None, :] - lr[:, None], 0.0))
         np.fill_diagonal(Tv, 0.0)
         np.fill_diagonal(Tv, np.maximum(1.0 - Tv.sum(axis=1), 0.0))  # rounding
@@ -81,21 +93,26 @@ def test_negative_controls_are_not_invariant(kind):
         ht.assert_stationary(target(), K)
 
 
-def _model(n_rows):
+def _model(n_rows, evidence="sum"):
+    """The RBM with ``n_rows`` rows and, per row, a reading of the sum (``"sum"``) or reads of each unit."""
     with pm.Model() as model:
         v = CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias, shape=(n_rows, N))
-        pm.Normal("y", mu=0.8 * v, sigma=1.0, observed=np.tile(READS, (n_rows, 1)))
+        if evidence == "sum":
+            pm.Normal("y", mu=0.8 * v.sum(axis=-1), sigma=1.5, observed=np.full(n_rows, TOTAL))
+        else:
+            pm.Normal("y", mu=0.8 * v, sigma=1.0, observed=np.tile(READS, (n_rows, 1)))
     return model
 
 
-def _run_from_every_state(step_class, n_draws, seed, **kwargs):
+def _run_from_every_state(step_class, n_draws, seed, evidence="sum", **kwargs):
     """One step from every joint state, ``n_draws`` rows each; counts[x, y] of the joint end states."""
     n_states = len(V) * len(HS)
     start = np.repeat(np.arange(n_states), n_draws)
     v0, h0 = V[start // len(HS)], HS[start % len(HS)]
-    model = _model(len(start))
+    model = _model(len(start), evidence)
     with model:
         step = step_class(rng=seed, **kwargs)
+    assert step.uses_evidence == (evidence == "reads")
     point = model.initial_point()
     point["v"] = v0.astype(point["v"].dtype)
     step.visible_state, step.hidden_state = v0.astype(np.float64), h0.copy()
@@ -117,6 +134,16 @@ def test_the_step_follows_the_exact_corrected_matrix(step_class, kwargs, rule):
     ht.assert_frequencies(counts, corrected_matrix(rule))
 
 
+@pytest.mark.parametrize("rule", [LayerRule(1.0), GIBBS], ids=["metropolised", "gibbs"])
+def test_per_unit_evidence_is_swept_exactly_as_tilted_fields(rule):
+    """Reads of each unit: the step samples the RBM whose visible biases gain the evidence, with no correction."""
+    tilted = CategoricalRBMParams(PARAMS.W, PARAMS.vbias + unit_evidence(), PARAMS.hbias)
+    Th, Tv = layer_matrices(tilted, rule)
+    ht.assert_stationary(target(log_rest), Th @ Tv)
+    step_class = CategoricalGibbs if rule.gibbs else CategoricalMetropolisedGibbs
+    ht.assert_frequencies(_run_from_every_state(step_class, 400, 5, evidence="reads"), Th @ Tv)
+
+
 def test_the_step_without_its_correction_is_caught():
     """Negative control: a step that takes every visible move (no correction) fails the same check."""
 
@@ -131,7 +158,7 @@ def test_the_step_without_its_correction_is_caught():
 
 
 def test_a_moved_point_refreshes_the_hidden_state():
-    with _model(2) as model:
+    with _model(2, "reads") as model:
         step = CategoricalMetropolisedGibbs(rng=0)
     point = model.initial_point()
     out, stats = step.step(point)
@@ -210,7 +237,7 @@ def test_pm_sample_defaults_on_a_sharp_model_within_tv_005():
 
 def test_pm_sample_posterior_of_noisy_reads_matches_enumeration():
     """pm.sample's pick (replica exchange, the cold replica corrected): the posterior of v given the reads."""
-    with _model(1):
+    with _model(1, "reads"):
         idata = pm.sample(draws=2000, tune=200, chains=2, random_seed=2, progressbar=False,
                           compute_convergence_checks=False)
     post = np.exp(log_prob_exact(V, PARAMS) + log_rest(V))
@@ -271,24 +298,31 @@ def _tiny_states():
     return v, h
 
 
-def _tiny_log_rest(v):
-    return -0.5 * ((TINY_READS - 0.8 * np.asarray(v, dtype=np.float64)) ** 2).sum(axis=-1)
-
-
 def _tiny_energies():
     v, h = _tiny_states()
     W, b, c = TINY.W, TINY.vbias, TINY.hbias
     return np.array([[-(b[0, x[0]] + b[1, x[0 + 1]]) - y @ c - (W[0, x[0]] + W[1, x[1]]) @ y for y in h] for x in v]).ravel()
 
 
-def _tiny_extended_matrix(rule, *, with_rest_in_swap=True):
-    """Two rungs (1 and BETA_HOT): corrected cold sweep ⊗ hot sweep, then the swap of the pair (0, 1)."""
+def _tiny_log_rest(v, evidence="reads"):
+    v = np.asarray(v, dtype=np.float64)
+    if evidence == "reads":
+        return -0.5 * ((TINY_READS - 0.8 * v) ** 2).sum(axis=-1)
+    return -0.5 * ((2.5 - 0.8 * v.sum(axis=-1)) / 1.5) ** 2
+
+
+def _tiny_extended_matrix(rule, *, with_rest_in_swap=True, evidence="reads"):
+    """Two rungs (1 and BETA_HOT): cold sweep (tilted by the reads, or corrected) ⊗ hot sweep, then the swap."""
     v, h = _tiny_states()
-    lr = np.repeat(_tiny_log_rest(v), len(h))
-    Th, Tv = layer_matrices(TINY, rule)
-    Tv = Tv * np.exp(np.minimum(lr[None, :] - lr[:, None], 0.0))
-    np.fill_diagonal(Tv, 0.0)
-    np.fill_diagonal(Tv, np.maximum(1.0 - Tv.sum(axis=1), 0.0))
+    lr = np.repeat(_tiny_log_rest(v, evidence), len(h))
+    if evidence == "reads":
+        tilt = -0.5 * (TINY_READS[:, None] - 0.8 * np.arange(3)[None, :]) ** 2
+        Th, Tv = layer_matrices(CategoricalRBMParams(TINY.W, TINY.vbias + tilt, TINY.hbias), rule)
+    else:
+        Th, Tv = layer_matrices(TINY, rule)
+        Tv = Tv * np.exp(np.minimum(lr[None, :] - lr[:, None], 0.0))
+        np.fill_diagonal(Tv, 0.0)
+        np.fill_diagonal(Tv, np.maximum(1.0 - Tv.sum(axis=1), 0.0))
     cold = Th @ Tv
     Th_hot, Tv_hot = layer_matrices(TINY, rule, BETA_HOT)
     K = np.kron(cold, Th_hot @ Tv_hot)
@@ -304,23 +338,26 @@ def _tiny_extended_matrix(rule, *, with_rest_in_swap=True):
     return K @ S
 
 
-def _tiny_extended_target():
+def _tiny_extended_target(evidence="reads"):
     E = _tiny_energies()
     v, h = _tiny_states()
-    cold = np.exp(-E + np.repeat(_tiny_log_rest(v), len(h)))
+    cold = np.exp(-E + np.repeat(_tiny_log_rest(v, evidence), len(h)))
     hot = np.exp(-BETA_HOT * E)
     return np.kron(cold / cold.sum(), hot / hot.sum())
 
 
-def test_a_replica_exchange_round_leaves_the_extended_target_invariant():
-    K = _tiny_extended_matrix(LayerRule(1.0))
-    ht.assert_stationary(_tiny_extended_target(), K)
+@pytest.mark.parametrize("evidence", ["reads", "sum"])
+def test_a_replica_exchange_round_leaves_the_extended_target_invariant(evidence):
+    K = _tiny_extended_matrix(LayerRule(1.0), evidence=evidence)
+    ht.assert_stationary(_tiny_extended_target(evidence), K)
     assert ht.is_irreducible(K)
     with pytest.raises(AssertionError, match="not stationary"):  # negative control: the swap ignores L
-        ht.assert_stationary(_tiny_extended_target(), _tiny_extended_matrix(LayerRule(1.0), with_rest_in_swap=False))
+        ht.assert_stationary(_tiny_extended_target(evidence),
+                             _tiny_extended_matrix(LayerRule(1.0), with_rest_in_swap=False, evidence=evidence))
 
 
-def test_the_replica_exchange_step_follows_the_exact_extended_matrix():
+@pytest.mark.parametrize("evidence", ["reads", "sum"])
+def test_the_replica_exchange_step_follows_the_exact_extended_matrix(evidence):
     v, h = _tiny_states()
     M = len(v) * len(h)
     n_draws = 250
@@ -329,8 +366,12 @@ def test_the_replica_exchange_step_follows_the_exact_extended_matrix():
     n_rows = len(start)
     with pm.Model() as model:
         x = CategoricalRBM("v", TINY.W, TINY.vbias, TINY.hbias, shape=(n_rows, 2))
-        pm.Normal("y", mu=0.8 * x, sigma=1.0, observed=np.tile(TINY_READS, (n_rows, 1)))
+        if evidence == "reads":
+            pm.Normal("y", mu=0.8 * x, sigma=1.0, observed=np.tile(TINY_READS, (n_rows, 1)))
+        else:
+            pm.Normal("y", mu=0.8 * x.sum(axis=-1), sigma=1.5, observed=np.full(n_rows, 2.5))
         step = CategoricalReplicaExchange(betas=[1.0, BETA_HOT], rng=4)
+    assert step.uses_evidence == (evidence == "reads")
     point = model.initial_point()
     point["v"] = v[c0 // 2].astype(point["v"].dtype)
     step.visible_state, step.hidden_state = v[c0 // 2].astype(float), h[c0 % 2].copy()
@@ -340,7 +381,7 @@ def test_the_replica_exchange_step_follows_the_exact_extended_matrix():
     end0 = (out["v"] @ [3, 1]) * 2 + step.hidden_state[:, 0].astype(int)
     end1 = (step.hot_visible.astype(int) @ [3, 1]) * 2 + step.hot_hidden[:, 0].astype(int)
     counts = np.bincount(start * M * M + end0 * M + end1, minlength=(M * M) ** 2).reshape(M * M, M * M)
-    ht.assert_frequencies(counts, _tiny_extended_matrix(LayerRule(1.0)))
+    ht.assert_frequencies(counts, _tiny_extended_matrix(LayerRule(1.0), evidence=evidence))
 
 
 def test_replica_exchange_mixes_the_sharp_model_where_metropolised_gibbs_does_not():
