@@ -42,7 +42,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from pymc_rbm.categorical import CategoricalRBMParams, free_energy, log_partition_exact, moments_exact
+from pymc_rbm.categorical import CategoricalRBMParams, free_energy, moments_exact
 from pymc_rbm.step_methods.categorical import (
     CategoricalGibbs,
     CategoricalMetropolisedGibbs,

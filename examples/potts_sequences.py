@@ -53,7 +53,7 @@ def sequence_family(n: int, rng) -> np.ndarray:
 
 
 def statistics(v: np.ndarray, params: CategoricalRBMParams):
-    """``(⟨1(v_i = k) E[h_j | v]⟩, ⟨1(v_i = k)⟩, ⟨E[h_j | v]⟩)`` over the rows of ``v``: the gradient's terms."""
+    """``(⟨1(v_i = k) E[h_j | v]⟩, ⟨1(v_i = k)⟩, ⟨E[h_j | v]⟩)`` over the rows of ``v`` (the gradient's terms)."""
     onehot = params.visible.one_hot(v)  # (m, n, q)
     ph = sigmoid(hidden_input(v, params))  # (m, H)
     m = len(v)
@@ -128,8 +128,9 @@ def main():
     print(f"   max |sampled - exact| over sites and bases: {np.abs(site_sampled - site_exact).max():.4f}; "
           f"TV of the whole sequence to exact: {0.5 * np.abs(seq_sampled - post).sum():.4f}")
     best = np.argmax(post)
+    majority = np.array([np.bincount(c, minlength=4).argmax() for c in reads.T])
     print(f"   MAP sequence {''.join(ALPHABET[states[best]])} (exact posterior {post[best]:.3f}); "
-          f"reads alone (majority) {''.join(ALPHABET[np.array([np.bincount(c, minlength=4).argmax() for c in reads.T])])}")
+          f"reads alone (majority) {''.join(ALPHABET[majority])}")
 
 
 if __name__ == "__main__":

@@ -191,7 +191,8 @@ class CategoricalRBMParams:
     def __eq__(self, other) -> bool:
         if not isinstance(other, CategoricalRBMParams):
             return NotImplemented
-        return all(np.array_equal(a, b) for a, b in zip((self.W, self.vbias, self.hbias), (other.W, other.vbias, other.hbias)))
+        mine, theirs = (self.W, self.vbias, self.hbias), (other.W, other.vbias, other.hbias)
+        return all(np.array_equal(a, b) for a, b in zip(mine, theirs))
 
     __hash__ = None
 
@@ -236,7 +237,14 @@ class CategoricalRBMParams:
     # ---------------------------------------------------------- constructors
     @classmethod
     def random(
-        cls, n_visible: int, n_states: int, n_hidden: int, *, scale: float = 1.0, bias_scale: float | None = None, rng=None
+        cls,
+        n_visible: int,
+        n_states: int,
+        n_hidden: int,
+        *,
+        scale: float = 1.0,
+        bias_scale: float | None = None,
+        rng=None,
     ) -> CategoricalRBMParams:
         """A random model, entries uniform on ``[-scale, scale]`` (biases: ``bias_scale``) (stochastic).
 
@@ -519,7 +527,9 @@ class CategoricalEnumeration(NamedTuple):
     n_configurations: int
 
 
-def enumeration_plan(params: CategoricalRBMParams, max_states: int | None = MAX_ENUMERATED_STATES) -> CategoricalEnumeration:
+def enumeration_plan(
+    params: CategoricalRBMParams, max_states: int | None = MAX_ENUMERATED_STATES
+) -> CategoricalEnumeration:
     """The smaller of the ``2**n_hidden`` hidden and ``q**n_visible`` visible enumerations, or a refusal.
 
     Raises
@@ -630,7 +640,9 @@ class CategoricalMoments(NamedTuple):
     h: np.ndarray
 
 
-def moments_exact(params: CategoricalRBMParams, *, max_states: int | None = MAX_ENUMERATED_STATES) -> CategoricalMoments:
+def moments_exact(
+    params: CategoricalRBMParams, *, max_states: int | None = MAX_ENUMERATED_STATES
+) -> CategoricalMoments:
     """``log Z`` and the exact moments ``⟨1(v_i = k) h_j⟩``, ``p(v_i = k)``, ``p(h_j = 1)`` by enumeration."""
     plan = enumeration_plan(params, max_states)
     log_z = _lse(_log_weights(params, plan))

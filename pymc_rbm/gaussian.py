@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_rbm.layers import BERNOULLI, Gaussian, Layer
-from pymc_rbm.primitives import is_symbolic, softplus
+from pymc_rbm.primitives import softplus
 from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
 
 __all__ = [
@@ -165,7 +165,8 @@ class GaussianRBMParams:
     def load(cls, path, *, dtype=np.float64) -> GaussianRBMParams:
         """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``, ``sigma``)."""
         keys = ("W", "vbias", "hbias", "sigma")
-        with open_npz(path, "a parameter file written by GaussianRBMParams.save (an .npz of W, vbias, hbias, sigma)") as f:
+        expected = "a parameter file written by GaussianRBMParams.save (an .npz of W, vbias, hbias, sigma)"
+        with open_npz(path, expected) as f:
             missing = set(keys) - set(f.files)
             if missing:
                 raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
@@ -192,7 +193,7 @@ def energy(v, h, params):
 
 
 def free_energy(v, params):
-    """``F(v) = Σ_i (v_i - vbias_i)² / (2σ_i²) - Σ_j softplus(hbias_j + Σ_i (v_i / σ_i) W_ij)`` (NumPy or PyTensor).
+    """``F(v) = Σ_i (v_i - vbias_i)² / (2σ_i²) - Σ_j softplus(hbias_j + Σ_i (v_i / σ_i) W_ij)`` (NumPy, PyTensor).
 
     Parameters
     ----------
@@ -340,7 +341,8 @@ def _pymc_layer() -> dict:
             super().__init__(*args, **kwargs)
 
         def rng_fn(self, rng, W, vbias, hbias, sigma, log_z, size):
-            core = [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in ((W, 2), (vbias, 1), (hbias, 1), (sigma, 1))]
+            core = [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x
+                    for x, nd in ((W, 2), (vbias, 1), (hbias, 1), (sigma, 1))]
             size = () if size is None else tuple(size)
             return sample_exact(GaussianRBMParams(*core), size, rng, max_hidden=self.max_hidden)
 
@@ -431,14 +433,18 @@ def _pymc_layer() -> dict:
             if isinstance(sigma, Constant) and not np.all(sigma.data > 0):
                 raise ValueError("sigma must be > 0 (standard deviations of the visible units)")
             if (W.ndim, vbias.ndim, hbias.ndim, sigma.ndim) != (2, 1, 1, 1):
-                raise ValueError("W must be a matrix and vbias, hbias, sigma vectors (batched parameters are not supported)")
+                raise ValueError(
+                    "W must be a matrix and vbias, hbias, sigma vectors (batched parameters are not supported)"
+                )
             nv, nh = W.type.shape
             for name, x, want in (("vbias", vbias, nv), ("hbias", hbias, nh), ("sigma", sigma, nv)):
                 if x.type.shape[0] is not None and want is not None and x.type.shape[0] != want:
                     raise ValueError(f"{name} has {x.type.shape[0]} entries, W of shape {W.type.shape} needs {want}")
             if isinstance(log_partition, str):
                 if log_partition != "exact":
-                    raise ValueError(f"log_partition must be 'exact', a number or tensor, or None; got {log_partition!r}")
+                    raise ValueError(
+                        f"log_partition must be 'exact', a number or tensor, or None; got {log_partition!r}"
+                    )
                 if nh is None:
                     raise ValueError("log_partition='exact' needs the number of hidden units in W's static shape")
                 if nh > max_hidden:

@@ -309,7 +309,9 @@ def _random_ancestors(*tensors):
     from pymc.distributions.distribution import SymbolicRandomVariable
 
     return [
-        v for v in ancestors(tensors) if v.owner is not None and isinstance(v.owner.op, (RandomVariable, SymbolicRandomVariable))
+        v
+        for v in ancestors(tensors)
+        if v.owner is not None and isinstance(v.owner.op, (RandomVariable, SymbolicRandomVariable))
     ]
 
 
@@ -457,7 +459,8 @@ class CategoricalRBM(Discrete):
                 "use shape=(K, n_visible) for K draws of one RBM)"
             )
         sw, sv, sh = W.type.shape, vbias.type.shape, hbias.type.shape
-        for got, want, what in ((sv[0], sw[0], "vbias rows"), (sv[1], sw[1], "vbias columns"), (sh[0], sw[2], "hbias entries")):
+        pairs = ((sv[0], sw[0], "vbias rows"), (sv[1], sw[1], "vbias columns"), (sh[0], sw[2], "hbias entries"))
+        for got, want, what in pairs:
             if got is not None and want is not None and got != want:
                 raise ValueError(f"{what} ({got}) do not match W of shape {sw}")
         if sw[1] is not None and sw[1] < 2:
@@ -552,7 +555,9 @@ class _CategoricalStep(BlockedStep):
         model = modelcontext(model)
         value_vars = _resolve_vars(vars, model)
         if len(value_vars) != 1:
-            raise ValueError(f"{type(self).__name__} samples one CategoricalRBM variable per step, got {len(value_vars)}")
+            raise ValueError(
+                f"{type(self).__name__} samples one CategoricalRBM variable per step, got {len(value_vars)}"
+            )
         self.sweeps = check_positive_int(sweeps, "sweeps")
         if not isinstance(random_start, (bool, np.bool_)):
             raise ValueError(f"random_start must be True or False, got {random_start!r}")
@@ -677,7 +682,7 @@ class _CategoricalStep(BlockedStep):
         return self.tilts_evidence and self.corrected and self.other_terms.structure == "units"
 
     def _unit_evidence(self, point):
-        """``ℓ_{ki}(c) - ℓ_{ki}(0)`` for every row ``k``, unit ``i`` and label ``c``: shape (n_chains, n_visible, q).
+        """``ℓ_{ki}(c) - ℓ_{ki}(0)`` for every row ``k``, unit ``i`` and label ``c``, shape (n_chains, n_visible, q).
 
         From one vectorised evaluation of the row terms at ``q·n + 1`` states
         (all labels 0, then unit ``i`` of every row set to ``c``). None (the
@@ -756,7 +761,8 @@ class _CategoricalStep(BlockedStep):
         vectorised evaluations of the row terms (the same scan, in distribution)."""
         new_int = v_int.copy()
         new_int[:] = v_new
-        values = self.other_terms.row_values(point, np.stack([v_int.reshape(self._shape), new_int.reshape(self._shape)]))
+        stack = np.stack([v_int.reshape(self._shape), new_int.reshape(self._shape)])
+        values = self.other_terms.row_values(point, stack)
         with np.errstate(invalid="ignore"):
             log_ratio = np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
         moved = (v_new != v_old).any(axis=-1)
@@ -1055,7 +1061,8 @@ class CategoricalReplicaExchange(_CategoricalStep):
             h, _ = BERNOULLI.update(self.rng, None, hidden_input(v, p), GIBBS)
         if self.hot_visible is None:
             self.hot_visible = self.rng.integers(0, p.n_states, ((R - 1) * n, p.n_visible)).astype(np.float64)
-            self.hot_hidden, _ = BERNOULLI.update(self.rng, None, hidden_input(self.hot_visible, p) * self.betas[1:].repeat(n)[:, None], GIBBS)
+            a = hidden_input(self.hot_visible, p) * self.betas[1:].repeat(n)[:, None]
+            self.hot_hidden, _ = BERNOULLI.update(self.rng, None, a, GIBBS)
         target = at_beta(p, np.repeat(self.betas, n), R * n)
         if self.evidence is not None:
             target = _Tilted(target, self.evidence)
@@ -1112,7 +1119,8 @@ class CategoricalReplicaExchange(_CategoricalStep):
         shape, dt = self._shape, self._dtype
         cur = v_cold.astype(dt)
         if self._row_terms:
-            values = self.other_terms.row_values(self._point, np.stack([cur.reshape(shape), v_new.astype(dt).reshape(shape)]))
+            stack = np.stack([cur.reshape(shape), v_new.astype(dt).reshape(shape)])
+            values = self.other_terms.row_values(self._point, stack)
             with np.errstate(invalid="ignore"):
                 return np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
         if cur.shape[0] == 1:

@@ -301,7 +301,9 @@ def _tiny_states():
 def _tiny_energies():
     v, h = _tiny_states()
     W, b, c = TINY.W, TINY.vbias, TINY.hbias
-    return np.array([[-(b[0, x[0]] + b[1, x[0 + 1]]) - y @ c - (W[0, x[0]] + W[1, x[1]]) @ y for y in h] for x in v]).ravel()
+    return np.array(
+        [[-(b[0, x[0]] + b[1, x[1]]) - y @ c - (W[0, x[0]] + W[1, x[1]]) @ y for y in h] for x in v]
+    ).ravel()
 
 
 def _tiny_log_rest(v, evidence="reads"):
