@@ -499,13 +499,33 @@ class CategoricalStepState(StepMethodState):
     """The sampling state of a categorical step: its generator and the auxiliary hidden state.
 
     ``visible_state`` and ``hidden_state`` (float, ``(n_chains, n_visible)``
-    and ``(n_chains, n_hidden)``) are the state the step left; ``param_inputs``
-    the values its parameters were computed from. None before a chain's first draw.
+    and ``(n_chains, n_hidden)``) are the state the step left, ``left_state``
+    the draw it returned (a point that holds it keeps ``h``), ``param_inputs``
+    the values its parameters were computed from, ``start_pending`` whether the
+    random start is still to come. None before a chain's first draw.
     """
 
     visible_state: np.ndarray | None = field(default=None)
     hidden_state: np.ndarray | None = field(default=None)
     param_inputs: list | None = field(default=None)
+    left_state: np.ndarray | None = field(default=None)
+    start_pending: bool = field(default=False)
+
+
+@dataclass_state
+class CategoricalReplicaExchangeState(CategoricalStepState):
+    """:class:`CategoricalStepState` and the ladder: ``betas``, the hot replicas ``hot_visible`` and
+    ``hot_hidden`` (shape ``((n_replicas - 1) * n_chains, n)``), the round count whose parity picks the swaps,
+    the swap counts since the last adaptation, the draws done and the tuning draws at which the ladder adapts."""
+
+    betas: np.ndarray | None = field(default=None)
+    hot_visible: np.ndarray | None = field(default=None)
+    hot_hidden: np.ndarray | None = field(default=None)
+    n_rounds: int = field(default=0)
+    swap_accepted: np.ndarray | None = field(default=None)
+    swap_proposed: np.ndarray | None = field(default=None)
+    draws_done: int = field(default=0)
+    adapt_at: set | None = field(default=None)
 
 
 class _Tilted:
@@ -562,7 +582,7 @@ class _CategoricalStep(BlockedStep):
         if not isinstance(random_start, (bool, np.bool_)):
             raise ValueError(f"random_start must be True or False, got {random_start!r}")
         self.random_start = bool(random_start)
-        self._start_pending = False
+        self.start_pending = False
         self.blocked = blocked
         self.rng = get_random_generator(rng)
         compile_kwargs = dict(compile_kwargs or {})
@@ -578,7 +598,7 @@ class _CategoricalStep(BlockedStep):
         self._dtype = np.dtype(value_var.dtype)
         self._n_chains = int(np.prod(value.shape[:-1], dtype=np.int64))
         self.visible_state = self.hidden_state = self.param_inputs = None
-        self._left = None
+        self.left_state = None
         self._setup_params(model, rv, initial_point, compile_kwargs)
         self.other_terms = OtherTerms(model, rv, value_var, compile_kwargs)
         # L factorises over the rows of a batched variable: all rows are corrected at once (_correct_rows)
@@ -631,17 +651,17 @@ class _CategoricalStep(BlockedStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         """Take the chain's generator, forget the hidden state, re-read data-dependent parameters."""
         super().setup_chain(rng, tune, draws)
-        self._start_pending = self.random_start and tune > 0
+        self.start_pending = self.random_start and tune > 0
         self.visible_state = self.hidden_state = self.param_inputs = None
-        self._left = None
+        self.left_state = None
         if self._data_fn is not None:
             self._set_params(*self._data_fn())
 
     # ------------------------------------------------------------ a draw
     def step(self, point):
         """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
-        if self._start_pending:
-            self._start_pending = False
+        if self.start_pending:
+            self.start_pending = False
             point = point.copy()
             point[self._name] = self.rng.integers(0, self.params.n_states, size=self._shape).astype(self._dtype)
         v_in = np.asarray(point[self._name]).reshape(self._n_chains, self._shape[-1])
@@ -659,7 +679,7 @@ class _CategoricalStep(BlockedStep):
         v, h = self._draw(self.visible_state, self.hidden_state, accept)
         self.visible_state, self.hidden_state = v, h
         v_out = v.astype(self._dtype)
-        self._left = v_out.copy()
+        self.left_state = v_out.copy()
         f = free_energy(v_out, self.params)
         n_changed = np.count_nonzero(v_out != v_in, axis=-1)
         acc = accept_sum / self.sweeps if accept is not None else np.ones(self._n_chains)
@@ -725,7 +745,7 @@ class _CategoricalStep(BlockedStep):
                 self._set_params(*self._param_fn(*values))
                 self.param_inputs = [a.copy() for a in values]
                 changed = True
-        moved = self._left is None or not np.array_equal(v_in, self._left)
+        moved = self.left_state is None or not np.array_equal(v_in, self.left_state)
         if changed or moved or self.hidden_state is None:
             self.visible_state = v_in.astype(np.float64)
             self.hidden_state = None  # the sweep's hidden update is then a Gibbs draw from p(h | v)
@@ -994,6 +1014,7 @@ class CategoricalReplicaExchange(_CategoricalStep):
     """
 
     name = "categorical_replica_exchange"
+    _state_class = CategoricalReplicaExchangeState
 
     def __init__(self, vars=None, *, betas=None, n_replicas: int = 8, beta_min: float = 0.05, alpha: float = 1.0,
                  max_replicas: int = 32, **kwargs):
@@ -1008,8 +1029,8 @@ class CategoricalReplicaExchange(_CategoricalStep):
         self.initial_betas = betas
         self.betas = betas.copy()
         self.max_replicas = check_positive_int(max_replicas, "max_replicas", 2)
-        self._adapt_at: set = set()
-        self._draws_done = 0
+        self.adapt_at: set = set()
+        self.draws_done = 0
         self.alpha = check_alpha(alpha)
         self.rule = LayerRule(self.alpha)
         super().__init__(vars, **kwargs)
@@ -1029,8 +1050,8 @@ class CategoricalReplicaExchange(_CategoricalStep):
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         super().setup_chain(rng, tune, draws)
         self.betas = self.initial_betas.copy()
-        self._draws_done = 0
-        self._adapt_at = {tune // 4, tune // 2} if tune >= 40 else set()
+        self.draws_done = 0
+        self.adapt_at = {tune // 4, tune // 2} if tune >= 40 else set()
         self._reset_replicas()
 
     def _adapt(self) -> None:
@@ -1134,9 +1155,9 @@ class CategoricalReplicaExchange(_CategoricalStep):
 
     def step(self, point):
         self._point = point
-        if self._draws_done in self._adapt_at:
+        if self.draws_done in self.adapt_at:
             self._adapt()
-        self._draws_done += 1
+        self.draws_done += 1
         return super().step(point)
 
     @staticmethod

@@ -411,3 +411,24 @@ def test_the_ladder_adapts_in_tuning_and_is_then_frozen():
     assert 2 <= step.betas.size <= step.max_replicas and not np.array_equal(step.betas, step.initial_betas)
     rates = step.swap_rates  # measured on the frozen ladder over the 200 draws and the end of tuning
     assert np.all(rates > 0.2)
+
+
+@pytest.mark.parametrize("step_class", [CategoricalMetropolisedGibbs, CategoricalReplicaExchange])
+def test_a_resumed_step_continues_draw_for_draw(step_class):
+    """The sampling state (generator, hidden state, replicas, ladder) carries the chain on exactly."""
+    with _model(2, "sum") as model:
+        whole, first = step_class(rng=3), step_class(rng=3)
+        resumed = step_class(rng=99)
+    for s in (whole, first):
+        s.setup_chain(np.random.default_rng(5), tune=80, draws=40)
+    resumed.setup_chain(np.random.default_rng(0), tune=80, draws=40)
+    point = model.initial_point()
+    a = b = point
+    for _ in range(60):
+        a, _ = whole.step(a)
+        b, _ = first.step(b)
+    resumed.sampling_state = first.sampling_state
+    for _ in range(40):
+        a, _ = whole.step(a)
+        b, _ = resumed.step(b)
+        np.testing.assert_array_equal(a["v"], b["v"])
