@@ -116,7 +116,7 @@ def _run_from_every_state(step_class, n_draws, seed, evidence="sum", **kwargs):
     point = model.initial_point()
     point["v"] = v0.astype(point["v"].dtype)
     step.visible_state, step.hidden_state = v0.astype(np.float64), h0.copy()
-    step._left = point["v"].copy()  # the step left exactly this state: h is kept, not refreshed
+    step.left_state = point["v"].copy()  # the step left exactly this state: h is kept, not refreshed
     out, stats = step.step(point)
     assert not stats[0]["refreshed"]
     end = (out["v"] @ (Q ** np.arange(N - 1, -1, -1))) * len(HS) + step.hidden_state.astype(int) @ [2, 1]
@@ -377,7 +377,7 @@ def test_the_replica_exchange_step_follows_the_exact_extended_matrix(evidence):
     point = model.initial_point()
     point["v"] = v[c0 // 2].astype(point["v"].dtype)
     step.visible_state, step.hidden_state = v[c0 // 2].astype(float), h[c0 % 2].copy()
-    step._left = point["v"].copy()
+    step.left_state = point["v"].copy()
     step.hot_visible, step.hot_hidden = v[c1 // 2].astype(float), h[c1 % 2].copy()
     out, _ = step.step(point)
     end0 = (out["v"] @ [3, 1]) * 2 + step.hidden_state[:, 0].astype(int)
