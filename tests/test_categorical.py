@@ -173,7 +173,7 @@ def joint_p(params, beta=1.0):
     return np.exp(beta * table - _lse(beta * table)).ravel()
 
 
-RULES = {"gibbs": GIBBS, "metropolised": LayerRule(1.0), "alpha0.5": LayerRule(0.5)}
+RULES = {"gibbs": GIBBS, "metropolised": LayerRule(1.0), "alpha0.5": LayerRule(0.5), "alpha0": LayerRule(0.0)}
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.6])
