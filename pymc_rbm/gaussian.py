@@ -58,8 +58,12 @@ __all__ = [
     "visible_mean",
 ]
 
-#: Largest hidden layer whose ``2**n_hidden`` states are enumerated (for ``log Z``, the mixture and exact draws).
-MAX_HIDDEN_ENUMERATED = 20
+#: Largest hidden layer whose ``2**n_hidden`` states are enumerated by default (for ``log Z``, the mixture and
+#: exact draws; the distribution's logp enumerates them at every evaluation, inside the graph).
+MAX_HIDDEN_ENUMERATED = 16
+
+#: Hidden states handled at once by the NumPy enumeration (bounds the memory to ~ this x n_visible floats).
+_BLOCK = 4096
 
 
 def __getattr__(name):
@@ -262,10 +266,15 @@ def _check_hidden(params, max_hidden):
 
 
 def _hidden_log_weights(params, max_hidden):
+    """All hidden states (2**H, H) and their log weights ``hbias·h + (vbias/σ)·Wh + |Wh|²/2``, in blocks."""
     _check_hidden(params, max_hidden)
     Hs = BERNOULLI.states(params.n_hidden)
-    m = Hs @ params.W.T  # (2^H, n): W h
-    return Hs, Hs @ params.hbias + m @ (params.vbias / params.sigma) + 0.5 * (m**2).sum(axis=-1)
+    lw = np.empty(len(Hs))
+    for start in range(0, len(Hs), _BLOCK):
+        block = Hs[start : start + _BLOCK]
+        m = block @ params.W.T  # (B, n): W h
+        lw[start : start + _BLOCK] = block @ params.hbias + m @ (params.vbias / params.sigma) + 0.5 * (m**2).sum(-1)
+    return Hs, lw
 
 
 def _lse(x):
@@ -396,7 +405,7 @@ def _pymc_layer() -> dict:
             parameters may be random variables and gradients are exact;
             needs a static ``n_hidden`` of at most ``max_hidden``), an
             estimate, or None (left out: constant parameters only).
-        max_hidden : int, default 20
+        max_hidden : int, default 16
 
         Notes
         -----
