@@ -11,8 +11,10 @@ every other variable of the model, the step leaves
 
     Π(θ, x_0, ..., x_{K-1}) = p(θ) p_RBM(x_{K-1}) L(v_{K-1}; θ) · Π_{r < K-1} p_{β_r}(x_r),
 
-invariant, where ``x_r = (v_r, h_r)`` and ``p_β(x) ∝ exp(-β E(x))`` is the
-RBM alone at inverse temperature ``β``. Its marginal in ``(θ, v_{K-1})`` is
+invariant, where ``x_r = (v_r, h_r)`` and ``p_β(x) ∝ exp(-β E(x) + (1 - β) b·v)``
+is the RBM alone at inverse temperature ``β`` on the annealing path from a
+reference, independent visible units with biases ``b``, to the RBM (the path
+of :class:`~pymc_rbm.estimators.AnnealingPath`, below). Its marginal in ``(θ, v_{K-1})`` is
 the model's posterior. The hot replicas' targets involve neither ``θ`` nor
 ``L`` (this is why the step refuses RBMs whose weights or biases are random
 variables: their hot targets would depend on ``θ`` through ``log Z``), so
@@ -35,7 +37,7 @@ or any other step on ``θ`` stays exact next to this one. Each draw is
    non-reversible): even rounds propose to exchange the pairs ``(0, 1),
    (2, 3), ...``, odd rounds ``(1, 2), (3, 4), ...``, each with the
    Metropolis ratio of ``Π``. For hot pairs it is
-   ``exp((β_{r+1} - β_r)(E_{r+1} - E_r))``; the pair that includes the cold
+   ``exp((β_{r+1} - β_r)(U_{r+1} - U_r))`` with ``U = E + b·v``; the pair that includes the cold
    replica gains the factor ``L(v_{K-2}) / L(v_{K-1})``. When ``L`` exists
    the ladder of the RBM runs from ``β_0`` to 1 and the cold replica sits
    above its top rung (both at ``β = 1``), so that pair's ratio is the
@@ -45,6 +47,29 @@ or any other step on ``θ`` stays exact next to this one. Each draw is
    invariant; the deterministic alternation makes the index process
    non-reversible, so replicas cross the ladder in ``O(K)`` rounds rather
    than ``O(K²)``.
+
+**The reference.** At ``β = 0`` the ladder starts from independent visible
+units with biases ``b`` (the hidden units, in no field, are fair coins): one
+sweep draws that rung exactly. With ``b = 0`` (``reference="zero"``) it is the
+uniform distribution, the classical ladder in ``β``, which on RBMs trained on
+clustered data meets a first-order transition (Béreux, Decelle, Furtlehner &
+Seoane 2025): on the MNIST RBMs no replica crossed it. The default
+``"mean_field"`` takes ``b`` from the RBM's naive mean-field
+magnetisations, as the estimators' AIS does without data
+(:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`), and a user with
+data can pass the data's base rate, ``base_rate_vbias(params, data)``. Neither
+fixed choice is right for every RBM: on mnist_h100 the mean-field reference
+lowers ``Λ`` from about 16 to 9 and replicas that never crossed the uniform
+ladder cross it; on the bundled bars-and-stripes model, whose patterns are
+symmetric, the mean-field solution sits in one pattern and no replica
+crosses (docs/sampling.md). So by default (``reference="auto"``) tuning
+measures: the first adaptation window runs the uniform reference, the second
+the mean-field one on the same ladder, and the one with the lower barrier
+``Λ`` is kept (with its measured rejection rates) for the rest of the run. The reference is the hot rungs' visible bias
+``(1 - β_r) b``, untempered, so the compiled rounds carry it as they carry
+per-unit evidence. It applies where the ladder tempers the RBM; a ladder of
+the whole posterior or of per-unit evidence (below) starts from what those
+sections say.
 
 **Tuning.** During PyMC's tune phase the ladder is adapted at draws
 ``tune/16, tune/8, tune/4, tune/2``: from each pair's mean swap rejection
@@ -123,11 +148,13 @@ from pymc.step_methods.compound import Competence
 from pymc.step_methods.state import dataclass_state
 
 from pymc_rbm.energy import energy, free_energy, hidden_activation, visible_activation
+from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.operators import build_operator, operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.kernels.tempering import (
     TemperedState,
     check_ladder,
@@ -147,6 +174,8 @@ INITIAL_TEMPERATURES = 8
 #: the corrected chain reducible (some states only reachable by moves whose way back is impossible, so
 #: always rejected; found on exact matrices); a tenth of Gibbs keeps every move possible.
 INFORMED_MAX_ALPHA = 0.9
+#: Where the ladder starts (``ReplicaExchange(reference=...)``), besides visible biases given as an array.
+REFERENCES = ("auto", "mean_field", "zero")
 #: Fractions of the tune phase after which the ladder is adapted.
 ADAPT_AT = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
 
@@ -162,7 +191,10 @@ class ReplicaExchangeState(RBMStepState):
     ``trip_up`` and ``round_trips`` (round-trip counting), ``swap_sum`` and
     ``swap_n`` (swap statistics since the last adaptation), ``ladder_draw``,
     ``ladder_tune`` and ``ladder_adapt_at`` (where the chain is in its tuning),
-    ``posterior_ladder`` (whether the ladder tempers the whole posterior).
+    ``posterior_ladder`` (whether the ladder tempers the whole posterior), ``ladder_tilt`` (the hot
+    rungs' frozen evidence), ``reference_in_use`` and the ``reference_trial*`` fields (the reference
+    and, with ``reference="auto"``, where its choice stands: -1 none, 0 and 1 measuring the uniform and
+    the mean-field reference, 2 chosen; the uniform reference's barrier, ladder and rejection rates).
     """
 
     betas: np.ndarray | None = None
@@ -181,6 +213,11 @@ class ReplicaExchangeState(RBMStepState):
     ladder_adapt_at: list | None = None
     posterior_ladder: bool = False
     ladder_tilt: np.ndarray | None = None
+    reference_in_use: str = "zero"
+    reference_trial: int = -1
+    reference_trial_barrier: float = np.nan
+    reference_trial_ladder: np.ndarray | None = None
+    reference_trial_rejection: np.ndarray | None = None
 
 
 class ReplicaExchange(RBMStep):
@@ -210,6 +247,14 @@ class ReplicaExchange(RBMStep):
         about the number of rejected swaps a replica meets on its way across
         the ladder; below 1.5 the measured models (docs/sampling.md) mixed as
         well without tempering, for less.
+    reference : {"auto", "mean_field", "zero"} or array_like of shape (n_visible,), default "auto"
+        Where the ladder starts at ``β = 0``: independent visible units with
+        the RBM's naive mean-field magnetisations, the uniform distribution
+        (``"zero"``), these visible biases (e.g. the base rate of data,
+        :func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`), or
+        (``"auto"``) whichever of the first two tuning measures to have the
+        lower barrier (the uniform one where the ladder cannot be adapted).
+        Module docstring, "The reference".
     informed : bool, default True
         With other model terms on ``v``, propose the cold replica's visible
         units by the operator's update on their logits tilted by those terms
@@ -263,9 +308,18 @@ class ReplicaExchange(RBMStep):
         max_temperatures: int = 32,
         collapse_below: float = 1.5,
         informed: bool = True,
+        reference="auto",
         sweeps="auto",
         **kwargs,
     ):
+        if isinstance(reference, str):
+            if reference not in REFERENCES:
+                raise ValueError(f"reference must be one of {REFERENCES} or visible biases, got {reference!r}")
+        else:
+            reference = np.array(reference, dtype=np.float64)  # a copy: the caller's array is not kept
+            if reference.ndim != 1 or not np.all(np.isfinite(reference)):
+                raise ValueError(f"reference biases must be a vector of finite numbers, got shape {reference.shape}")
+        self.reference = reference
         self.auto_sweeps = isinstance(sweeps, str) and sweeps == "auto"
         if isinstance(sweeps, str) and not self.auto_sweeps:
             raise ValueError(f'sweeps must be "auto" or an integer >= 1, got {sweeps!r}')
@@ -307,6 +361,8 @@ class ReplicaExchange(RBMStep):
         # compiled rounds loop over replicas and rows; for many chains of a large RBM BLAS products win
         small = self._n_chains == 1 or self.n_visible * self.n_hidden <= 2**17
         self.compiled_rounds = bool(self.compiled and small)
+        if not isinstance(self.reference, str) and self.reference.shape != (self.n_visible,):
+            raise ValueError(f"reference biases must have shape ({self.n_visible},), got {self.reference.shape}")
         self.tilted = self.evidence_draws
         self.tilt_frozen = self.tilted and self.other_terms.input_names != [self._name]
         self.row_wise = bool(
@@ -331,6 +387,39 @@ class ReplicaExchange(RBMStep):
     def _set_params(self, W, vbias, hbias, *, validate: bool) -> None:
         super()._set_params(W, vbias, hbias, validate=validate)
         self._rbm = RBMParams(self.params.W, self.params.vbias, self.params.hbias)
+        self._path = None
+        self._path_evidence = None
+
+    @property
+    def path(self) -> AnnealingPath | None:
+        """The annealing path of the hot rungs from the reference in use to the RBM; None for the uniform one."""
+        if self.reference_in_use == "zero":
+            return None
+        if self._path is None:
+            base = self.reference if self.reference_in_use == "given" else self.reference_in_use
+            self._path = annealing_path(self._rbm, base=base, operator=self.operator)
+        return self._path
+
+    def _use_reference(self, name: str) -> None:
+        """Switch the hot rungs' reference (tuning only): new targets on the same ladder."""
+        self.reference_in_use = name
+        self._path = None
+        self._reset_counters()
+
+    @property
+    def reference_vbias(self) -> np.ndarray:
+        """The reference's visible biases ``b`` (zeros for the uniform reference)."""
+        path = self.path
+        return np.zeros(self.n_visible) if path is None else path.base_vbias
+
+    def _reference_evidence(self) -> np.ndarray | None:
+        """``(1 - β_r) b`` for every replica and chain, (K, n_chains, n_visible), for the compiled rounds."""
+        if self.path is None:
+            return None
+        if self._path_evidence is None or self._path_evidence.shape[0] != self.n_temperatures:
+            ev = (1.0 - self.betas)[:, None] * self.path.base_vbias[None, :]
+            self._path_evidence = np.ascontiguousarray(np.repeat(ev[:, None, :], self._n_chains, axis=1))
+        return self._path_evidence
 
     def _extend_stats(self) -> None:
         m = self.max_temperatures
@@ -362,6 +451,16 @@ class ReplicaExchange(RBMStep):
         return self.corrected and not self.posterior_ladder
 
     def _reset_ladder(self) -> None:
+        auto = isinstance(self.reference, str) and self.reference == "auto"
+        if isinstance(self.reference, str):
+            self.reference_in_use = "zero" if auto else self.reference
+        else:
+            self.reference_in_use = "given"
+        # the uniform reference is measured first, then the mean-field one (only where the ladder tempers the RBM)
+        self.reference_trial = 0 if auto and self.adapt and not (self.tilted or self.can_temper_likelihood) else -1
+        self.reference_trial_barrier = np.nan
+        self.reference_trial_ladder = self.reference_trial_rejection = None
+        self._path = None
         self.posterior_ladder = False
         self.betas = self._initial_betas.copy()
         self.barrier = np.nan
@@ -375,6 +474,7 @@ class ReplicaExchange(RBMStep):
 
     def _reset_counters(self) -> None:
         """Forget swap acceptance and round trips (after a new ladder, and when tuning ends)."""
+        self._path_evidence = None
         k = self.betas.size
         self.swap_sum = np.zeros(max(k - 1, 0))
         self.swap_n = np.zeros(max(k - 1, 0))
@@ -594,10 +694,14 @@ class ReplicaExchange(RBMStep):
         if self.compiled_rounds and hot:
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
                                     self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
-                                    gibbs=not self.keeps_hidden)
+                                    gibbs=not self.keeps_hidden, evidence=self._reference_evidence())
         elif hot:
             flat = RBMState(state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1))
-            new, _ = self._sweep_kernel(self.rng, flat, params, np.repeat(self.betas[:hot], n))
+            betas = np.repeat(self.betas[:hot], n)
+            if self.path is None:
+                new, _ = self._sweep_kernel(self.rng, flat, params, betas)
+            else:
+                new, _ = sweep(self.rng, flat, self.path.at(self.path.coefficients(betas)), self.rule)
             state.v[:hot] = new.v.reshape(hot, n, -1)
             state.h[:hot] = new.h.reshape(hot, n, -1)
         if corrected:
@@ -805,7 +909,7 @@ class ReplicaExchange(RBMStep):
         if cold:
             pairs = pairs[:-1]
         if not hot_swapped and pairs.size:
-            e = energy(state.v, state.h, params)  # (k, n)
+            e = energy(state.v, state.h, params) + state.v @ self.reference_vbias  # U = E + b·v, (k, n)
             log_ratio = np.diff(self.betas)[:, None] * np.diff(e, axis=0)
             accepted = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
             swap_sum[pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
@@ -882,6 +986,18 @@ class ReplicaExchange(RBMStep):
         if separate:
             ladder, rejection = ladder[:-1], rejection[:-1]
         self.barrier = float(communication_barrier(ladder, rejection)[-1])
+        if self.reference_trial == 0:  # the uniform reference measured: measure the mean-field one next
+            self.reference_trial = 1
+            self.reference_trial_barrier = self.barrier
+            self.reference_trial_ladder, self.reference_trial_rejection = ladder.copy(), rejection.copy()
+            self._use_reference("mean_field")
+            return
+        if self.reference_trial == 1:  # both measured: keep the lower barrier
+            self.reference_trial = 2
+            if not self.reference_trial_barrier > self.barrier:
+                self._use_reference("zero")
+                self.barrier = self.reference_trial_barrier
+                ladder, rejection = self.reference_trial_ladder, self.reference_trial_rejection
         if self._fixed_ladder:
             new = equalized_ladder(ladder, rejection, ladder.size) if ladder.size > 1 else ladder
         elif self.barrier < self.collapse_below:

@@ -55,22 +55,32 @@ def extended_index(vs, hs):
     return ht.joint_index(np.concatenate(vs, axis=1), np.concatenate(hs, axis=1))
 
 
-def extended_target(params, betas, with_rest):
+def path_params(params, beta, reference=None):
+    """The RBM of the point ``β`` of the path from independent units with biases ``reference`` (None: 0)."""
+    b = np.zeros(NV) if reference is None else reference
+    return RBMParams(beta * params.W, beta * params.vbias + (1.0 - beta) * b, beta * params.hbias)
+
+
+def extended_target(params, betas, with_rest, reference=None):
     pv, ph = ht.joint_states(len(betas) * NV, len(betas) * NH)
     vs, hs = split(pv, ph, len(betas))
-    log_p = sum(-b * energy(v, h, params) for b, v, h in zip(betas, vs, hs))
+    b = np.zeros(NV) if reference is None else reference
+    log_p = sum(-beta * energy(v, h, params) + (1.0 - beta) * (v @ b) for beta, v, h in zip(betas, vs, hs))
     if with_rest:
         log_p = log_p + log_rest(vs[-1])
     p = np.exp(log_p - log_p.max())
     return p / p.sum()
 
 
-def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest):
+def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest, reference=None):
     """Every replica moved independently: the product of per-replica matrices over the extended states."""
     k = len(betas)
     pv, ph = ht.joint_states(k * NV, k * NH)
     vs, hs = split(pv, ph, k)
-    mats = [ht.transition_matrix(params, kernel, b) for b in betas]
+    if reference is None:
+        mats = [ht.transition_matrix(params, kernel, b) for b in betas]
+    else:
+        mats = [ht.transition_matrix(path_params(params, b, reference), kernel) for b in betas]
     if with_rest:
         t_h, _ = ht.layer_matrices(params, kernel)
         mats[-1] = t_h @ ht.informed_visible_matrix(params, rest, min(operator_alpha(kernel), INFORMED_MAX_ALPHA))
@@ -81,8 +91,9 @@ def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest):
     return T
 
 
-def swap_matrix(params, betas, parity, with_rest, forget_rest=False, rest=log_rest):
-    """One swap round of the given parity (one pair per parity for K <= 3), the cold pair carrying L."""
+def swap_matrix(params, betas, parity, with_rest, forget_rest=False, rest=log_rest, reference=None):
+    """One swap round of the given parity (one pair per parity for K <= 3), the cold pair carrying L;
+    swaps by ``U = E + reference·v`` (the path from the reference)."""
     k = len(betas)
     pv, ph = ht.joint_states(k * NV, k * NH)
     vs, hs = split(pv, ph, k)
@@ -93,7 +104,9 @@ def swap_matrix(params, betas, parity, with_rest, forget_rest=False, rest=log_re
     if not pairs:
         return np.eye(n)
     (r,) = pairs
-    log_ratio = (betas[r + 1] - betas[r]) * (energy(vs[r + 1], hs[r + 1], params) - energy(vs[r], hs[r], params))
+    b = np.zeros(NV) if reference is None else reference
+    u_up, u_low = energy(vs[r + 1], hs[r + 1], params) + vs[r + 1] @ b, energy(vs[r], hs[r], params) + vs[r] @ b
+    log_ratio = (betas[r + 1] - betas[r]) * (u_up - u_low)
     if with_rest and r + 1 == k - 1 and not forget_rest:
         log_ratio += rest(vs[r]) - rest(vs[r + 1])
     accept = np.exp(np.minimum(log_ratio, 0.0))
@@ -114,6 +127,24 @@ def test_each_round_leaves_the_extended_target_invariant(params, with_rest):
     for s in swaps:
         ht.assert_stationary(pi, s)
     ht.assert_converges(pi, sweep @ swaps[0] @ sweep @ swaps[1])
+
+
+REFERENCE = np.array([1.2, -0.7])
+
+
+@pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
+def test_each_round_from_a_reference_leaves_the_extended_target_invariant(params, with_rest):
+    """Hot rungs on the path from independent units with biases b: p_β ∝ exp(-β E + (1 - β) b·v)."""
+    betas = REPLICAS_L if with_rest else BETAS
+    pi = extended_target(params, betas, with_rest, REFERENCE)
+    sweep = sweep_matrix(params, betas, with_rest, reference=REFERENCE)
+    swaps = [swap_matrix(params, betas, p, with_rest, reference=REFERENCE) for p in (0, 1)]
+    ht.assert_stationary(pi, sweep)
+    for s in swaps:
+        ht.assert_stationary(pi, s)
+    ht.assert_converges(pi, sweep @ swaps[0] @ sweep @ swaps[1])
+    with pytest.raises(AssertionError, match="not stationary"):  # swaps by E alone forget the reference
+        ht.assert_stationary(pi, swap_matrix(params, betas, 0, with_rest))
 
 
 def test_a_cold_swap_that_forgets_L_is_caught(params):
@@ -176,13 +207,16 @@ def one_round_each(step, betas, parity):
 N_DRAWS = 300
 
 
+@pytest.mark.parametrize("reference", ["mean_field", "zero", REFERENCE], ids=["mean-field", "uniform", "given"])
 @pytest.mark.parametrize("parity", [0, 1])
-def test_step_follows_the_round_matrix_without_L(params, parity):
+def test_step_follows_the_round_matrix_without_L(params, parity, reference):
     n_rows = 2 ** (len(BETAS) * (NV + NH)) * N_DRAWS
     with ladder_model(params, n_rows, False):
-        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1)
+        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1, reference=reference)
     step.setup_chain(np.random.default_rng(20 + parity), 0, 1)
-    T = sweep_matrix(params, BETAS, False) @ swap_matrix(params, BETAS, parity, False)
+    b = step.reference_vbias
+    assert (np.abs(b).max() > 0.1) == (not isinstance(reference, str) or reference == "mean_field")
+    T = sweep_matrix(params, BETAS, False, reference=b) @ swap_matrix(params, BETAS, parity, False, reference=b)
     check = ht.empirical_transition_check(one_round(step, BETAS, parity), T, 3 * NV, 3 * NH, n_draws=N_DRAWS)
     assert check.n_impossible == 0
 
@@ -196,7 +230,8 @@ def test_step_follows_the_round_matrix_with_L(params, parity):
         step = ReplicaExchange(betas=LADDER_L, adapt=False, sweeps=1)
     assert step.corrected and np.array_equal(step.betas, REPLICAS_L)
     step.setup_chain(np.random.default_rng(7 + parity), 0, 1)
-    T = sweep_matrix(params, REPLICAS_L, True) @ swap_matrix(params, REPLICAS_L, parity, True)
+    b = step.reference_vbias
+    T = sweep_matrix(params, REPLICAS_L, True, reference=b) @ swap_matrix(params, REPLICAS_L, parity, True, reference=b)
     ht.empirical_transition_check(one_round_each(step, REPLICAS_L, parity), T, 3 * NV, 3 * NH, n_draws=n_draws)
 
 
@@ -207,7 +242,8 @@ def test_batched_step_follows_the_round_matrix_with_L(params):
     with ladder_model(params, n_rows, True):
         step = ReplicaExchange(betas=ladder, adapt=False, sweeps=1)
     step.setup_chain(np.random.default_rng(9), 0, 1)
-    T = sweep_matrix(params, replicas, True) @ swap_matrix(params, replicas, 1, True)
+    b = step.reference_vbias
+    T = sweep_matrix(params, replicas, True, reference=b) @ swap_matrix(params, replicas, 1, True, reference=b)
     ht.empirical_transition_check(one_round(step, replicas, 1), T, 3 * NV, 3 * NH, n_draws=n_draws)
 
 
@@ -541,9 +577,10 @@ def test_batched_step_follows_the_round_matrix_with_row_terms(params):
         step = ReplicaExchange(betas=ladder, adapt=False, sweeps=1)
     assert step.row_wise and not step.tilted
     step.setup_chain(np.random.default_rng(11), 0, 1)
+    b = step.reference_vbias
     for parity in (0, 1):
-        T = sweep_matrix(params, replicas, True, rest=log_rest_row) @ swap_matrix(
-            params, replicas, parity, True, rest=log_rest_row)
+        T = sweep_matrix(params, replicas, True, rest=log_rest_row, reference=b) @ swap_matrix(
+            params, replicas, parity, True, rest=log_rest_row, reference=b)
         ht.empirical_transition_check(evidence_round(step, 3, parity, None), T, 3 * NV, 3 * NH, n_draws=n_draws)
 
 
@@ -568,3 +605,43 @@ def test_rows_of_the_bundled_prior_match_their_enumerated_posteriors():
         exact = exact / exact.sum() @ states
         sampled = idata.posterior["v"].values[:, :, k].reshape(-1, 16).mean(axis=0)
         np.testing.assert_allclose(sampled, exact, atol=0.06)
+
+
+# ------------------------------------------- the reference the ladder starts from, chosen in tuning
+def tuned_step(params, tune, seed=1):
+    """A ReplicaExchange step with the default reference after ``tune`` tuning draws of one chain."""
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        step = ReplicaExchange([v])
+        pm.sample(draws=1, tune=tune, chains=1, cores=1, step=step, random_seed=seed, progressbar=False,
+                  compute_convergence_checks=False)
+    return step
+
+
+def test_the_uniform_reference_is_kept_where_mean_field_sits_in_one_pattern():
+    """Bars and stripes: the naive mean-field solution is one pattern, a reference no replica leaves."""
+    step = tuned_step(bundled_rbm(), 200)
+    assert step.reference_trial == 2 and step.reference_in_use == "zero"
+    assert not np.any(step.reference_vbias)
+
+
+def test_the_mean_field_reference_is_chosen_on_a_trained_mnist_rbm(mnist_model):
+    """mnist_h100: the uniform ladder meets a first-order transition (barrier about 16, no round trip);
+    from the mean-field reference the barrier is about 9."""
+    step = tuned_step(mnist_model("mnist_h100"), 64)
+    assert step.reference_trial == 2 and step.reference_in_use == "mean_field"
+    assert np.abs(step.reference_vbias).max() > 1.0
+
+
+def test_a_given_reference_is_checked_and_kept(params):
+    with ladder_model(params, 0, False):
+        with pytest.raises(ValueError, match="shape"):
+            ReplicaExchange(reference=np.zeros(NV + 1))
+        with pytest.raises(ValueError, match="reference must be one of"):
+            ReplicaExchange(reference="data")
+        with pytest.raises(ValueError, match="finite"):
+            ReplicaExchange(reference=[np.nan, 0.0])
+        b = np.array([0.5, -0.5])
+        step = ReplicaExchange(reference=b)
+    b[0] = 9.0  # the step keeps its own copy
+    assert step.reference_in_use == "given" and np.array_equal(step.reference_vbias, [0.5, -0.5])
