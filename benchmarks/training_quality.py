@@ -10,12 +10,13 @@ The test log-likelihood of every trained model is scored by our BAR (``pymc_rbm.
 
 Trainers (``--trainers``, comma separated):
 
-- ``ours``: ``fit``'s defaults for the rest (centered gradient, hidden units redrawn at the new
-  parameters, float64); ``ours-uncentered``, ``ours-carry`` (the chains' hidden state carried over
-  the update, visible layer first: the 0.2 loop), ``ours-f32`` (float32), and ``ours-0.2`` (uncentered
-  and carried: what ``fit`` did before issue 30);
+- ``ours``: ``fit``'s defaults for the rest (centered gradient, the chains' hidden state carried
+  over the update, float64); ``ours-uncentered`` (the loop of pymc-rbm 0.2), ``ours-redraw`` (hidden
+  units redrawn at the new parameters every update, as rbms does), ``ours-redraw-uncentered``,
+  ``ours-f32`` (float32);
 - ``fit-defaults``: ``fit(train, 500, method="pcd", k=k, batch_size=100, learning_rate=0.01,
-  n_updates=2000)`` from its own default initialisation (not the shared start);
+  n_updates=2000)`` from its own default initialisation (not the shared start); ``fit-defaults-redraw``
+  the same with ``hidden="redraw"``;
 - ``rbms`` (centered, its default) and ``rbms-uncentered``: the PyTorch package ``rbms``'s own
   objects (``BBRBM.sample_state``, ``compute_gradient``, ``torch.optim.SGD(maximize=True)``, a random
   batch per update as its ``RBMDataset.batch`` draws it), float32 unless ``--rbms-dtype float64``.
@@ -60,9 +61,9 @@ N_HIDDEN, BATCH, LEARNING_RATE, N_CHAINS = 500, 100, 0.01, 100
 OURS = {
     "ours": {},
     "ours-uncentered": {"centered": False},
-    "ours-carry": {"hidden": "carry"},
+    "ours-redraw": {"hidden": "redraw"},
+    "ours-redraw-uncentered": {"hidden": "redraw", "centered": False},
     "ours-f32": {"dtype": np.float32},
-    "ours-0.2": {"centered": False, "hidden": "carry"},
 }
 
 
@@ -87,8 +88,8 @@ def train_ours(name, train, k, n_updates, seed):
     common = dict(method="pcd", k=k, batch_size=BATCH, learning_rate=LEARNING_RATE, n_updates=n_updates,
                   eval_every=None, progress=False, rng=seed)
     t = time.perf_counter()
-    if name == "fit-defaults":
-        result = fit(train, N_HIDDEN, **common)
+    if name.startswith("fit-defaults"):
+        result = fit(train, N_HIDDEN, **common, **({"hidden": "redraw"} if name.endswith("redraw") else {}))
     else:
         params, chains = shared_start(train, seed)
         options = dict(OURS[name])
