@@ -1,7 +1,7 @@
 """Mixture models fitted by EM: data preparation for region wormholes.
 
 Region wormholes (Hinton, Welling & Mnih 2003, §4;
-:class:`~pymc_rbm.kernels.wormhole.RegionWormholes`) need regions where the
+:class:`~pymc_rbm.kernels.wormhole.region.RegionWormholes`) need regions where the
 data lie: the ellipsoids of a full-covariance Gaussian mixture (continuous
 data) or Hamming balls around the rounded means of a mixture of independent
 Bernoullis (binary data). Both are fitted here by expectation-maximisation

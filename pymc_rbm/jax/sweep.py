@@ -23,7 +23,7 @@ probability ``1 - q`` computed without cancellation, and
 (:func:`pymc_rbm.jax.arrays.uniform`). The kernels are the same transition
 as the NumPy kernels, not the same random stream: ``tests/jax`` builds their
 transition matrices from these probabilities and compares them with
-:func:`pymc_rbm.testing.transition_matrix`.
+:func:`pymc_rbm.testing.matrices.transition_matrix`.
 
 Everything here is a pure function of arrays, so it can be ``jax.jit``-ed,
 ``jax.vmap``-ed over parameters or temperatures, and run under

@@ -4,7 +4,7 @@ PyMC checks R-hat and ESS of every variable after sampling, but an RBM
 variable whose chains sit in one mode each can pass them (a constant chain
 even makes ArviZ divide by zero) while its draws are far from its
 distribution. :func:`rbm_convergence_checks` adds the checks of
-:func:`pymc_rbm.diagnostics.mixing_problems` for every free RBM variable of
+:func:`pymc_rbm.diagnostics.mixing.mixing_problems` for every free RBM variable of
 the model, as PyMC :class:`~pymc.stats.convergence.SamplerWarning` objects,
 so they are logged, and stored, like PyMC's own. :func:`install` puts them
 next to PyMC's checks in ``pm.sample`` (done when :mod:`pymc_rbm.step_methods`
