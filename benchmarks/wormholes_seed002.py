@@ -36,7 +36,8 @@ import time
 import numpy as np
 from scipy.special import logsumexp
 
-from pymc_rbm.datasets import _ridges, two_ridges, two_ridges_logpdf
+from pymc_rbm.datasets import two_ridges, two_ridges_logpdf
+from pymc_rbm.datasets.ridges import ridge_geometry
 from pymc_rbm.kernels import OptimizationWormholes, PointWormholes, RegionWormholes, wormhole_step
 
 NOISE_STD = 0.02
@@ -54,7 +55,7 @@ class RidgeEnergy:
     """``log p`` and its gradient for the Gaussian-profile ridges (defaults of :func:`two_ridges`)."""
 
     def __init__(self, n_dim: int):
-        geometry = _ridges(2.0, 0.1, 1.5, 45.0)
+        geometry = ridge_geometry(2.0, 0.1, 1.5, 45.0)
         self.n_dim = n_dim
         self.rotation = geometry.rotation
         self.centres = geometry.centers

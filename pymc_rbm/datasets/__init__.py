@@ -28,7 +28,7 @@ from pymc_rbm.datasets.bars_stripes import bars_and_stripes
 from pymc_rbm.datasets.bundled import BUNDLED_RBMS, bundled_rbm
 from pymc_rbm.datasets.mnist import MNIST, load_mnist, read_idx
 from pymc_rbm.datasets.modes import AMBIGUOUS, artificial_mode_prototypes, artificial_modes, classify_modes
-from pymc_rbm.datasets.ridges import ridge_geometry, two_ridges, two_ridges_logpdf
+from pymc_rbm.datasets.ridges import two_ridges, two_ridges_logpdf
 
 __all__ = [
     "bars_and_stripes",
@@ -44,7 +44,3 @@ __all__ = [
     "bundled_rbm",
     "BUNDLED_RBMS",
 ]
-
-#: The geometry of the two ridges under its former private name, for
-#: ``benchmarks/wormholes_seed002.py`` until it imports :func:`~pymc_rbm.datasets.ridges.ridge_geometry`.
-_ridges = ridge_geometry
