@@ -99,6 +99,11 @@ class NegativePhase(NamedTuple):
         ``ph = p(h | v)`` (``step`` is their :func:`sample_statistics`). The
         centered gradient takes its products on centered samples from them,
         at the cost of the plain ones.
+    fused : callable or None
+        ``fused(chains, params) -> bool``: whether ``gradient`` is one compiled
+        call for these chains and parameters (else it is ``step`` and the data
+        term, and :func:`phase_gradient` may as well use ``samples``). None:
+        always, where there is a ``gradient``.
     """
 
     name: str
@@ -106,6 +111,7 @@ class NegativePhase(NamedTuple):
     step: Callable
     gradient: Callable | None = None
     samples: Callable | None = None
+    fused: Callable | None = None
 
 
 def _from_samples(name, init, samples, gradient=None) -> NegativePhase:
@@ -142,7 +148,7 @@ def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, param
         To carry to the next update.
     info : dict
     """
-    if phase.gradient is not None:
+    if phase.gradient is not None and (phase.fused is None or phase.fused(chains, params)):
         grad, chains, info = phase.gradient(rng, chains, params, batch)
         if centered:  # the fused gradient keeps no data means: one product more, on small models only
             grad = center(grad, batch.mean(axis=0), mean_hiddens(batch, params).mean(axis=0))
@@ -407,9 +413,12 @@ def persistent_contrastive_divergence(
 
     returned = []  # the chains this phase returned last: only those are updated in place
 
+    def fused(chains, params):  # BLAS products pay on larger models; the compiled gradient is float64
+        return params.dtype == np.float64 and not compiled.dense(chains.v.shape[0], params.n_visible, params.n_hidden)
+
     def gradient(rng, chains, params, batch):
-        if compiled.dense(chains.v.shape[0], params.n_visible, params.n_hidden) or params.dtype != np.float64:
-            return _step_gradient(step, rng, chains, params, batch)  # BLAS products pay there
+        if not fused(chains, params):
+            return _step_gradient(step, rng, chains, params, batch)
         if returned and chains is returned[0]:
             v, h = chains.v, chains.h
         else:  # chains of the caller (a resumed fit) stay as they are
@@ -418,7 +427,9 @@ def persistent_contrastive_divergence(
         returned[:] = [RBMState(v, h)]
         return Gradient(*grad), returned[0], {}
 
-    return phase._replace(gradient=gradient if visible_first and compiled.available() else None)
+    if visible_first and compiled.available():
+        return phase._replace(gradient=gradient, fused=fused)
+    return phase
 
 
 def parallel_tempering(

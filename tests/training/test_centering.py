@@ -147,3 +147,23 @@ def test_sampled_centered_gradient_is_the_centered_transform_of_the_same_draws(m
     positive = data_statistics(batch, PARAMS)
     for g, w in zip(got, center(plain, positive.v, positive.h)):
         np.testing.assert_allclose(g, w, rtol=0, atol=1e-13)
+
+
+def test_large_models_center_the_carried_chain_on_its_samples():
+    """Above the compiled path's size the carried PCD gradient is centered on its samples: same numbers, no
+    extra product (the phase's samples are used, not center() of a fused gradient)."""
+    from pymc_rbm.kernels import compiled
+    from pymc_rbm.kernels.operators import build_operator
+    from pymc_rbm.training.negative import persistent_contrastive_divergence
+
+    params = RBMParams.random(128, 128, scale=0.1, rng=0)
+    batch = (np.random.default_rng(1).random((128, 128)) < 0.3).astype(float)
+    assert compiled.dense(128, 128, 128)
+    phase = persistent_contrastive_divergence(build_operator("gibbs"), 1, n_chains=128)
+    chains = phase.init(np.random.default_rng(0), batch, params, 128)
+    assert phase.fused is None or not phase.fused(chains, params)
+    got, _, _ = phase_gradient(phase, np.random.default_rng(1), chains, params, batch, centered=True)
+    plain, _, _ = phase_gradient(phase, np.random.default_rng(1), chains, params, batch, centered=False)
+    positive = data_statistics(batch, params)
+    for g, w in zip(got, center(plain, positive.v, positive.h)):
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
