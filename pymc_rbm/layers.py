@@ -524,12 +524,14 @@ class Potts(Layer):
         close ``p_x`` is to 1. A unit whose other states all underflow to
         probability 0 stays (its true acceptance is below 1e-300).
         """
+        q = probs.shape[-1]
+        rows = np.arange(cur.size)
         others = probs.copy()
-        np.put_along_axis(others, cur[..., None], 0.0, axis=-1)
+        others.reshape(-1, q)[rows, cur.reshape(-1)] = 0.0
         rest_x = others.sum(axis=-1)  # 1 - p_x
         proposal = _draw_index(u_propose * rest_x, others)
         without = probs.copy()
-        np.put_along_axis(without, proposal[..., None], 0.0, axis=-1)
+        without.reshape(-1, q)[rows, proposal.reshape(-1)] = 0.0
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = self._acceptance_ratio(rest_x, without.sum(axis=-1))  # (1 - p_x) / (1 - p_y)
         accepted = (rest_x > 0.0) & (u_accept < ratio)

@@ -1113,26 +1113,29 @@ class CategoricalReplicaExchange(_CategoricalStep):
         return V[:n], Hh[:n]
 
     def _swap(self, V, Hh, n, accept):
-        """One round of neighbour swaps (even or odd pairs), in place on the stacked replicas."""
+        """One round of neighbour swaps (even or odd pairs, all decided in one call), in place on the replicas."""
         R, betas = self.betas.size, self.betas
         first = self.n_rounds % 2
         self.n_rounds += 1
+        pairs = np.arange(first, R - 1, 2)
+        if pairs.size == 0:
+            return
         E = energy(V.astype(np.int64), Hh, self.params).reshape(R, n)
-        for r in range(first, R - 1, 2):
-            log_ratio = (betas[r] - betas[r + 1]) * (E[r] - E[r + 1])
-            if r == 0 and self.evidence is not None:
-                log_ratio = log_ratio + self._evidence_change(V[:n], V[n : 2 * n])
-            elif r == 0 and accept is not None:
-                log_ratio = log_ratio + self._log_rest_change(V[:n], V[n : 2 * n])
-            took = metropolis_accept(self.rng, log_ratio)
-            self.swap_proposed[r] += n
-            self.swap_accepted[r] += took.sum()
-            a, b = np.arange(r * n, (r + 1) * n)[took], np.arange((r + 1) * n, (r + 2) * n)[took]
-            V[a], V[b] = V[b].copy(), V[a].copy()
-            Hh[a], Hh[b] = Hh[b].copy(), Hh[a].copy()
-            if r == 0 and accept is not None and took.any():  # the correction's current state moved with the swap
-                self._current["v"][:] = V[:n].astype(self._dtype)
-                self._current["log"] = None
+        log_ratio = (betas[pairs] - betas[pairs + 1])[:, None] * (E[pairs] - E[pairs + 1])  # (n_pairs, n)
+        if first == 0 and self.evidence is not None:
+            log_ratio[0] += self._evidence_change(V[:n], V[n : 2 * n])
+        elif first == 0 and accept is not None:
+            log_ratio[0] += self._log_rest_change(V[:n], V[n : 2 * n])
+        took = metropolis_accept(self.rng, log_ratio.ravel()).reshape(log_ratio.shape)
+        self.swap_proposed[pairs] += n
+        self.swap_accepted[pairs] += took.sum(axis=1)
+        a = (pairs[:, None] * n + np.arange(n))[took]  # rows of the lower rung of each accepted swap
+        b = a + n
+        V[np.concatenate([a, b])] = V[np.concatenate([b, a])]
+        Hh[np.concatenate([a, b])] = Hh[np.concatenate([b, a])]
+        if first == 0 and accept is not None and took[0].any():  # the correction's current state moved with the swap
+            self._current["v"][:] = V[:n].astype(self._dtype)
+            self._current["log"] = None
 
     def _evidence_change(self, v_cold, v_new) -> np.ndarray:
         """``log L(v') - log L(v)`` per row from the per-unit evidence (:attr:`uses_evidence`)."""
