@@ -11,12 +11,11 @@ from pymc_rbm.estimators.path import (
     AnnealingPath,
     PathPoint,
     annealing_path,
-    as_path,
     log_mean_exp,
     path_blas_threads,
-    single_model_path,
     softplus_sum_,
 )
+from pymc_rbm.estimators.path_arguments import as_path, single_model_path
 from pymc_rbm.estimators.reliability import COLLAPSED_SHARE, check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.schedules import (
     DEFAULT_SCHEDULE_SEGMENTS,

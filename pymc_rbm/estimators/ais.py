@@ -30,7 +30,8 @@ from pymc_rbm.estimators.annealing import (  # weights_summary: also imported fr
     weights_summary,
 )
 from pymc_rbm.estimators.base_rate import base_rate_vbias  # noqa: F401  (imported from here outside the package)
-from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, single_model_path
+from pymc_rbm.estimators.path import MODEL_TYPES, AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.path import log_mean_exp  # noqa: F401  (imported from here outside the package)
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import (
@@ -41,7 +42,7 @@ from pymc_rbm.estimators.schedules import (
     thermodynamic_length,
 )
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary, check_positive_int
+from pymc_rbm.validation import check_positive_int
 
 __all__ = ["ais", "reverse_ais", "adaptive_schedule", "check_start_rows"]
 
@@ -136,8 +137,10 @@ def ais(
 
     Parameters
     ----------
-    params : RBMParams or AnnealingPath
-        The target RBM ``B``, or an annealing path to it built once
+    params : RBMParams, SpinRBMParams or AnnealingPath
+        The target RBM ``B`` (binary units, or ±1 spins: the path takes its
+        layer types, :class:`~pymc_rbm.estimators.path.AnnealingPath`), or an
+        annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
         base distribution, ``dtype`` and ``operator``.
     n_chains : int, default 100
@@ -348,7 +351,7 @@ def reverse_ais(
 
     Parameters
     ----------
-    params : RBMParams or AnnealingPath
+    params : RBMParams, SpinRBMParams or AnnealingPath
         The target, or a path to it (as in :func:`ais`; ``base_data`` then
         belongs to the path).
     data : array_like of shape (n_samples, n_visible)
@@ -375,9 +378,9 @@ def reverse_ais(
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
     model = params.models[0] if isinstance(params, AnnealingPath) else params
-    if not isinstance(model, RBMParams):
+    if not isinstance(model, MODEL_TYPES):
         raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
-    x = check_binary(data, model.n_visible, name="data").reshape(-1, model.n_visible)
+    x = check_states(data, model, name="data")
     n_chains = check_start_rows(x.shape[0], n_chains)
     n_jobs = check_positive_int(n_jobs, "n_jobs")
     if n_chains is None:

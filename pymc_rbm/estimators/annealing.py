@@ -155,12 +155,15 @@ def anneal(
         raise ValueError("AIS anneals to one target model")
     dt = path.dtype
     d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
+    # hidden units with values low < high (0 and 1 for Bernoulli): their log normaliser in a field z is
+    # low z + softplus(gap z), so the softplus terms below take gap β a and the increment gains low δ Σ a
+    low, gap = path.hidden_layer.low, path.hidden_layer.spacing
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
     state = RBMState(v, None, path.hidden_activation(v))
     dv = (v @ d).astype(np.float64)
     log_w = np.zeros(n)
-    sig = sigmoid_(state.hidden_input * dt.type(betas[0]))  # sigmoid(β a) of the current state at the current β
+    sig = sigmoid_(state.hidden_input * dt.type(betas[0] * gap))  # sigmoid(β a) of the current state at the current β
     K = betas.size - 1
     slot = {int(k): i for i, k in enumerate(record)}
     trace = np.zeros((len(slot), n))
@@ -171,7 +174,7 @@ def anneal(
         beta, step = float(betas[k]), float(betas[k] - betas[k - 1])
         log_w += step * dv
         a = state.hidden_input
-        t = a * dt.type(step)
+        t = a * dt.type(step * gap)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # inf, NaN and log1p(-1): redone below
             np.expm1(t, out=t)
             t *= sig
@@ -179,12 +182,14 @@ def anneal(
         bad = ~np.isfinite(inc)
         if bad.any():  # exp overflowed: the two softplus sums in float64 (rare; extreme |δ|)
             a64 = a[bad].astype(np.float64)
-            inc[bad] = softplus_sum_(a64 * beta) - softplus_sum_(a64 * float(betas[k - 1]))
+            inc[bad] = softplus_sum_(a64 * (beta * gap)) - softplus_sum_(a64 * (float(betas[k - 1]) * gap))
         log_w += inc
+        if low != 0.0:
+            log_w += (low * step) * a.sum(axis=-1, dtype=np.float64)
         if k < K:  # the sweep at β_k; the carried activations are refreshed on every FULL_EVERY-th step
             state, _ = sweep(rng, state, path.at(path.coefficients(beta)), path.rule, refresh=k % FULL_EVERY == 0)
             dv = (state.v @ d).astype(np.float64)
-            sig = sigmoid_(state.hidden_input * dt.type(beta))
+            sig = sigmoid_(state.hidden_input * dt.type(beta * gap))
         if k in slot:
             trace[slot[k]] = log_w
             if keep_states:

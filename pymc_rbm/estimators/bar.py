@@ -48,11 +48,12 @@ from pymc_rbm.estimators.annealing import (
     interrupted_estimate,
     weights_summary,
 )
-from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, single_model_path
+from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import check_schedule, default_schedule
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary, check_positive_int
+from pymc_rbm.validation import check_positive_int
 
 __all__ = ["bar", "bennett_log_ratio", "equilibrating_sweeps", "ladder_start", "LadderStart"]
 
@@ -207,8 +208,9 @@ def bar(
 
     Parameters
     ----------
-    params : RBMParams or AnnealingPath
-        The target RBM, or an annealing path to it built once
+    params : RBMParams, SpinRBMParams or AnnealingPath
+        The target RBM (binary units or ±1 spins, as in
+        :func:`~pymc_rbm.estimators.ais.ais`), or an annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
         base distribution, ``dtype`` and ``operator``.
     n_chains : int, default 100
@@ -311,7 +313,7 @@ def bar(
         betas = check_schedule(schedule)
     given = None
     if samples is not None:
-        given = check_binary(samples, params.n_visible, name="samples").reshape(-1, params.n_visible)
+        given = check_states(samples, params, name="samples")
         if given.shape[0] == 0:
             raise ValueError("samples has no rows")
     n_equilibrate = equilibrating_sweeps(n_equilibrate, betas.size - 1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.estimators.mean_field import log_partition_mean_field
+from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary
 
@@ -22,8 +23,10 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
 
     Parameters
     ----------
-    params : RBMParams
-        The target RBM.
+    params : RBMParams or SpinRBMParams
+        The target RBM. For a model of other units than {0, 1} (±1 spins)
+        the biases are the fields of its visible layer type in which the unit
+        is "high" with the probabilities below, ``logit(p_i) / (high - low)``.
     data : array_like of shape (n_samples, n_visible), optional
         Binary training data for the data-based base rate.
     base : {None, "data", "mean_field", "target", "zero"} or array_like of shape (n_visible,)
@@ -57,6 +60,7 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
     ndarray of float64 of shape (n_visible,)
     """
     n = params.n_visible
+    layer = type(params).visible
     if base is None:
         base = "data" if data is not None else "mean_field"
     if isinstance(base, str):
@@ -64,17 +68,22 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
             s = float(smoothing)
             if not (np.isfinite(s) and s > 0.0):
                 raise ValueError(f"smoothing must be a positive number, got {smoothing!r}")
-            if base == "mean_field":
-                mean = log_partition_mean_field(params).diagnostics["m_v"]
+            binary = layer == BERNOULLI
+            if base == "mean_field":  # m_v of the binary form: the probabilities that the units are high
+                mean = log_partition_mean_field(params if binary else params.to_binary()).diagnostics["m_v"]
             else:
                 if data is None:
                     raise ValueError('base="data" needs data=')
-                x = check_binary(data, n, name="data").reshape(-1, n)
+                if binary:
+                    x = check_binary(data, n, name="data").reshape(-1, n)
+                else:
+                    x = layer.to_bits(layer.check(data, n, name="data")).reshape(-1, n)
                 if x.shape[0] == 0:
                     raise ValueError("data has no rows")
                 mean = x.mean(axis=0)
             p = (mean + s) / (1.0 + 2.0 * s)
-            return np.log(p) - np.log1p(-p)
+            logit = np.log(p) - np.log1p(-p)
+            return logit if binary else logit / layer.spacing
         if base == "target":
             return np.array(params.vbias, dtype=np.float64)
         if base == "zero":

@@ -57,13 +57,25 @@ bridges them): the intermediate distributions are RBMs whose hidden layer is
 the concatenation of the models' hidden layers, each model's part scaled by
 its own coefficient (Zhang 2016, eq. 2.4.4).
 
+Layer types
+-----------
+Nothing above needs the units to be bits. The path takes the layer types of
+its models (:mod:`pymc_rbm.layers`: Bernoulli units in {0, 1}, or ±1 spins for
+a :class:`~pymc_rbm.params.SpinRBMParams`): the base distribution is the
+visible layer's units, independent in the fields ``b_A``
+(:meth:`AnnealingPath.sample_base`, :attr:`AnnealingPath.log_z_base`); the
+sweeps update each layer by its own type; and the summed-out hidden units
+contribute their layer's log normaliser, ``softplus`` for bits and
+``log 2 cosh`` for spins (:func:`log_normaliser_sum_`). The tests check, by
+enumerating the spins, that a spin path's marginals, fields and sweeps are
+those of its intermediate spin RBM, and AIS and BAR against the exact ``log Z``.
+
 The base-rate model the path starts from is :mod:`~pymc_rbm.estimators.base_rate`; the β
 schedules and the pilot runs that place them are :mod:`~pymc_rbm.estimators.schedules`.
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -74,19 +86,29 @@ from pymc_rbm.estimators.base_rate import base_rate_vbias
 from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.params import RBMParams
+from pymc_rbm.layers import BERNOULLI, TwoState
+from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_sampling_dtype
 
 __all__ = [
     "AnnealingPath",
     "PathPoint",
     "annealing_path",
-    "as_path",
-    "single_model_path",
     "path_blas_threads",
     "log_mean_exp",
     "softplus_sum_",
+    "log_normaliser_sum_",
+    "MODEL_TYPES",
+    "layers_of",
 ]
+
+#: The RBM parametrisations a path anneals to: binary units, or ±1 spins (:mod:`pymc_rbm.layers`).
+MODEL_TYPES = (RBMParams, SpinRBMParams)
+
+
+def layers_of(model) -> tuple[TwoState, TwoState]:
+    """The visible and hidden layer types of a model of :data:`MODEL_TYPES`."""
+    return type(model).visible, type(model).hidden
 
 
 # ----------------------------------------------------------------- numerics
@@ -105,6 +127,19 @@ def softplus_sum_(z: np.ndarray) -> np.ndarray:
     np.exp(z, out=z)
     np.log1p(z, out=z)
     return pos + z.sum(axis=-1, dtype=np.float64)
+
+
+def log_normaliser_sum_(z: np.ndarray, layer: TwoState) -> np.ndarray:
+    """``Σ log Σ_x exp(x z)`` of a two-state layer over the last axis, in float64; overwrites ``z``.
+
+    ``softplus`` for Bernoulli units (:func:`softplus_sum_`); for values
+    ``low < high``, ``low z + softplus((high - low) z)`` (``log 2 cosh z`` for spins).
+    """
+    if layer == BERNOULLI:
+        return softplus_sum_(z)
+    linear = layer.low * z.sum(axis=-1, dtype=np.float64)
+    z *= z.dtype.type(layer.spacing)
+    return linear + softplus_sum_(z)
 
 
 # --------------------------------------------------------------------- path
@@ -126,8 +161,11 @@ class AnnealingPath:
 
     Parameters
     ----------
-    models : RBMParams or sequence of RBMParams
-        Target RBMs, all with the same number of visible units.
+    models : RBMParams, SpinRBMParams or a sequence of them
+        Target RBMs, all with the same number of visible units and the same
+        layer types (binary units, or ±1 spins: :mod:`pymc_rbm.layers`). The
+        base distribution, the sweeps and the weights use those layers: the
+        base's units are the visible layer's units in the fields ``b_A``.
     base_vbias : array_like of shape (n_visible,)
         Visible biases ``b_A`` of the base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`).
     dtype : numpy dtype, default float64
@@ -147,11 +185,13 @@ class AnnealingPath:
     """
 
     def __init__(self, models, base_vbias, *, dtype=np.float64, operator="gibbs"):
-        if isinstance(models, RBMParams):
+        if isinstance(models, MODEL_TYPES):
             models = [models]
         models = list(models)
-        if not models or not all(isinstance(m, RBMParams) for m in models):
+        if not models or not all(isinstance(m, MODEL_TYPES) for m in models):
             raise TypeError("models must be an RBMParams or a non-empty sequence of RBMParams")
+        if len({type(m) for m in models}) > 1:
+            raise TypeError("the models of a path must have the same layer types, got " + ", ".join(type(m).__name__ for m in models))
         nv = models[0].n_visible
         for i, m in enumerate(models):
             if m.n_visible != nv:
@@ -164,6 +204,8 @@ class AnnealingPath:
         self.alpha = operator_alpha(operator)
         self.rule = operator_rule(operator)
         self.models = models
+        #: the layer types of the models (:mod:`pymc_rbm.layers`), read by the sweeps of :meth:`at`
+        self.visible_layer, self.hidden_layer = layers_of(models[0])
         self.n_models = len(models)
         self.n_visible = nv
         self.hidden_sizes = np.array([m.n_hidden for m in models])
@@ -202,8 +244,16 @@ class AnnealingPath:
 
     @property
     def log_z_base(self) -> float:
-        """``log Z`` of the path at the base, ``λ = (1, 0, ..., 0)``: ``Σ softplus(b_A) + H log 2``."""
-        return float(np.logaddexp(0.0, self.base_vbias).sum() + self.n_hidden * np.log(2.0))
+        """``log Z`` of the path at the base, ``λ = (1, 0, ..., 0)``: ``Σ softplus(b_A) + H log 2`` (binary units).
+
+        In general the visible layer's log normaliser summed over ``b_A``, plus
+        ``log 2`` per hidden unit of any two-state layer (a unit in a zero field).
+        """
+        if self.visible_layer == BERNOULLI:
+            visible = np.logaddexp(0.0, self.base_vbias).sum()
+        else:
+            visible = self.visible_layer.log_normaliser(self.base_vbias).sum()
+        return float(visible + self.n_hidden * np.log(2.0))
 
     def log_offset(self, coef) -> np.ndarray:
         """``log 2`` times the number of hidden units of the models with ``λ_m = 0``.
@@ -219,7 +269,7 @@ class AnnealingPath:
         c = np.asarray(coef, dtype=np.float64)
         return (c[..., 1:] == 0.0) @ self.hidden_sizes * np.log(2.0)
 
-    def intermediate(self, coef) -> RBMParams:
+    def intermediate(self, coef):
         """The RBM of one point of the path (a copy; for tests and inspection).
 
         Parameters
@@ -228,7 +278,7 @@ class AnnealingPath:
 
         Returns
         -------
-        RBMParams
+        RBMParams or SpinRBMParams (the models' type)
             ``n_visible`` × ``H`` with ``W = [λ_1 W_1, ...]``,
             ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]``.
         """
@@ -236,7 +286,7 @@ class AnnealingPath:
         if c.shape != (1 + self.n_models,):
             raise ValueError(f"coef must have shape ({1 + self.n_models},), got {c.shape}")
         scale = c[self.model_of_hidden]
-        return RBMParams(self.W * scale, c @ self._vb64, self.hbias * scale)
+        return type(self.models[0])(self.W * scale, c @ self._vb64, self.hbias * scale)
 
     def _hidden_scale(self, coef: np.ndarray) -> np.ndarray:
         """Per-hidden-unit coefficients: (..., 1) for one model, (..., H) for several."""
@@ -260,9 +310,11 @@ class AnnealingPath:
         return np.asarray(v, dtype=np.float64) @ self._vb64.T
 
     def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` exact draws of ``v`` from the base-rate model (stochastic)."""
-        p = 1.0 / (1.0 + np.exp(-self.base_vbias))
-        return (rng.random((n, self.n_visible)) < p).astype(self.dtype)
+        """``n`` exact draws of ``v`` from the base-rate model (stochastic): visible units in the fields ``b_A``."""
+        layer = self.visible_layer
+        p = 1.0 / (1.0 + np.exp(-layer.logits(self.base_vbias)))
+        bits = (rng.random((n, self.n_visible)) < p).astype(self.dtype)
+        return bits if layer == BERNOULLI else layer.from_bits(bits).astype(self.dtype)
 
     def hidden_logits(self, a: np.ndarray, coef) -> np.ndarray:
         """Tempered hidden logits ``λ_m(j) (hbias + v·W)_j`` from activations ``a`` (n, H)."""
@@ -330,7 +382,7 @@ class AnnealingPath:
         c = np.asarray(coef, dtype=np.float64)
         lin = vb @ c if c.ndim == 1 else (vb * c).sum(axis=-1)
         z = self._hidden_scale(np.atleast_2d(c).astype(self.dtype)) * a
-        return lin + softplus_sum_(z)
+        return lin + log_normaliser_sum_(z, self.hidden_layer)
 
     def log_f_ladder(self, a: np.ndarray, vb: np.ndarray, coefs, *, max_block: int = 2**18) -> np.ndarray:
         """``log f_λ(v)`` of each chain at every point of a ladder.
@@ -365,7 +417,7 @@ class AnnealingPath:
         def fill(chains: slice) -> None:
             for s in range(0, L, labels):
                 z = scale[None, s : s + labels, :] * a[chains, None, :]
-                out[chains, s : s + labels] += softplus_sum_(z)
+                out[chains, s : s + labels] += log_normaliser_sum_(z, self.hidden_layer)
 
         map_blocks(fill, (slice(i, i + rows) for i in range(0, n, rows)))
         return out
@@ -387,6 +439,16 @@ class PathPoint(NamedTuple):
     def W(self) -> np.ndarray:
         """The couplings of all models side by side, (n_visible, H)."""
         return self.path.W
+
+    @property
+    def visible_layer(self):
+        """The models' visible layer type."""
+        return self.path.visible_layer
+
+    @property
+    def hidden_layer(self):
+        """The models' hidden layer type."""
+        return self.path.hidden_layer
 
     def hidden_input(self, v: np.ndarray) -> np.ndarray:
         """``hbias + v·W`` (n, H), the same at every point."""
@@ -435,65 +497,14 @@ def annealing_path(
     >>> round(ais(path, n_chains=50, n_steps=500, rng=0).log_z, 1)  # doctest: +SKIP
     """
     dtype = check_sampling_dtype(dtype)
-    if isinstance(models, RBMParams):
+    if isinstance(models, MODEL_TYPES):
         first = models
-    elif isinstance(models, (list, tuple)) and models and all(isinstance(m, RBMParams) for m in models):
+    elif isinstance(models, (list, tuple)) and models and all(isinstance(m, MODEL_TYPES) for m in models):
         first = models[0]
     else:
         raise TypeError(f"params must be an RBMParams or a non-empty sequence of them, got {type(models).__name__}")
     b_a = base_rate_vbias(first, data, base=base, smoothing=base_smoothing)
     return AnnealingPath(models, b_a, dtype=dtype, operator=operator)
-
-
-def as_path(params, data=None, *, estimator=None, data_name: str = "data", **options) -> AnnealingPath:
-    """``params`` itself when it is an :class:`AnnealingPath`, else :func:`annealing_path` of it.
-
-    ``options`` are those of :func:`annealing_path` as ``estimator`` (the calling function) received
-    them; with a path they must be left at the estimator's defaults (the path fixes them), and ``data``
-    (the estimator's argument ``data_name``) None, else a ValueError names them.
-    """
-    if not isinstance(params, AnnealingPath):
-        return annealing_path(params, data, **options)
-    defaults = inspect.signature(estimator if estimator is not None else annealing_path).parameters
-    given = [name for name, value in options.items() if not _is_default(value, defaults[name].default)]
-    if data is not None:
-        given.insert(0, data_name)
-    if given:
-        raise ValueError(
-            f"{', '.join(given)}: these belong to the annealing path; pass them to annealing_path(...), "
-            "not with a path"
-        )
-    return params
-
-
-def single_model_path(params, data=None, *, estimator, **options) -> AnnealingPath:
-    """:func:`as_path` for the estimators that anneal to one model (AIS, reverse AIS, BAR, RTS).
-
-    Raises
-    ------
-    TypeError
-        When ``params`` is neither an RBMParams nor an AnnealingPath.
-    ValueError
-        For a path to several models (:func:`~pymc_rbm.estimators.sams` takes those).
-    """
-    name = estimator.__name__
-    if isinstance(params, AnnealingPath):
-        if params.n_models != 1:
-            raise ValueError(f"{name} anneals to one target model; sams estimates several in one run")
-    elif not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
-    return as_path(params, data, estimator=estimator, **options)
-
-
-def _is_default(value, default) -> bool:
-    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
-        return False
-    if isinstance(default, type) and issubclass(default, np.generic):  # a dtype
-        try:
-            return np.dtype(value) == np.dtype(default)
-        except TypeError:
-            return False
-    return value is default or (type(value) is type(default) and value == default)
 
 
 def path_blas_threads(n_chains: int, path: "AnnealingPath"):

@@ -148,7 +148,8 @@ from pymc_rbm.estimators.ladder import (
     count_moves,
     initial_log_z,
 )
-from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, single_model_path
+from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path_arguments import single_model_path
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.rts_rounds import RoundRecorder, run_rounds

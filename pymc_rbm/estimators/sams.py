@@ -112,7 +112,8 @@ import numpy as np
 from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
 from pymc_rbm.estimators.ladder import Ladder, bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
-from pymc_rbm.estimators.path import AnnealingPath, as_path, path_blas_threads
+from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path_arguments import as_path
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.estimators.sams_kernel import SAMSGain, SAMSRecorder, run_iterations

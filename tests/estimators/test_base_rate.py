@@ -36,3 +36,15 @@ def test_base_rate_vbias():
         base_rate_vbias(p, base=[1.0, 2.0])
     with pytest.raises(ValueError, match="base must be"):
         base_rate_vbias(p, base="uniform")
+
+
+def test_base_rate_of_a_spin_rbm_is_the_binary_one_in_spin_fields():
+    """For ±1 spins the base's fields are half the binary form's biases: the same probability of +1 per unit."""
+    p = _model(7, 4, 1.5)
+    spin = p.to_spin()
+    bits = (np.random.default_rng(1).random((30, 7)) < 0.4).astype(float)
+    np.testing.assert_allclose(base_rate_vbias(spin, 2 * bits - 1), base_rate_vbias(p, bits) / 2, rtol=1e-15)
+    np.testing.assert_allclose(base_rate_vbias(spin), base_rate_vbias(p) / 2, atol=1e-8)  # the mean-field base, solved to its tolerance
+    np.testing.assert_array_equal(base_rate_vbias(spin, base="target"), spin.vfield)
+    with pytest.raises(ValueError):
+        base_rate_vbias(spin, bits)  # 0/1 rows are not spins

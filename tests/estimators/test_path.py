@@ -3,6 +3,8 @@ and handed to every annealing estimator."""
 
 from __future__ import annotations
 
+import itertools
+
 import _brute
 import numpy as np
 import pytest
@@ -14,7 +16,10 @@ from pymc_rbm.energy import free_energy, hidden_activation, visible_activation
 from pymc_rbm.estimators import AnnealingPath, ais, annealing_path, bar, log_partition_exact, reverse_ais, rts, sams
 from pymc_rbm.estimators.base_rate import base_rate_vbias
 from pymc_rbm.estimators.exact import sample_visible_exact
+from pymc_rbm.estimators.path import softplus_sum_
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
+from pymc_rbm.layers import SPIN
+from pymc_rbm.params import SpinRBMParams
 from pymc_rbm.testing import assert_frequencies, assert_stationary, joint_distribution, layer_matrices
 
 P = RBMParams.random(12, 6, scale=1.5, rng=3)
@@ -73,19 +78,6 @@ def test_reverse_ais_takes_a_path():
     assert a.log_z == b.log_z
     with pytest.raises(ValueError, match="base_data"):
         reverse_ais(path, draws, base_data=DATA)
-
-
-@pytest.mark.parametrize("estimator", [ais, bar, rts, sams])
-def test_options_given_with_a_path_are_refused(estimator):
-    path = annealing_path(P)
-    other_dtype = np.float32 if estimator is ais else np.float64  # not the estimator's default
-    for name, value in [("data", DATA), ("dtype", other_dtype), ("operator", "flip"), ("base", "zero")]:
-        with pytest.raises(ValueError, match=f"{name}.*annealing_path"):
-            estimator(path, **{name: value})
-    multi = AnnealingPath([P, P], base_rate_vbias(P))
-    if estimator is not sams:
-        with pytest.raises(ValueError, match="one target"):
-            estimator(multi)
 
 
 def test_the_path_is_not_changed_by_the_estimators():
@@ -207,3 +199,87 @@ def test_path_sweep_carries_activations(dtype):
     tol = 1e-12 if dtype == np.float64 else 2e-4
     np.testing.assert_allclose(a2, path.hidden_activation(v2), rtol=0, atol=tol)
     np.testing.assert_allclose(a1, path.hidden_activation(v1), rtol=0, atol=0)
+
+
+# ------------------------------------------------------------ ±1 spins
+def _spin_model(nv, nh, scale, seed=0):
+    return RBMParams.random(nv, nh, scale=scale, rng=seed).to_spin()
+
+
+def _spin_states(n):
+    return np.array(list(itertools.product([-1.0, 1.0], repeat=n)))
+
+
+def _spin_path_log_joint(spin, b_a, beta):
+    """``log p*_β(v, h) = (1 - β) b_A·v - β E(v, h)`` of every spin state (rows v, columns h), by enumeration."""
+    V, H = _spin_states(spin.n_visible), _spin_states(spin.n_hidden)
+    return (1.0 - beta) * (V @ b_a)[:, None] + beta * (V @ spin.J @ H.T + (V @ spin.vfield)[:, None] + H @ spin.hfield)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.3, 0.8, 1.0])
+def test_spin_path_density_fields_and_base_are_those_of_the_intermediate_spin_rbm(beta):
+    """A path to a ±1 spin RBM: its base, unnormalised marginals and fields against enumeration of the spins, exactly."""
+    spin = _spin_model(5, 3, 1.5, seed=2)
+    b_a = np.array([0.7, -1.2, 0.3, 2.0, -0.4])
+    path = AnnealingPath(spin, b_a)
+    assert path.visible_layer == SPIN and path.hidden_layer == SPIN
+    log_joint = _spin_path_log_joint(spin, b_a, beta)
+    V = _spin_states(5)
+    v, a, vb = path.start(V)
+    coef = path.coefficients(beta)
+    np.testing.assert_allclose(path.log_f(a, vb, coef), logsumexp(log_joint, axis=1), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(path.log_f_ladder(a, vb, coef[None])[:, 0], path.log_f(a, vb, coef), rtol=0, atol=1e-12)
+    assert path.log_z_base == pytest.approx(logsumexp(_spin_path_log_joint(spin, b_a, 0.0)), abs=1e-12)
+    mid = path.intermediate(coef)
+    assert isinstance(mid, SpinRBMParams)
+    point = path.at(coef)
+    H = _spin_states(3)
+    np.testing.assert_allclose(point.hidden_logits(point.hidden_input(V)), beta * (V @ spin.J + spin.hfield), atol=1e-12)
+    np.testing.assert_allclose(point.visible_logits(H), (1 - beta) * b_a + beta * (H @ spin.J.T + spin.vfield), atol=1e-12)
+    # the binary formulas on spins would be another distribution: a negative control of the layer's log normaliser
+    assert beta == 0.0 or not np.allclose(softplus_sum_(beta * a.copy()), logsumexp(log_joint, axis=1) - vb @ coef)
+
+
+def test_spin_base_draws_are_exact():
+    """The base's spins: +1 with probability sigmoid(2 b_A), every value in {-1, +1}."""
+    spin = _spin_model(4, 2, 1.0)
+    b_a = np.array([1.0, -0.5, 0.0, 2.0])
+    path = AnnealingPath(spin, b_a)
+    draws = path.sample_base(np.random.default_rng(0), 20000)
+    assert set(np.unique(draws)) == {-1.0, 1.0}
+    p_up = 1.0 / (1.0 + np.exp(-2.0 * b_a))
+    counts = np.stack([(draws == -1).sum(axis=0), (draws == 1).sum(axis=0)], axis=1)
+    assert_frequencies(counts, np.stack([1 - p_up, p_up], axis=1))
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0])
+def test_spin_path_sweep_is_the_exact_kernel_and_leaves_the_path_invariant(beta):
+    """The path's Gibbs sweep on spins against its kernel built by enumeration: ``p K = p`` exactly, and the
+    sampling code's visible-to-visible frequencies follow ``K``."""
+    spin = _spin_model(3, 2, 1.5, seed=4)
+    b_a = np.array([0.8, -1.0, 0.3])
+    path = AnnealingPath(spin, b_a)
+    V, H = _spin_states(3), _spin_states(2)
+    # K[v, v'] = Σ_h p(h | v) p(v' | h), each spin +1 with probability sigmoid(2 × its field)
+    def cond(states, fields):  # p(states | fields) of independent spins: rows of fields, columns of states
+        return np.exp((states[None, :, :] * fields[:, None, :] - np.logaddexp(fields, -fields)[:, None, :]).sum(-1))
+
+    p_h = cond(H, beta * (V @ spin.J + spin.hfield))
+    p_v = cond(V, (1 - beta) * b_a + beta * (H @ spin.J.T + spin.vfield))
+    K = p_h @ p_v
+    p = np.exp(logsumexp(_spin_path_log_joint(spin, b_a, beta), axis=1))
+    p /= p.sum()
+    assert_stationary(p, K, atol=1e-12)
+    n_draws = 3000
+    start = np.repeat(V, n_draws, axis=0)
+    v, a, _ = path.start(start)
+    new, _, _ = path.sweep(np.random.default_rng(6), v, a, path.coefficients(beta))
+    idx = ((new + 1) / 2) @ np.array([4, 2, 1])
+    counts = np.zeros((8, 8))
+    np.add.at(counts, (np.repeat(np.arange(8), n_draws), idx.astype(int)), 1)
+    assert_frequencies(counts, K)
+
+
+def test_a_path_refuses_models_of_different_layer_types():
+    with pytest.raises(TypeError, match="same layer types"):
+        AnnealingPath([_model(4, 2, 1.0), _spin_model(4, 2, 1.0)], np.zeros(4))

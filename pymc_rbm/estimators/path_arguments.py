@@ -1,0 +1,81 @@
+"""How the annealing estimators take their target: a model with the path's options, or a path built once.
+
+AIS, reverse AIS, BAR, RTS and SAMS accept either an RBM (with the options of
+:func:`~pymc_rbm.estimators.path.annealing_path`) or an
+:class:`~pymc_rbm.estimators.path.AnnealingPath`; :func:`as_path` and
+:func:`single_model_path` turn either into the path, refusing options that a
+given path already fixes, and :func:`check_states` checks rows of visible
+states against the model's layer type.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from pymc_rbm.estimators.path import MODEL_TYPES, AnnealingPath, annealing_path, layers_of
+from pymc_rbm.layers import BERNOULLI
+from pymc_rbm.validation import check_binary
+
+__all__ = ["as_path", "single_model_path", "check_states"]
+
+
+def check_states(x, model, *, name: str = "data") -> np.ndarray:
+    """Visible states of ``model`` as rows (shape (n, n_visible)), checked against its visible layer type."""
+    n = model.n_visible
+    layer = layers_of(model)[0]
+    if layer == BERNOULLI:
+        return check_binary(x, n, name=name).reshape(-1, n)
+    return layer.check(x, n, name=name).reshape(-1, n)
+
+
+def as_path(params, data=None, *, estimator=None, data_name: str = "data", **options) -> AnnealingPath:
+    """``params`` itself when it is an :class:`AnnealingPath`, else :func:`annealing_path` of it.
+
+    ``options`` are those of :func:`annealing_path` as ``estimator`` (the calling function) received
+    them; with a path they must be left at the estimator's defaults (the path fixes them), and ``data``
+    (the estimator's argument ``data_name``) None, else a ValueError names them.
+    """
+    if not isinstance(params, AnnealingPath):
+        return annealing_path(params, data, **options)
+    defaults = inspect.signature(estimator if estimator is not None else annealing_path).parameters
+    given = [name for name, value in options.items() if not _is_default(value, defaults[name].default)]
+    if data is not None:
+        given.insert(0, data_name)
+    if given:
+        raise ValueError(
+            f"{', '.join(given)}: these belong to the annealing path; pass them to annealing_path(...), "
+            "not with a path"
+        )
+    return params
+
+
+def single_model_path(params, data=None, *, estimator, **options) -> AnnealingPath:
+    """:func:`as_path` for the estimators that anneal to one model (AIS, reverse AIS, BAR, RTS).
+
+    Raises
+    ------
+    TypeError
+        When ``params`` is neither an RBMParams nor an AnnealingPath.
+    ValueError
+        For a path to several models (:func:`~pymc_rbm.estimators.sams` takes those).
+    """
+    name = estimator.__name__
+    if isinstance(params, AnnealingPath):
+        if params.n_models != 1:
+            raise ValueError(f"{name} anneals to one target model; sams estimates several in one run")
+    elif not isinstance(params, MODEL_TYPES):
+        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
+    return as_path(params, data, estimator=estimator, **options)
+
+
+def _is_default(value, default) -> bool:
+    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
+        return False
+    if isinstance(default, type) and issubclass(default, np.generic):  # a dtype
+        try:
+            return np.dtype(value) == np.dtype(default)
+        except TypeError:
+            return False
+    return value is default or (type(value) is type(default) and value == default)
