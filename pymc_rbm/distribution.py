@@ -32,19 +32,18 @@ import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
 from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Constant, Variable
-from pytensor.graph.traversal import ancestors
-from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.estimators.exact import check_enumerable
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import (
     AUTO_ENUMERATION_BITS,
-    RBMRV,
     LogPartition,
+    RBMRV,
     core_parameters,
     layer_sizes,
     log_partition_mode,
+    random_ancestors,
     rbm_params_of,
 )
 from pymc_rbm.validation import check_binary, check_float_array, check_positive_int
@@ -56,17 +55,6 @@ __all__ = ["RBM"]
 
 #: Where the frames of PyMC and of this package live (skipped by warnings about the user's model).
 _INTERNAL_FILES = (os.path.dirname(__file__), *(os.path.dirname(m.__file__) for m in (pymc, pytensor)))
-
-
-def _depends_on_random_variables(*tensors) -> list:
-    """The random variables that the given tensors are computed from."""
-    from pymc.distributions.distribution import SymbolicRandomVariable
-
-    found = []
-    for var in ancestors(tensors):
-        if var.owner is not None and isinstance(var.owner.op, (RandomVariable, SymbolicRandomVariable)):
-            found.append(var)
-    return found
 
 
 def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
@@ -91,7 +79,7 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
         if n_small <= max_bits:
             return "exact", pt.constant(0.0)
         log_partition = None
-        random = _depends_on_random_variables(W, vbias, hbias)
+        random = random_ancestors(W, vbias, hbias)
         if random:
             raise ValueError(
                 f"log_partition='auto': the smaller layer has {n_small} units, too many to enumerate "
@@ -112,7 +100,7 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
         )
         return "omitted", pt.constant(0.0)
     if log_partition is None:
-        random = _depends_on_random_variables(W, vbias, hbias)
+        random = random_ancestors(W, vbias, hbias)
         if random:
             raise ValueError(
                 "log_partition=None leaves log Z out of the logp, which is only correct while W and the "

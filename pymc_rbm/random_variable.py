@@ -25,6 +25,7 @@ from pytensor.gradient import grad_not_implemented
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Apply, Constant
 from pytensor.graph.op import Op
+from pytensor.graph.traversal import ancestors
 from pytensor.raise_op import Assert
 from pytensor.tensor.random.op import RandomVariable
 
@@ -47,6 +48,7 @@ __all__ = [
     "is_rbm_variable",
     "layer_sizes",
     "log_partition_mode",
+    "random_ancestors",
     "rbm_params_of",
 ]
 
@@ -286,3 +288,16 @@ def layer_sizes(W) -> tuple[int, int] | None:
         return tuple(int(s) for s in W.shape.eval()[-2:])
     except Exception:  # noqa: BLE001 - any failure means the sizes are not known
         return None
+
+
+def random_ancestors(*tensors) -> list:
+    """The random variables that the given tensors are computed from (directly or through deterministics).
+
+    Constants and data (shared variables) are not random; anything drawn from a
+    distribution is. A distribution whose parameters have none can treat them as
+    fixed (``log Z`` left out, replica exchange, exact draws).
+    """
+    from pymc.distributions.distribution import SymbolicRandomVariable
+
+    random_ops = (RandomVariable, SymbolicRandomVariable)
+    return [v for v in ancestors(tensors) if v.owner is not None and isinstance(v.owner.op, random_ops)]

@@ -111,14 +111,12 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from pymc.distributions.distribution import SymbolicRandomVariable
 from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import WithSamplingState, dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
-from pytensor.tensor.random.op import RandomVariable
 from rich.progress import TextColumn
 from rich.table import Column
 
@@ -131,7 +129,7 @@ from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accep
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import RBMAtBeta, sweep
 from pymc_rbm.params import RBMParams
-from pymc_rbm.random_variable import is_rbm_variable, rbm_params_of
+from pymc_rbm.random_variable import is_rbm_variable, random_ancestors, rbm_params_of
 from pymc_rbm.step_methods.terms import OtherTerms
 from pymc_rbm.validation import check_binary, check_positive_int
 
@@ -159,12 +157,7 @@ def has_constant_parameters(var) -> bool:
     Constants and data (shared variables) count as constant; anything drawn
     from a distribution (directly or through a deterministic) does not.
     """
-    if not is_rbm_variable(var):
-        return False
-    random_ops = (RandomVariable, SymbolicRandomVariable)
-    return not any(
-        x.owner is not None and isinstance(x.owner.op, random_ops) for x in ancestors(list(rbm_params_of(var)))
-    )
+    return is_rbm_variable(var) and not random_ancestors(*rbm_params_of(var))
 
 
 def _resolve_vars(vars, model) -> list:
