@@ -42,14 +42,9 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from pymc_rbm.categorical import CategoricalRBMParams, free_energy, moments_exact
-from pymc_rbm.step_methods.categorical import (
-    CategoricalGibbs,
-    CategoricalMetropolisedGibbs,
-    CategoricalRBM,
-    CategoricalReplicaExchange,
-    _Tensors,
-)
+from pymc_rbm.categorical import CategoricalRBM, CategoricalRBMParams, free_energy, moments_exact
+from pymc_rbm.categorical.random_variable import CategoricalTensors
+from pymc_rbm.step_methods.categorical import CategoricalGibbs, CategoricalMetropolisedGibbs, CategoricalReplicaExchange
 
 
 def site_tv(draws: np.ndarray, marginals: np.ndarray) -> float:
@@ -64,7 +59,7 @@ def run(params, sampler: str, draws: int, tune: int, chains: int, seed: int):
     with pm.Model():
         if sampler == "CategoricalGibbsMetropolis":
             v = pm.Categorical("v", p=np.full(params.n_states, 1.0 / params.n_states), shape=params.n_visible)
-            pm.Potential("rbm", -free_energy(v, _Tensors(pt.constant(params.W), pt.constant(params.vbias),
+            pm.Potential("rbm", -free_energy(v, CategoricalTensors(pt.constant(params.W), pt.constant(params.vbias),
                                                          pt.constant(params.hbias))))
             step = pm.CategoricalGibbsMetropolis([v])
         else:

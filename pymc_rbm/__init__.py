@@ -8,7 +8,10 @@ load without PyMC. Using any of those names loads the PyMC layer and
 registers the step methods with ``pm.sample``, which then picks one for RBM
 variables by itself: :class:`ExactDraws` or :class:`ReplicaExchange` where
 the RBM's parameters are constants, :class:`FlipTheState` where they are
-random variables. The subpackages and modules
+random variables. :class:`CategoricalRBM` (Potts visible units) and
+:class:`GaussianRBM` (real visible units) are the other layer types' distributions,
+with their parameters :class:`CategoricalRBMParams` and :class:`GaussianRBMParams`.
+The subpackages and modules
 are attributes too, loaded on first use: ``import pymc_rbm as pr`` then
 ``pr.estimators.log_partition(...)``, ``pr.training.fit(...)``,
 ``pr.datasets.load_mnist(...)``.
@@ -18,10 +21,14 @@ from pymc_rbm.params import RBMParams, SpinRBMParams
 
 __all__ = [
     "RBM",
+    "CategoricalRBM",
+    "GaussianRBM",
     "BlockGibbs",
     "ExactDraws",
     "FlipTheState",
     "RBMParams",
+    "CategoricalRBMParams",
+    "GaussianRBMParams",
     "ReplicaExchange",
     "SpinRBMParams",
     "WormholeMetropolis",
@@ -30,6 +37,10 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "RBM": "pymc_rbm.distribution",
+    "CategoricalRBM": "pymc_rbm.categorical.distribution",
+    "CategoricalRBMParams": "pymc_rbm.categorical",
+    "GaussianRBM": "pymc_rbm.gaussian",
+    "GaussianRBMParams": "pymc_rbm.gaussian",
     "BlockGibbs": "pymc_rbm.step_methods",
     "ExactDraws": "pymc_rbm.step_methods",
     "FlipTheState": "pymc_rbm.step_methods",
@@ -41,13 +52,16 @@ _LAZY = {
 #: Subpackages and modules loaded on first use, e.g. ``pymc_rbm.training.fit(...)`` or
 #: ``pymc_rbm.estimators.log_partition(...)`` after ``import pymc_rbm`` (``jax`` needs JAX installed).
 _LAZY_SUBPACKAGES = (
+    "categorical",
     "datasets",
     "diagnostics",
     "distribution",
     "energy",
     "estimators",
+    "gaussian",
     "jax",
     "kernels",
+    "layers",
     "params",
     "step_methods",
     "testing",

@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_rbm.estimators.exact import EnumerationTooLarge
 from pymc_rbm.layers import BERNOULLI, Gaussian, Layer
 from pymc_rbm.primitives import softplus
 from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
@@ -257,8 +258,6 @@ class GaussianAtBeta(NamedTuple):
 # ----------------------------------------------------------------------------- exact enumeration of h
 def _check_hidden(params, max_hidden):
     if params.n_hidden > max_hidden:
-        from pymc_rbm.categorical import EnumerationTooLarge
-
         raise EnumerationTooLarge(
             f"the mixture of a Gaussian RBM has 2**{params.n_hidden} components, more than the limit of "
             f"2**{max_hidden} (raise max_hidden if you have the time and memory)"
@@ -328,6 +327,8 @@ def _pymc_layer() -> dict:
     from pymc.logprob.abstract import _logprob
     from pytensor.graph.basic import Constant, Variable
     from pytensor.tensor.random.op import RandomVariable
+
+    from pymc_rbm.random_variable import random_ancestors
 
     class _Tensors(NamedTuple):
         W: object
@@ -463,9 +464,7 @@ def _pymc_layer() -> dict:
                     )
                 mode, log_z = "exact", pt.constant(0.0)
             elif log_partition is None:
-                from pymc_rbm.step_methods.categorical import _random_ancestors
-
-                if _random_ancestors(W, vbias, hbias, sigma):
+                if random_ancestors(W, vbias, hbias, sigma):
                     raise ValueError("log_partition=None is only correct while the parameters are constants")
                 mode, log_z = "omitted", pt.constant(0.0)
             else:

@@ -288,7 +288,7 @@ def bits_form(W, vbias, hbias, visible: TwoState, hidden: TwoState) -> BitsForm:
 __all__ += ["Potts"]
 
 
-def _logsumexp_last(x: np.ndarray) -> np.ndarray:
+def logsumexp_last(x: np.ndarray) -> np.ndarray:
     """``log Σ_k exp(x_k)`` over the last axis, stable for any finite ``x`` (and ``-inf`` entries)."""
     m = np.max(x, axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
@@ -296,7 +296,7 @@ def _logsumexp_last(x: np.ndarray) -> np.ndarray:
         return (m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True)))[..., 0]
 
 
-def _softmax_last(x: np.ndarray) -> np.ndarray:
+def softmax_last(x: np.ndarray) -> np.ndarray:
     """``exp(x_k) / Σ exp(x)`` over the last axis (a new array)."""
     e = np.exp(x - np.max(x, axis=-1, keepdims=True))
     e /= e.sum(axis=-1, keepdims=True)
@@ -430,7 +430,7 @@ class Potts(Layer):
             import pytensor.tensor as pt
 
             return pt.logsumexp(field, axis=-1)
-        return _logsumexp_last(np.asarray(field, dtype=np.float64))
+        return logsumexp_last(np.asarray(field, dtype=np.float64))
 
     def mean(self, field):
         """The probabilities ``softmax(f)`` of every value, shape (..., n_units, q)."""
@@ -440,7 +440,7 @@ class Potts(Layer):
             import pytensor.tensor as pt
 
             return pt.special.softmax(field, axis=-1)
-        return _softmax_last(np.asarray(field, dtype=np.float64))
+        return softmax_last(np.asarray(field, dtype=np.float64))
 
     def log_prob(self, x, field):
         """``log p(x)`` of independent units in fixed fields: ``Σ_i f_{i, x_i} - logsumexp(f_i)``.
@@ -492,7 +492,7 @@ class Potts(Layer):
         n_changed : ndarray of int64 of shape (n_chains,)
         """
         field = self._check_field(field, x)
-        probs = _softmax_last(field)
+        probs = softmax_last(field)
         if rule.gibbs or x is None:
             if not rule.gibbs:
                 raise ValueError("only the Gibbs rule updates a layer without its current state")

@@ -1,11 +1,4 @@
-"""Categorical RBMs in PyMC: the :class:`CategoricalRBM` distribution and its step methods.
-
-:class:`CategoricalRBM` is the Potts-Bernoulli RBM of :mod:`pymc_rbm.categorical`
-as a PyMC distribution: its value is the vector of visible labels (integers in
-``[0, n_states)``, shape ``(..., n_visible)``), the hidden units are summed out,
-and ``logp(v) = -F(v) - log Z``, ``log Z`` exact where a layer can be enumerated
-(differentiable: its gradient is the exact moments), given, or left out
-(constant parameters only), as for the binary :class:`~pymc_rbm.RBM`.
+"""Step methods for :class:`~pymc_rbm.categorical.CategoricalRBM` variables in ``pm.sample``.
 
 The step methods sweep the RBM through the one engine,
 :func:`pymc_rbm.kernels.sweep.sweep` at a
@@ -44,44 +37,25 @@ likelihood, and checks ``π K = π`` with negative controls.
 
 from __future__ import annotations
 
-import os
-import warnings
 from dataclasses import field
 
 import numpy as np
-import pymc
-import pytensor
-import pytensor.tensor as pt
-from pymc.distributions.dist_math import check_parameters
-from pymc.distributions.distribution import Discrete
-from pymc.distributions.shape_utils import rv_size_is_none
-from pymc.logprob.abstract import _logprob
 from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
-from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.gradient import grad_not_implemented
-from pytensor.graph.basic import Apply, Constant, Variable
-from pytensor.graph.op import Op
+from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
-from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.categorical import (
     MAX_ENUMERATED_STATES,
     CategoricalAtBeta,
     CategoricalRBMParams,
-    EnumerationTooLarge,
     ExactSampler,
-    as_labels,
     at_beta,
     energy,
-    enumeration_plan,
     free_energy,
     hidden_input,
-    log_partition_exact,
-    moments_exact,
-    sample_exact,
 )
 from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
 from pymc_rbm.layers import BERNOULLI
@@ -89,409 +63,24 @@ from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accep
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.step_methods.terms import OtherTerms
-from pymc_rbm.validation import check_float_array, check_positive_int
+from pymc_rbm.validation import check_positive_int
+from pymc_rbm.categorical.random_variable import (
+    categorical_params_of,
+    categorical_sizes,
+    core_parameters,
+    is_categorical_rbm_variable,
+)
+from pymc_rbm.random_variable import random_ancestors
 
 __all__ = [
-    "CategoricalRBM",
-    "CategoricalRBMRV",
-    "CategoricalLogPartition",
     "CategoricalExactDraws",
     "CategoricalGibbs",
     "CategoricalMetropolisedGibbs",
     "CategoricalReplicaExchange",
     "EXACT_DRAWS_MAX_FLOPS",
     "exact_draws_pay",
-    "is_categorical_rbm_variable",
     "register",
 ]
-
-_INTERNAL_FILES = (os.path.dirname(os.path.dirname(__file__)), *(os.path.dirname(m.__file__) for m in (pymc, pytensor)))
-
-warnings.filterwarnings(
-    "ignore",
-    message=r"Numba will use object mode to run (CategoricalLogPartition|CategoricalMomentsOp|CategoricalRBMRV)",
-    category=UserWarning,
-)
-
-
-# ----------------------------------------------------------------------------- log Z as an Op
-def _params_or_none(W, vbias, hbias):
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
-        return None
-    return CategoricalRBMParams(W, vbias, hbias)
-
-
-class CategoricalLogPartition(Op):
-    """``log Z(W, vbias, hbias)`` of a categorical RBM by exact enumeration, with its exact gradient.
-
-    The gradient is ``(⟨1(v_i = k) h_j⟩, p(v_i = k), p(h_j = 1))``
-    (:func:`~pymc_rbm.categorical.moments_exact`). Non-finite parameters give
-    NaN (a rejected point).
-    """
-
-    __props__ = ("max_states",)
-
-    def __init__(self, max_states: int = MAX_ENUMERATED_STATES):
-        self.max_states = int(max_states)
-
-    def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [pt.dscalar()])
-
-    def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
-        value = np.nan if params is None else log_partition_exact(params, max_states=self.max_states)
-        outputs[0][0] = np.asarray(value, dtype="float64")
-
-    def infer_shape(self, node, input_shapes):
-        return [()]
-
-    def pullback(self, inputs, outputs, cotangents):
-        (g,) = cotangents
-        vh, v, h = CategoricalMomentsOp(self.max_states)(*inputs)
-        return [g * vh, g * v, g * h]
-
-
-class CategoricalMomentsOp(Op):
-    """``(⟨1(v_i = k) h_j⟩, p(v_i = k), p(h_j = 1))`` by exact enumeration: the gradient of ``log Z``."""
-
-    __props__ = ("max_states",)
-
-    def __init__(self, max_states: int = MAX_ENUMERATED_STATES):
-        self.max_states = int(max_states)
-
-    def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [x.type() for x in inputs])
-
-    def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
-        if params is None:
-            values = [np.full(np.shape(x), np.nan) for x in inputs]
-        else:
-            m = moments_exact(params, max_states=self.max_states)
-            values = [m.vh, m.v, m.h]
-        for out, value in zip(outputs, values):
-            out[0] = np.asarray(value, dtype="float64")
-
-    def infer_shape(self, node, input_shapes):
-        return list(input_shapes)
-
-    def pullback(self, inputs, outputs, cotangents):
-        return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
-
-
-# ----------------------------------------------------------------------------- the random variable
-LOG_PARTITION_MODES = ("exact", "given", "omitted")
-
-
-class CategoricalRBMRV(RandomVariable):
-    """Draws of the visible labels of a categorical RBM.
-
-    Exact (:func:`~pymc_rbm.categorical.sample_exact`) where a layer has at
-    most ``max_states`` configurations; otherwise ``gibbs_sweeps`` block-Gibbs
-    sweeps from uniformly random labels per draw, with a warning.
-    """
-
-    name = "categorical_rbm"
-    signature = "(v,q,h),(v,q),(h),()->(v)"
-    dtype = "int64"
-    _print_name = ("CategoricalRBM", "\\operatorname{CategoricalRBM}")
-    __props__ = RandomVariable.__props__ + ("log_partition", "max_states", "gibbs_sweeps")
-
-    def __init__(self, *args, log_partition="exact", max_states=MAX_ENUMERATED_STATES, gibbs_sweeps=1000, **kwargs):
-        if log_partition not in LOG_PARTITION_MODES:
-            raise ValueError(f"log_partition mode must be one of {LOG_PARTITION_MODES}, got {log_partition!r}")
-        self.log_partition = log_partition
-        self.max_states = int(max_states)
-        self.gibbs_sweeps = int(gibbs_sweeps)
-        super().__init__(*args, **kwargs)
-
-    def rng_fn(self, rng, W, vbias, hbias, log_z, size):
-        batch = np.broadcast_shapes(W.shape[:-3], vbias.shape[:-2], hbias.shape[:-1])
-        size = batch if size is None else tuple(size)
-        W, vbias, hbias = (
-            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 3), (vbias, 2), (hbias, 1))
-        )
-        first = (0,) * len(size)
-        if not size or all(np.all(x == x[first]) for x in (W, vbias, hbias)):
-            return self._draw(CategoricalRBMParams(W[first], vbias[first], hbias[first]), size, rng)
-        out = np.empty(size + (W.shape[-3],), dtype=np.int64)
-        for idx in np.ndindex(*size):
-            out[idx] = self._draw(CategoricalRBMParams(W[idx], vbias[idx], hbias[idx]), (), rng)
-        return out
-
-    def _draw(self, params, size, rng):
-        try:
-            enumeration_plan(params, self.max_states)
-        except EnumerationTooLarge:
-            return _approximate_draws(params, size, rng, self.gibbs_sweeps)
-        return sample_exact(params, size, rng, max_states=self.max_states)
-
-
-def _approximate_draws(params, size, rng, n_sweeps):
-    warnings.warn(
-        f"this categorical RBM ({params.n_visible} units of {params.n_states} states, {params.n_hidden} hidden) "
-        f"is too large to enumerate: forward draws are approximate ({n_sweeps} block-Gibbs sweeps per draw from "
-        "uniformly random labels; set gibbs_sweeps=... to change)",
-        UserWarning,
-        stacklevel=2,
-    )
-    n = int(np.prod(size, dtype=np.int64))
-    state = RBMState(rng.integers(0, params.n_states, (n, params.n_visible)).astype(np.float64), None)
-    target = CategoricalAtBeta(params)
-    for _ in range(n_sweeps):
-        state, _ = sweep(rng, RBMState(state.v, None), target, GIBBS)
-    return state.v.astype(np.int64).reshape(tuple(size) + (params.n_visible,))
-
-
-class _Tensors:
-    """Symbolic ``W``, ``vbias``, ``hbias`` with the attribute names of the parameters."""
-
-    def __init__(self, W, vbias, hbias):
-        self.W, self.vbias, self.hbias = W, vbias, hbias
-
-
-def _core(*params):
-    return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (3, 2, 1, 0))]
-
-
-@_logprob.register(CategoricalRBMRV)
-def _categorical_rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
-    [value] = values
-    W, vbias, hbias, log_z = _core(W, vbias, hbias, log_z)
-    q = W.shape[1]
-    logp = -free_energy(value, _Tensors(W, vbias, hbias))
-    if op.log_partition == "exact":
-        logp = logp - CategoricalLogPartition(op.max_states)(W, vbias, hbias)
-    elif op.log_partition == "given":
-        logp = logp - log_z
-    valid = pt.all(pt.ge(value, 0) & pt.lt(value, q), axis=-1)
-    logp = pt.switch(valid, logp, -np.inf)
-    return check_parameters(
-        logp,
-        pt.all(pt.isfinite(W)),
-        pt.all(pt.isfinite(vbias)),
-        pt.all(pt.isfinite(hbias)),
-        pt.eq(W.shape[0], vbias.shape[0]),
-        pt.eq(W.shape[1], vbias.shape[1]),
-        pt.eq(W.shape[2], hbias.shape[0]),
-        msg="W, vbias and hbias must be finite, of shapes (n, q, H), (n, q), (H,)",
-    )
-
-
-def is_categorical_rbm_variable(var) -> bool:
-    """Whether ``var`` is a random variable of the :class:`CategoricalRBM` distribution."""
-    return isinstance(getattr(getattr(var, "owner", None), "op", None), CategoricalRBMRV)
-
-
-def categorical_params_of(rv):
-    """The symbolic ``(W, vbias, hbias)`` of a :class:`CategoricalRBM` variable."""
-    W, vbias, hbias, _ = rv.owner.op.dist_params(rv.owner)
-    return W, vbias, hbias
-
-
-def _sizes(W):
-    """``(n_visible, n_states, n_hidden)`` of a symbolic ``W`` where known while the model is built, else None."""
-    shape = W.type.shape
-    if all(s is not None for s in shape):
-        return tuple(int(s) for s in shape[-3:])
-    if isinstance(W, Constant):
-        return tuple(int(s) for s in np.shape(W.data)[-3:])
-    if isinstance(W, SharedVariable):
-        return tuple(int(s) for s in np.shape(W.get_value(borrow=True))[-3:])
-    try:
-        return tuple(int(s) for s in W.shape.eval()[-3:])
-    except Exception:  # noqa: BLE001 - not known without sampling
-        return None
-
-
-def _random_ancestors(*tensors):
-    from pymc.distributions.distribution import SymbolicRandomVariable
-
-    return [
-        v
-        for v in ancestors(tensors)
-        if v.owner is not None and isinstance(v.owner.op, (RandomVariable, SymbolicRandomVariable))
-    ]
-
-
-def _resolve_log_partition(log_partition, W, vbias, hbias, max_states):
-    if isinstance(log_partition, str):
-        if log_partition not in ("auto", "exact"):
-            raise ValueError(
-                f"log_partition must be 'auto', 'exact', a number or tensor (an estimate of log Z), or None; "
-                f"got {log_partition!r}"
-            )
-        sizes = _sizes(W)
-        small = None if sizes is None else min(2 ** sizes[2], sizes[1] ** sizes[0])
-        if log_partition == "exact":
-            if small is not None and small > max_states:
-                enumeration_plan(CategoricalRBMParams(np.zeros(sizes), np.zeros(sizes[:2]), np.zeros(sizes[2])),
-                                 max_states)  # raises, with the sizes
-            return "exact", pt.constant(0.0)
-        if small is None:
-            raise ValueError(
-                "log_partition='auto' needs the shape of W while the model is built; pass 'exact', an estimate, or None"
-            )
-        if small <= max_states:
-            return "exact", pt.constant(0.0)
-        random = _random_ancestors(W, vbias, hbias)
-        if random:
-            raise ValueError(
-                f"log_partition='auto': this categorical RBM has {small:.3g} configurations in its smaller layer, more "
-                f"than max_states={max_states}, and its parameters depend on the random variable(s) "
-                f"{sorted({str(r) for r in random})}, so log Z cannot be left out: raise max_states (slow) or "
-                "pass an estimate of log Z"
-            )
-        warnings.warn(
-            f"log_partition='auto': this categorical RBM has {small:.3g} configurations in its smaller layer, more "
-            f"than max_states={max_states}, so log Z is left out and the logp is unnormalised (-F(v)). Sampling is "
-            "unaffected (the parameters are constants), but logp values and model comparisons are not; pass "
-            "log_partition=None to say it is meant",
-            UserWarning,
-            skip_file_prefixes=_INTERNAL_FILES,
-        )
-        return "omitted", pt.constant(0.0)
-    if log_partition is None:
-        random = _random_ancestors(W, vbias, hbias)
-        if random:
-            raise ValueError(
-                "log_partition=None leaves log Z out of the logp, which is only correct while W and the biases are "
-                f"constants; here they depend on {sorted({str(r) for r in random})}. Use log_partition='exact' "
-                "or supply an estimate of log Z."
-            )
-        return "omitted", pt.constant(0.0)
-    if hasattr(log_partition, "log_z") and hasattr(log_partition, "check_model"):  # a LogPartitionEstimate
-        log_partition = log_partition.log_z
-    if not hasattr(log_partition, "owner") and np.asarray(log_partition).dtype.kind not in "iuf":
-        raise ValueError(f"log_partition must be a real number, got {log_partition!r}")
-    log_z = pt.as_tensor_variable(log_partition, dtype="float64")
-    if log_z.ndim != 0:
-        raise ValueError(f"log_partition must be a scalar, got {log_z.ndim} dimension(s)")
-    if isinstance(log_z, Constant) and not np.isfinite(log_z.data):
-        raise ValueError(f"log_partition must be finite, got {log_z.data}")
-    return "given", log_z
-
-
-def _as_parameter(value, name):
-    if isinstance(value, Constant):
-        check_float_array(value.data, name)
-    if isinstance(value, Variable):
-        return pt.as_tensor_variable(value, dtype="float64")
-    return pt.as_tensor_variable(check_float_array(value, name), dtype="float64")
-
-
-class CategoricalRBM(Discrete):
-    r"""A categorical (Potts-Bernoulli) RBM over its visible labels.
-
-    .. math::
-
-        \log p(v) = \sum_i b_{i, v_i} + \sum_j \operatorname{softplus}\Big(c_j + \sum_i W_{i, v_i, j}\Big) - \log Z
-
-    with ``b = vbias`` and ``c = hbias``; the hidden units are summed out
-    (energy and gauge: :mod:`pymc_rbm.categorical`).
-
-    Parameters
-    ----------
-    W : tensor_like of float, shape (n_visible, n_states, n_hidden)
-        Constants, data or random variables.
-    vbias : tensor_like of float, shape (n_visible, n_states)
-    hbias : tensor_like of float, shape (n_hidden,)
-    log_partition : {"auto", "exact"}, float, tensor or None
-        As for :class:`~pymc_rbm.RBM`: ``"exact"`` enumerates the layer with
-        fewer configurations (``2**n_hidden`` or ``n_states**n_visible``) at
-        every evaluation, differentiably, and is refused beyond ``max_states``;
-        a number or tensor is an estimate; ``None`` leaves ``log Z`` out
-        (constant parameters only); ``"auto"`` (default) is ``"exact"`` within
-        ``max_states``, else ``None`` with a warning for constants, else an error.
-    max_states : int, default 2**20
-        Largest enumeration, for ``log Z`` and for exact forward draws.
-    gibbs_sweeps : int, default 1000
-        Sweeps per forward draw of a model too large to enumerate (approximate, with a warning).
-
-    Notes
-    -----
-    Values are integer labels in ``[0, n_states)``; observed data may also be
-    one-hot, shape ``(..., n_visible, n_states)`` (:func:`~pymc_rbm.categorical.as_labels`).
-    ``pm.sample()`` chooses the step of a free ``CategoricalRBM`` variable by
-    itself: :class:`CategoricalExactDraws` where the parameters are constants,
-    a layer can be enumerated and no other term involves the variable,
-    :class:`CategoricalReplicaExchange` for other constant parameters, and
-    :class:`CategoricalMetropolisedGibbs` where they are random variables.
-
-    Examples
-    --------
-    >>> import pymc as pm
-    >>> from pymc_rbm.categorical import CategoricalRBMParams
-    >>> from pymc_rbm.step_methods.categorical import CategoricalRBM
-    >>> p = CategoricalRBMParams.random(5, 4, 3, rng=0)
-    >>> with pm.Model():
-    ...     v = CategoricalRBM("v", p.W, p.vbias, p.hbias)
-    >>> pm.draw(v, random_seed=1).shape
-    (5,)
-    """
-
-    rv_type = CategoricalRBMRV
-
-    @classmethod
-    def rv_op(cls, W, vbias, hbias, log_z, *, log_partition="exact", max_states=MAX_ENUMERATED_STATES,
-              gibbs_sweeps=1000, size=None, rng=None):
-        if rng is None:
-            rng = pt.random.shared_rng(seed=None)
-        op = CategoricalRBMRV(log_partition=log_partition, max_states=max_states, gibbs_sweeps=gibbs_sweeps)
-        return op(W, vbias, hbias, log_z, size=size, rng=rng, return_next_rng=True)[1]
-
-    def __new__(cls, name, W, vbias, hbias, *args, observed=None, **kwargs):
-        if observed is not None:
-            observed = _check_observed(observed, W, vbias)
-        return super().__new__(cls, name, W, vbias, hbias, *args, observed=observed, **kwargs)
-
-    @classmethod
-    def dist(cls, W, vbias, hbias, *, log_partition="auto", max_states: int = MAX_ENUMERATED_STATES,
-             gibbs_sweeps: int = 1000, **kwargs):
-        max_states = check_positive_int(max_states, "max_states")
-        gibbs_sweeps = check_positive_int(gibbs_sweeps, "gibbs_sweeps")
-        W, vbias, hbias = (_as_parameter(x, n) for x, n in ((W, "W"), (vbias, "vbias"), (hbias, "hbias")))
-        if (W.ndim, vbias.ndim, hbias.ndim) != (3, 2, 1):
-            raise ValueError(
-                "W must have shape (n_visible, n_states, n_hidden), vbias (n_visible, n_states) and hbias "
-                f"(n_hidden,); got ndim {W.ndim}, {vbias.ndim}, {hbias.ndim} (batched parameters are not supported: "
-                "use shape=(K, n_visible) for K draws of one RBM)"
-            )
-        sw, sv, sh = W.type.shape, vbias.type.shape, hbias.type.shape
-        pairs = ((sv[0], sw[0], "vbias rows"), (sv[1], sw[1], "vbias columns"), (sh[0], sw[2], "hbias entries"))
-        for got, want, what in pairs:
-            if got is not None and want is not None and got != want:
-                raise ValueError(f"{what} ({got}) do not match W of shape {sw}")
-        if sw[1] is not None and sw[1] < 2:
-            raise ValueError(f"categorical units need at least 2 states, W has shape {sw}")
-        mode, log_z = _resolve_log_partition(log_partition, W, vbias, hbias, max_states)
-        return super().dist([W, vbias, hbias, log_z], log_partition=mode, max_states=max_states,
-                            gibbs_sweeps=gibbs_sweeps, **kwargs)
-
-    def support_point(rv, size, W, vbias, hbias, log_z):
-        """One mean-field pass: each unit's most probable label given ``h = sigmoid(hbias)``."""
-        W, vbias, hbias, _ = _core(W, vbias, hbias, log_z)
-        v = pt.argmax(vbias + pt.tensordot(W, pt.sigmoid(hbias), axes=[[2], [0]]), axis=-1).astype("int64")
-        if not rv_size_is_none(size):
-            v = pt.full((*size, v.shape[-1]), v)
-        return v
-
-
-def _check_observed(observed, W, vbias):
-    """Labels (or one-hot data, converted) checked against the constant shapes, where they are known now."""
-    value = observed
-    if hasattr(value, "get_value") or (hasattr(value, "owner") and not isinstance(value, Constant)):
-        return observed
-    if isinstance(value, Constant):
-        value = value.data
-    sw = pt.as_tensor_variable(W).type.shape
-    if sw[0] is None or sw[1] is None:
-        return observed
-    n, q = int(sw[0]), int(sw[1])
-    dummy = CategoricalRBMParams(np.zeros((n, q, 1)), np.zeros((n, q)), np.zeros(1))
-    return as_labels(value, dummy, name="observed data of the CategoricalRBM")
 
 
 # ----------------------------------------------------------------------------- step methods
@@ -625,7 +214,7 @@ class _CategoricalStep(BlockedStep):
             self._set_params(*fn())
 
     def _set_params(self, W, vbias, hbias):
-        W, vbias, hbias = _core(np.asarray(W), np.asarray(vbias), np.asarray(hbias), np.zeros(()))[:3]
+        W, vbias, hbias = core_parameters(np.asarray(W), np.asarray(vbias), np.asarray(hbias), np.zeros(()))[:3]
         self.params = CategoricalRBMParams(W, vbias, hbias)
         if self.params.n_visible != self._shape[-1]:
             raise ValueError(f"W has {self.params.n_visible} visible units but the variable has {self._shape[-1]}")
@@ -895,7 +484,7 @@ def exact_draws_pay(var, model=None) -> bool:
     :data:`~pymc_rbm.categorical.MAX_ENUMERATED_STATES`, and that no other
     model term involves (independent exact draws then need no correction).
     """
-    if not is_categorical_rbm_variable(var) or _random_ancestors(*categorical_params_of(var)):
+    if not is_categorical_rbm_variable(var) or random_ancestors(*categorical_params_of(var)):
         return False
     try:
         model = modelcontext(model)
@@ -903,7 +492,7 @@ def exact_draws_pay(var, model=None) -> bool:
         return False
     if var not in model.free_RVs:
         return False
-    sizes = _sizes(categorical_params_of(var)[0])
+    sizes = categorical_sizes(categorical_params_of(var)[0])
     if sizes is None:
         return False
     n, q, H = sizes
@@ -1176,7 +765,7 @@ class CategoricalReplicaExchange(_CategoricalStep):
     @staticmethod
     def competence(var, has_grad=None):
         """``IDEAL`` for CategoricalRBM variables with constant (or data) parameters, else ``INCOMPATIBLE``."""
-        if is_categorical_rbm_variable(var) and not _random_ancestors(*categorical_params_of(var)):
+        if is_categorical_rbm_variable(var) and not random_ancestors(*categorical_params_of(var)):
             return Competence.IDEAL
         return Competence.INCOMPATIBLE
 

@@ -21,13 +21,12 @@ from numpy.testing import assert_allclose
 from pymc.sampling.mcmc import assign_step_methods
 
 from pymc_rbm import testing as ht
-from pymc_rbm.categorical import CategoricalRBMParams, log_prob_exact, visible_distribution
+from pymc_rbm.categorical import CategoricalRBM, CategoricalRBMParams, log_prob_exact, visible_distribution
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.step_methods.categorical import (
     CategoricalExactDraws,
     CategoricalGibbs,
     CategoricalMetropolisedGibbs,
-    CategoricalRBM,
     CategoricalReplicaExchange,
 )
 from tests.test_categorical import layer_matrices

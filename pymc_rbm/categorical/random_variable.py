@@ -1,0 +1,251 @@
+"""The random variable of :class:`~pymc_rbm.categorical.CategoricalRBM` and its log-probability.
+
+:class:`CategoricalRBMRV` draws exactly where a layer can be enumerated (else
+by Gibbs sweeps, with a warning); :class:`CategoricalLogPartition` is the exact
+``log Z`` as an Op whose gradient is the exact moments, so a model with random
+weights gets exact gradients for NUTS; the log-probability ``-F(v) - log Z`` is
+registered with PyMC's ``logp``. The step methods read their variables through
+:func:`is_categorical_rbm_variable` and :func:`categorical_params_of`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytensor.tensor as pt
+from pymc.distributions.dist_math import check_parameters
+from pymc.logprob.abstract import _logprob
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.gradient import grad_not_implemented
+from pytensor.graph.basic import Apply, Constant
+from pytensor.graph.op import Op
+from pytensor.tensor.random.op import RandomVariable
+
+from pymc_rbm.categorical import (
+    MAX_ENUMERATED_STATES,
+    CategoricalAtBeta,
+    CategoricalRBMParams,
+    EnumerationTooLarge,
+    enumeration_plan,
+    free_energy,
+    log_partition_exact,
+    moments_exact,
+    sample_exact,
+)
+from pymc_rbm.kernels.layer import GIBBS
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import sweep
+
+__all__ = [
+    "LOG_PARTITION_MODES",
+    "CategoricalLogPartition",
+    "CategoricalMomentsOp",
+    "CategoricalRBMRV",
+    "CategoricalTensors",
+    "categorical_params_of",
+    "categorical_sizes",
+    "core_parameters",
+    "is_categorical_rbm_variable",
+]
+
+
+warnings.filterwarnings(
+    "ignore",
+    message=r"Numba will use object mode to run (CategoricalLogPartition|CategoricalMomentsOp|CategoricalRBMRV)",
+    category=UserWarning,
+)
+
+
+# ----------------------------------------------------------------------------- log Z as an Op
+def _params_or_none(W, vbias, hbias):
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
+        return None
+    return CategoricalRBMParams(W, vbias, hbias)
+
+
+class CategoricalLogPartition(Op):
+    """``log Z(W, vbias, hbias)`` of a categorical RBM by exact enumeration, with its exact gradient.
+
+    The gradient is ``(⟨1(v_i = k) h_j⟩, p(v_i = k), p(h_j = 1))``
+    (:func:`~pymc_rbm.categorical.moments_exact`). Non-finite parameters give
+    NaN (a rejected point).
+    """
+
+    __props__ = ("max_states",)
+
+    def __init__(self, max_states: int = MAX_ENUMERATED_STATES):
+        self.max_states = int(max_states)
+
+    def make_node(self, W, vbias, hbias):
+        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
+        return Apply(self, inputs, [pt.dscalar()])
+
+    def perform(self, node, inputs, outputs):
+        params = _params_or_none(*inputs)
+        value = np.nan if params is None else log_partition_exact(params, max_states=self.max_states)
+        outputs[0][0] = np.asarray(value, dtype="float64")
+
+    def infer_shape(self, node, input_shapes):
+        return [()]
+
+    def pullback(self, inputs, outputs, cotangents):
+        (g,) = cotangents
+        vh, v, h = CategoricalMomentsOp(self.max_states)(*inputs)
+        return [g * vh, g * v, g * h]
+
+
+class CategoricalMomentsOp(Op):
+    """``(⟨1(v_i = k) h_j⟩, p(v_i = k), p(h_j = 1))`` by exact enumeration: the gradient of ``log Z``."""
+
+    __props__ = ("max_states",)
+
+    def __init__(self, max_states: int = MAX_ENUMERATED_STATES):
+        self.max_states = int(max_states)
+
+    def make_node(self, W, vbias, hbias):
+        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
+        return Apply(self, inputs, [x.type() for x in inputs])
+
+    def perform(self, node, inputs, outputs):
+        params = _params_or_none(*inputs)
+        if params is None:
+            values = [np.full(np.shape(x), np.nan) for x in inputs]
+        else:
+            m = moments_exact(params, max_states=self.max_states)
+            values = [m.vh, m.v, m.h]
+        for out, value in zip(outputs, values):
+            out[0] = np.asarray(value, dtype="float64")
+
+    def infer_shape(self, node, input_shapes):
+        return list(input_shapes)
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
+
+
+# ----------------------------------------------------------------------------- the random variable
+LOG_PARTITION_MODES = ("exact", "given", "omitted")
+
+
+class CategoricalRBMRV(RandomVariable):
+    """Draws of the visible labels of a categorical RBM.
+
+    Exact (:func:`~pymc_rbm.categorical.sample_exact`) where a layer has at
+    most ``max_states`` configurations; otherwise ``gibbs_sweeps`` block-Gibbs
+    sweeps from uniformly random labels per draw, with a warning.
+    """
+
+    name = "categorical_rbm"
+    signature = "(v,q,h),(v,q),(h),()->(v)"
+    dtype = "int64"
+    _print_name = ("CategoricalRBM", "\\operatorname{CategoricalRBM}")
+    __props__ = RandomVariable.__props__ + ("log_partition", "max_states", "gibbs_sweeps")
+
+    def __init__(self, *args, log_partition="exact", max_states=MAX_ENUMERATED_STATES, gibbs_sweeps=1000, **kwargs):
+        if log_partition not in LOG_PARTITION_MODES:
+            raise ValueError(f"log_partition mode must be one of {LOG_PARTITION_MODES}, got {log_partition!r}")
+        self.log_partition = log_partition
+        self.max_states = int(max_states)
+        self.gibbs_sweeps = int(gibbs_sweeps)
+        super().__init__(*args, **kwargs)
+
+    def rng_fn(self, rng, W, vbias, hbias, log_z, size):
+        batch = np.broadcast_shapes(W.shape[:-3], vbias.shape[:-2], hbias.shape[:-1])
+        size = batch if size is None else tuple(size)
+        W, vbias, hbias = (
+            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 3), (vbias, 2), (hbias, 1))
+        )
+        first = (0,) * len(size)
+        if not size or all(np.all(x == x[first]) for x in (W, vbias, hbias)):
+            return self._draw(CategoricalRBMParams(W[first], vbias[first], hbias[first]), size, rng)
+        out = np.empty(size + (W.shape[-3],), dtype=np.int64)
+        for idx in np.ndindex(*size):
+            out[idx] = self._draw(CategoricalRBMParams(W[idx], vbias[idx], hbias[idx]), (), rng)
+        return out
+
+    def _draw(self, params, size, rng):
+        try:
+            enumeration_plan(params, self.max_states)
+        except EnumerationTooLarge:
+            return _approximate_draws(params, size, rng, self.gibbs_sweeps)
+        return sample_exact(params, size, rng, max_states=self.max_states)
+
+
+def _approximate_draws(params, size, rng, n_sweeps):
+    warnings.warn(
+        f"this categorical RBM ({params.n_visible} units of {params.n_states} states, {params.n_hidden} hidden) "
+        f"is too large to enumerate: forward draws are approximate ({n_sweeps} block-Gibbs sweeps per draw from "
+        "uniformly random labels; set gibbs_sweeps=... to change)",
+        UserWarning,
+        stacklevel=2,
+    )
+    n = int(np.prod(size, dtype=np.int64))
+    state = RBMState(rng.integers(0, params.n_states, (n, params.n_visible)).astype(np.float64), None)
+    target = CategoricalAtBeta(params)
+    for _ in range(n_sweeps):
+        state, _ = sweep(rng, RBMState(state.v, None), target, GIBBS)
+    return state.v.astype(np.int64).reshape(tuple(size) + (params.n_visible,))
+
+
+class CategoricalTensors:
+    """Symbolic ``W``, ``vbias``, ``hbias`` with the attribute names of the parameters."""
+
+    def __init__(self, W, vbias, hbias):
+        self.W, self.vbias, self.hbias = W, vbias, hbias
+
+
+def core_parameters(*params):
+    return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (3, 2, 1, 0))]
+
+
+@_logprob.register(CategoricalRBMRV)
+def _categorical_rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
+    [value] = values
+    W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
+    q = W.shape[1]
+    logp = -free_energy(value, CategoricalTensors(W, vbias, hbias))
+    if op.log_partition == "exact":
+        logp = logp - CategoricalLogPartition(op.max_states)(W, vbias, hbias)
+    elif op.log_partition == "given":
+        logp = logp - log_z
+    valid = pt.all(pt.ge(value, 0) & pt.lt(value, q), axis=-1)
+    logp = pt.switch(valid, logp, -np.inf)
+    return check_parameters(
+        logp,
+        pt.all(pt.isfinite(W)),
+        pt.all(pt.isfinite(vbias)),
+        pt.all(pt.isfinite(hbias)),
+        pt.eq(W.shape[0], vbias.shape[0]),
+        pt.eq(W.shape[1], vbias.shape[1]),
+        pt.eq(W.shape[2], hbias.shape[0]),
+        msg="W, vbias and hbias must be finite, of shapes (n, q, H), (n, q), (H,)",
+    )
+
+
+def is_categorical_rbm_variable(var) -> bool:
+    """Whether ``var`` is a random variable of the :class:`CategoricalRBM` distribution."""
+    return isinstance(getattr(getattr(var, "owner", None), "op", None), CategoricalRBMRV)
+
+
+def categorical_params_of(rv):
+    """The symbolic ``(W, vbias, hbias)`` of a :class:`CategoricalRBM` variable."""
+    W, vbias, hbias, _ = rv.owner.op.dist_params(rv.owner)
+    return W, vbias, hbias
+
+
+def categorical_sizes(W):
+    """``(n_visible, n_states, n_hidden)`` of a symbolic ``W`` where known while the model is built, else None."""
+    shape = W.type.shape
+    if all(s is not None for s in shape):
+        return tuple(int(s) for s in shape[-3:])
+    if isinstance(W, Constant):
+        return tuple(int(s) for s in np.shape(W.data)[-3:])
+    if isinstance(W, SharedVariable):
+        return tuple(int(s) for s in np.shape(W.get_value(borrow=True))[-3:])
+    try:
+        return tuple(int(s) for s in W.shape.eval()[-3:])
+    except Exception:  # noqa: BLE001 - not known without sampling
+        return None
+
+
