@@ -41,7 +41,8 @@ from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
 from pymc_rbm.params import RBMParams
 from pymc_rbm.training.gradients import DETERMINISTIC_METHODS, Gradient
-from pymc_rbm.training.optimizers import check_schedule, clip, make_optimizer, schedule_factor
+from pymc_rbm.training.gradients import centered_update
+from pymc_rbm.training.optimizers import SGD, check_schedule, clip, make_optimizer, schedule_factor
 from pymc_rbm.training.trajectory import (
     Checkpoint,
     Trajectory,
@@ -53,6 +54,7 @@ from pymc_rbm.training.negative import (
     HIDDEN_MODES,
     SAMPLING_METHODS,
     NegativePhase,
+    centered_phase_gradient,
     contrastive_divergence,
     deterministic,
     parallel_tempering,
@@ -220,18 +222,28 @@ class FitResult:
 
 
 # ------------------------------------------------------------------ validation
-def _initial_params(n_visible: int, n_hidden, params, init_scale: float, rng) -> RBMParams:
+#: ``init="data"``: the data means are clipped to ``[INIT_CLIP, 1 - INIT_CLIP]`` before their logits are taken.
+INIT_CLIP = 1e-4
+
+#: The starting parameters ``fit`` draws when none are given.
+INITS = ("data", "normal")
+
+
+def _initial_params(n_visible: int, n_hidden, params, init_scale: float, rng, init: str = "data",
+                    data=None) -> RBMParams:
     if params is None:
         if n_hidden is None:
             raise ValueError("give n_hidden (the number of hidden units) or starting params")
         n_hidden = check_positive_int(n_hidden, "n_hidden")
+        W = rng.normal(0.0, init_scale, (n_visible, n_hidden))
+        if init == "data":
+            # Hinton (2010, "A practical guide to training RBMs", §8): visible biases at the logits of the data
+            # means, hidden biases 0; what rbms does, and what centering needs (measured in docs/training.md)
+            p = np.clip(np.asarray(data, dtype=np.float64).mean(axis=0), INIT_CLIP, 1.0 - INIT_CLIP)
+            return RBMParams(W, np.log(p) - np.log1p(-p), np.zeros(n_hidden))
         # Brügge, Fischer & Igel (2013, §4.2): "weights and biases drawn [...] from a Gaussian distribution with 0 mean and
         # standard deviation 0.01"
-        return RBMParams(
-            rng.normal(0.0, init_scale, (n_visible, n_hidden)),
-            rng.normal(0.0, init_scale, n_visible),
-            rng.normal(0.0, init_scale, n_hidden),
-        )
+        return RBMParams(W, rng.normal(0.0, init_scale, n_visible), rng.normal(0.0, init_scale, n_hidden))
     if not isinstance(params, RBMParams):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     if params.n_visible != n_visible:
@@ -534,6 +546,7 @@ def fit(
     n_updates: int | None = None,
     epochs: int | None = None,
     init_scale: float = 0.01,
+    init: str = "data",
     rng=None,
     eval_every: int | None = 100,
     eval_method="auto",
@@ -564,7 +577,7 @@ def fit(
         Number of hidden units; needed unless ``params`` are given.
     params : RBMParams, optional
         Starting parameters (copied, never modified). Default: ``W`` and the
-        biases drawn from ``N(0, init_scale²)`` (Brügge, Fischer & Igel 2013, §4.2).
+        biases as ``init`` says.
     method : str, default "cd"
         ``"cd"`` (CD-k), ``"pcd"`` (PCD-k), ``"pt"`` (t-PT k, Brügge, Fischer & Igel 2013, §4.2),
         or a deterministic model term: ``"exact"`` (enumeration: the true
@@ -593,6 +606,15 @@ def fit(
         Length of training: give at most one; default 1000 updates. An epoch
         is one pass over the data (``ceil(n_samples / batch_size)`` updates).
     init_scale : float, default 0.01
+        Standard deviation of the starting ``W`` (and of the biases with ``init="normal"``).
+    init : {"data", "normal"}, default "data"
+        Starting parameters when ``params`` is not given: ``"data"``: ``W ~
+        N(0, init_scale²)``, visible biases at the logits of the data means
+        (clipped to ``[1e-4, 1 - 1e-4]``), hidden biases 0 (Hinton 2010, §8; as
+        ``rbms``); ``"normal"``: ``W`` and both biases from ``N(0, init_scale²)``
+        (Brügge, Fischer & Igel 2013, §4.2; the default of pymc-rbm 0.2). With
+        centered gradients ``"data"`` is the one that works on MNIST
+        (``docs/training.md``).
     rng : numpy.random.Generator or seed, optional
         Training and evaluation draw from two independent child streams, so
         changing how often the log-likelihood is estimated never changes the
@@ -722,6 +744,8 @@ def fit(
     v = v.astype(dtype, copy=False)
     learning_rate = check_real(learning_rate, "learning_rate", 0.0, lo_open=True)
     init_scale = check_real(init_scale, "init_scale", 0.0)
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
     batch_size = check_positive_int(batch_size, "batch_size", allow_none=True)
     if batch_size is not None and batch_size >= n_samples:
         batch_size = None
@@ -749,7 +773,7 @@ def fit(
 
     seed_rng = np.random.default_rng(rng)
     init_rng, train_rng, eval_rng = seed_rng.spawn(3)
-    params = _initial_params(n_visible, n_hidden, params, init_scale, init_rng).astype(dtype)
+    params = _initial_params(n_visible, n_hidden, params, init_scale, init_rng, init, v).astype(dtype)
     phase = _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden)
     if chains is None:
         chains = phase.init(train_rng, v, params, batch_size or n_samples)
@@ -801,8 +825,11 @@ def fit(
         while update < n_updates:
             t_update = time.perf_counter()
             batch = v[batches.next(train_rng)]
-            grad, chains, info = phase_gradient(phase, train_rng, chains, params, batch, centered=centered)
-            norm = updater.apply(opt_state, (W, vbias, hbias), grad, update)
+            if centered:  # the optimiser steps in the centered parameters; the step is mapped to (W, vbias, hbias)
+                grad, offsets, chains, info = centered_phase_gradient(phase, train_rng, chains, params, batch)
+            else:
+                (grad, chains, info), offsets = phase_gradient(phase, train_rng, chains, params, batch), None
+            norm = updater.apply(opt_state, (W, vbias, hbias), grad, update, offsets)
             if divergence.parameters((W, vbias, hbias), update + 1):
                 stop_reason = "diverged"
                 break
@@ -950,14 +977,28 @@ class _Updater:
     def init(self, arrays) -> dict:
         return self.optimizer.init(arrays)
 
-    def apply(self, state: dict, arrays, grad: Gradient, update: int) -> float:
-        """Move ``arrays`` in place by the step of ``grad`` at update ``update`` (0-based); its norm before clipping."""
+    def apply(self, state: dict, arrays, grad: Gradient, update: int, offsets=None) -> float:
+        """Move ``arrays`` in place by the step of ``grad`` at update ``update`` (0-based); its norm before clipping.
+
+        With ``offsets`` ``(μ, λ)``, ``grad`` is a centered gradient: the
+        optimiser steps in the centered parameters and
+        :func:`~pymc_rbm.training.gradients.centered_update` maps the step.
+        """
         grad, norm = clip(grad, self.max_grad_norm)
         if self.weight_decay:
             grad = grad._replace(W=grad.W - self.weight_decay * arrays[0])
         lr = self.learning_rate * schedule_factor(self.schedule, update, self.n_updates)
         with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported by the caller
-            self.optimizer.apply(state, arrays, grad, lr)
+            if offsets is None:
+                self.optimizer.apply(state, arrays, grad, lr)
+            elif isinstance(self.optimizer, SGD) and not self.optimizer.momentum:  # the step is lr · grad: map grad
+                for p, g in zip(arrays, centered_update(grad, *offsets)):
+                    p += lr * g
+            else:
+                step = [np.zeros_like(a) for a in arrays]
+                self.optimizer.apply(state, step, grad, lr)
+                for p, g in zip(arrays, centered_update(Gradient(*step), *offsets)):
+                    p += g
         return norm
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "centered_gradient",
     "centered_update",
     "center",
+    "centered_from_ordinary",
     "model_statistics",
     "log_likelihood_gradient",
 ]
@@ -196,10 +197,19 @@ def center(gradient: Gradient, v_offset, h_offset) -> Gradient:
     -------
     Gradient
     """
+    return centered_update(centered_from_ordinary(gradient, v_offset, h_offset), v_offset, h_offset)
+
+
+def centered_from_ordinary(gradient: Gradient, v_offset, h_offset) -> Gradient:
+    """:func:`centered_gradient` from the ordinary gradient ``g``: ``(g_W - μ g_hbiasᵀ - g_vbias λᵀ, g_vbias, g_hbias)``.
+
+    The offsets' ``μ λᵀ`` terms cancel between the data and the model terms,
+    so the ordinary gradient (or its estimate) is all it needs.
+    """
     g = gradient
     W = g.W - v_offset[:, None] * g.hbias[None, :]
     W -= g.vbias[:, None] * h_offset[None, :]
-    return centered_update(Gradient(W, g.vbias, g.hbias), v_offset, h_offset)
+    return Gradient(W, g.vbias, g.hbias)
 
 
 def _check_method(method: str) -> str:

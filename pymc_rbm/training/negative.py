@@ -47,7 +47,8 @@ from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.kernels.sweep import at_beta, sweep
 from pymc_rbm.training.gradients import (
     Gradient,
-    center,
+    centered_from_ordinary,
+    centered_update,
     data_statistics,
     gradient_from_statistics,
     model_statistics,
@@ -63,6 +64,7 @@ __all__ = [
     "parallel_tempering",
     "deterministic",
     "phase_gradient",
+    "centered_phase_gradient",
     "gibbs_sweeps_visible_first",
     "gibbs_sweeps_from_visible",
     "HIDDEN_MODES",
@@ -148,22 +150,51 @@ def phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, param
         To carry to the next update.
     info : dict
     """
+    if centered:
+        grad, (mu, lam), chains, info = centered_phase_gradient(phase, rng, chains, params, batch)
+        return centered_update(grad, mu, lam), chains, info
+    if phase.gradient is not None and (phase.fused is None or phase.fused(chains, params)):
+        return phase.gradient(rng, chains, params, batch)
+    return _step_gradient(phase.step, rng, chains, params, batch)
+
+
+def centered_phase_gradient(phase: NegativePhase, rng: np.random.Generator, chains, params, batch):
+    """The centered gradient of one update, in the centered parameters, and its offsets (stochastic).
+
+    :func:`~pymc_rbm.training.gradients.centered_gradient` with the batch's
+    data means ``μ = ⟨v⟩``, ``λ = ⟨p(h | v)⟩`` as offsets. An optimiser steps in
+    the centered parameters, and
+    :func:`~pymc_rbm.training.gradients.centered_update` maps its step to
+    ``(W, vbias, hbias)`` (what :func:`~pymc_rbm.training.fit` does): for
+    plain gradient ascent that is :func:`phase_gradient` with ``centered=True``;
+    momentum and Adam need the centered coordinates.
+
+    Returns
+    -------
+    gradient : Gradient
+        In the centered parameters ``(W, b, c)``.
+    offsets : tuple of ndarray
+        ``(μ, λ)``.
+    chains
+    info : dict
+    """
     if phase.gradient is not None and (phase.fused is None or phase.fused(chains, params)):
         grad, chains, info = phase.gradient(rng, chains, params, batch)
-        if centered:  # the fused gradient keeps no data means: one product more, on small models only
-            grad = center(grad, batch.mean(axis=0), mean_hiddens(batch, params).mean(axis=0))
-        return grad, chains, info
-    if centered and phase.samples is not None:
+        # the fused gradient keeps no data means: one product more, on small models only
+        offsets = batch.mean(axis=0), mean_hiddens(batch, params).mean(axis=0)
+        return centered_from_ordinary(grad, *offsets), offsets, chains, info
+    if phase.samples is not None:
         v, ph, chains, info = phase.samples(rng, chains, params, batch)
-        return _centered_from_samples(batch, mean_hiddens(batch, params), v, ph), chains, info
+        grad, offsets = _centered_from_samples(batch, mean_hiddens(batch, params), v, ph)
+        return grad, offsets, chains, info
     negative, chains, info = phase.step(rng, chains, params, batch)
     positive = data_statistics(batch, params)
-    grad = gradient_from_statistics(positive, negative)
-    return (center(grad, positive.v, positive.h) if centered else grad), chains, info
+    offsets = positive.v, positive.h
+    return centered_from_ordinary(gradient_from_statistics(positive, negative), *offsets), offsets, chains, info
 
 
-def _centered_from_samples(v_data, ph_data, v_model, ph_model) -> Gradient:
-    """:func:`~pymc_rbm.training.gradients.center` of the sampled gradient, with the products on centered samples.
+def _centered_from_samples(v_data, ph_data, v_model, ph_model):
+    """The centered gradient of samples and its offsets, with the products on centered samples.
 
     ``G = ⟨(v - μ)(h - λ)ᵀ⟩_data - ⟨(v - μ)(h - λ)ᵀ⟩_model`` with ``μ, λ`` the
     data means: the two products cost what the plain ones do, and no pass over
@@ -173,8 +204,7 @@ def _centered_from_samples(v_data, ph_data, v_model, ph_model) -> Gradient:
     G = (v_data - mu).T @ (ph_data - lam)
     G /= v_data.shape[0]
     G -= ((v_model - mu).T @ (ph_model - lam)) / v_model.shape[0]
-    g_v, g_h = mu - v_model.mean(axis=0), lam - ph_model.mean(axis=0)
-    return Gradient(G, g_v - G @ lam, g_h - mu @ G)
+    return Gradient(G, mu - v_model.mean(axis=0), lam - ph_model.mean(axis=0)), (mu, lam)
 
 
 def _step_gradient(step, rng, chains, params, batch):

@@ -117,3 +117,47 @@ def test_make_optimizer_objects():
     assert make_optimizer(Adam(beta1=0.5)) == Adam(beta1=0.5)
     with pytest.raises(ValueError, match="beta2"):
         Adam(beta2=1.0)
+
+
+def _one_update(**options):
+    start = RBMParams.random(9, 4, scale=0.5, rng=1)
+    res = fit(DATA, params=start, method="exact", n_updates=1, eval_every=None, save_updates=0, **options, **FAST)
+    return start, res.params
+
+
+def test_centered_sgd_steps_along_phase_gradient():
+    from pymc_rbm.training.negative import deterministic, phase_gradient
+
+    start, after = _one_update(learning_rate=0.1)
+    g, _, _ = phase_gradient(deterministic("exact"), None, None, start, DATA.astype(float), centered=True)
+    for a, s, d in zip((after.W, after.vbias, after.hbias), (start.W, start.vbias, start.hbias), g):
+        np.testing.assert_allclose(a, s + 0.1 * d, rtol=0, atol=1e-14)
+
+
+def test_adam_and_momentum_step_in_the_centered_parameters():
+    """Adam's first step is lr · sign(g) per coordinate of the centered gradient, then mapped to (W, vbias, hbias)."""
+    from pymc_rbm.training.gradients import centered_update
+    from pymc_rbm.training.negative import centered_phase_gradient, deterministic
+
+    start, after = _one_update(learning_rate=0.01, optimizer="adam")
+    g, (mu, lam), _, _ = centered_phase_gradient(deterministic("exact"), None, None, start, DATA.astype(float))
+    eps = 1e-8 / np.sqrt(1 - 0.999)  # eps enters before the bias correction (Kingma & Ba, the efficient form)
+    step = centered_update(Gradient(*(0.01 * x / (np.abs(x) + eps) for x in g)), mu, lam)
+    for a, s, d in zip((after.W, after.vbias, after.hbias), (start.W, start.vbias, start.hbias), step):
+        np.testing.assert_allclose(a, s + d, rtol=0, atol=1e-12)
+    start, after = _one_update(learning_rate=0.1, momentum=0.9)  # the first momentum step is lr · g
+    step = centered_update(Gradient(*(0.1 * x for x in g)), mu, lam)
+    for a, s, d in zip((after.W, after.vbias, after.hbias), (start.W, start.vbias, start.hbias), step):
+        np.testing.assert_allclose(a, s + d, rtol=0, atol=1e-12)
+
+
+def test_init_data_puts_the_visible_biases_at_the_data_logits():
+    data = np.repeat(DATA, 2, axis=0)
+    data[:, 0] = 0  # a pixel never on: clipped at 1e-4
+    res = fit(data, 4, n_updates=1, learning_rate=1e-12, eval_every=None, **FAST)
+    p = np.clip(data.mean(axis=0), 1e-4, 1 - 1e-4)
+    np.testing.assert_allclose(res.params.vbias, np.log(p / (1 - p)), atol=1e-6)
+    normal = fit(data, 4, n_updates=1, learning_rate=1e-12, eval_every=None, init="normal", init_scale=0.5, **FAST)
+    assert np.abs(normal.params.hbias).max() > 0.01
+    with pytest.raises(ValueError, match="init must be"):
+        fit(data, 4, n_updates=1, init="zeros", **FAST)
