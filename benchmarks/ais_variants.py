@@ -33,7 +33,8 @@ import numpy as np
 from pymc_rbm import RBMParams
 from pymc_rbm.energy import sigmoid
 from pymc_rbm.estimators import AnnealingPath, ais, annealing_path, log_partition_exact, sample_visible_exact
-from pymc_rbm.estimators.ais import default_schedule, log_mean_exp
+from pymc_rbm.estimators.path import log_mean_exp
+from pymc_rbm.estimators.schedules import default_schedule
 from pymc_rbm.kernels import GIBBS
 from pymc_rbm.kernels.activations import FULL_EVERY
 

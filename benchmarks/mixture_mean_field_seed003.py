@@ -29,7 +29,9 @@ import time
 
 import numpy as np
 
-from pymc_rbm.estimators.mean_field import BoltzmannMachine, annealing_schedule, mixture_mean_field_arrays
+from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
+from pymc_rbm.estimators.mean_field import annealing_schedule
+from pymc_rbm.estimators.mixture_mean_field import mixture_mean_field_arrays
 
 
 def blas_threads(n: int):

@@ -56,7 +56,7 @@ from pymc_rbm import RBMParams
 from pymc_rbm.datasets import load_mnist
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import ais, bar, reverse_ais
-from pymc_rbm.estimators.ais import default_schedule
+from pymc_rbm.estimators.schedules import default_schedule
 
 HERE = Path(__file__).resolve().parent
 SHARED_DATA = HERE.parents[0].parent / "shared" / "data"

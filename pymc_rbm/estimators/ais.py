@@ -23,16 +23,14 @@ import time
 import numpy as np
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
-from pymc_rbm.estimators.annealing import (  # weights_summary: also imported from here outside the package
+from pymc_rbm.estimators.annealing import (
     TWO_CHAINS,
     anneal_in_threads,
     interrupted_estimate,
     weights_summary,
 )
-from pymc_rbm.estimators.base_rate import base_rate_vbias  # noqa: F401  (imported from here outside the package)
 from pymc_rbm.estimators.path import MODEL_TYPES, AnnealingPath, path_blas_threads
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
-from pymc_rbm.estimators.path import log_mean_exp  # noqa: F401  (imported from here outside the package)
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import (
     PilotRun,

@@ -217,26 +217,3 @@ def moments_mean_field(params: RBMParams, **options) -> Moments:
     est = log_partition_mean_field(params, **options)
     mv, mh = est.diagnostics["m_v"], est.diagnostics["m_h"]
     return Moments(v=mv, h=mh, vh=np.outer(mv, mh))
-
-
-#: Names that moved to their own modules (issue 25), still importable from here by the callers
-#: outside pymc_rbm.estimators until they import them from those modules; then delete this.
-_MOVED = {
-    "MAX_BM_UNITS": "pymc_rbm.estimators.boltzmann_machine",
-    "BMMoments": "pymc_rbm.estimators.boltzmann_machine",
-    "BoltzmannMachine": "pymc_rbm.estimators.boltzmann_machine",
-    "MixtureMeanField": "pymc_rbm.estimators.mixture_mean_field",
-    "mixture_mean_field_arrays": "pymc_rbm.estimators.mixture_mean_field",
-    "mean_field_bm": "pymc_rbm.estimators.mixture_mean_field",
-    "mixture_mean_field_bm": "pymc_rbm.estimators.mixture_mean_field",
-    "log_partition_mixture_mean_field": "pymc_rbm.estimators.mixture_mean_field",
-    "moments_mixture_mean_field": "pymc_rbm.estimators.mixture_mean_field",
-}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,10 +11,10 @@ each run's log weight adding ``log f_{β_k}(v_k) - log f_{β_{k-1}}(v_k)`` at
 every step, after which one transition at ``β_k`` follows: ``h ~ p_k(h | v)``,
 then ``v`` given ``h`` by Gibbs, flip-the-state or their mixture, with the
 path's own visible logits ``b_A + β (vbias - b_A + W·h)`` (why not the
-kernels' ``beta`` alone: :mod:`pymc_rbm.estimators._tempering`). The
+kernels' ``beta`` alone: :mod:`pymc_rbm.estimators.path`). The
 schedule, the base-rate model and the result type are the NumPy
 estimator's (:func:`~pymc_rbm.estimators.ais.default_schedule`,
-:func:`~pymc_rbm.estimators.ais.base_rate_vbias`,
+:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`,
 :class:`~pymc_rbm.estimators.LogPartitionEstimate`), so the two backends
 answer the same question with the same defaults.
 
@@ -39,13 +39,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from pymc_rbm.energy import free_energy
-from pymc_rbm.estimators.ais import (
-    base_rate_vbias,
-    check_schedule,
-    check_start_rows,
-    default_schedule,
-    weights_summary,
-)
+from pymc_rbm.estimators.ais import check_start_rows
+from pymc_rbm.estimators.annealing import weights_summary
+from pymc_rbm.estimators.base_rate import base_rate_vbias
+from pymc_rbm.estimators.schedules import check_schedule, default_schedule
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, x64_enabled
 from pymc_rbm.jax.sharding import chain_mesh, chain_sharding, padded_size, replicated
@@ -255,7 +252,7 @@ def ais(
     operator : {"gibbs", "flip"} or float in [0, 1], default "gibbs"
         Visible-layer update.
     data, base, base_smoothing
-        The base-rate model, as in :func:`~pymc_rbm.estimators.ais.base_rate_vbias`.
+        The base-rate model, as in :func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`.
     dtype : None, float32 or float64
         The sampling arithmetic (:func:`pymc_rbm.jax.arrays.check_dtype`):
         by default float32 on accelerators, and on the CPU float64 when

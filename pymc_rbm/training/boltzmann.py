@@ -1,7 +1,7 @@
 """Learning a fully connected Boltzmann machine over ±1 spins (Lawrence, Bishop & Jordan 1998, §3, §5.1).
 
 Lawrence, Bishop & Jordan (1998) learn a general Boltzmann machine
-``E(s) = -½ sᵀJs - b·s`` (:class:`~pymc_rbm.estimators.mean_field.BoltzmannMachine`)
+``E(s) = -½ sᵀJs - b·s`` (:class:`~pymc_rbm.estimators.boltzmann_machine.BoltzmannMachine`)
 by "simple gradient ascent learning, with gradients evaluated using (20) or
 (28)": the gradient of the mean log-likelihood is
 ``∂/∂J_ij = ⟨s_i s_j⟩_data - ⟨s_i s_j⟩_model`` and ``∂/∂b_i = ⟨s_i⟩_data - ⟨s_i⟩_model``,
@@ -21,7 +21,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_rbm.estimators.mean_field import BoltzmannMachine, mean_field_bm, mixture_mean_field_bm
+from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
+from pymc_rbm.estimators.mixture_mean_field import mean_field_bm, mixture_mean_field_bm
 
 __all__ = ["BMFit", "bm_model_moments", "bm_kl_divergence", "fit_boltzmann_machine"]
 
@@ -66,8 +67,8 @@ def bm_model_moments(bm: BoltzmannMachine, method: str = "exact", **options) -> 
     bm : BoltzmannMachine
     method : {"exact", "mean_field", "mixture_mean_field"}, default "exact"
     **options
-        Passed to :func:`~pymc_rbm.estimators.mean_field.mean_field_bm` or
-        :func:`~pymc_rbm.estimators.mean_field.mixture_mean_field_bm` (e.g.
+        Passed to :func:`~pymc_rbm.estimators.mixture_mean_field.mean_field_bm` or
+        :func:`~pymc_rbm.estimators.mixture_mean_field.mixture_mean_field_bm` (e.g.
         ``n_components``, ``temperatures``, ``tol``, ``max_iter``).
 
     Returns

@@ -5,7 +5,7 @@ import pytest
 
 import _brute
 from pymc_rbm import RBMParams
-from pymc_rbm.estimators.mean_field import BoltzmannMachine
+from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
 from pymc_rbm.training import (
     Gradient,
     bm_kl_divergence,
