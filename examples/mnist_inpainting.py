@@ -299,10 +299,8 @@ def print_report(result: Result) -> None:
 def save_figure(result: Result, path: Path, n_columns: int = 12) -> Path | None:
     """Rows: truth, observed, posterior mean, posterior sd, evidence-weighted mean field (PNG; needs matplotlib)."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib import colormaps
+        from matplotlib.figure import Figure  # no pyplot: no backend or global state is touched
     except ImportError:
         print("matplotlib is not installed: no figure")
         return None
@@ -316,9 +314,10 @@ def save_figure(result: Result, path: Path, n_columns: int = 12) -> Path | None:
         ("posterior sd", result.posterior_std, "magma", (0, 0.5)),
         ("mean field", result.reconstructions["mean field, evidence-weighted"], "gray_r", (0, 1)),
     ]
-    fig, axes = plt.subplots(len(rows), n, figsize=(0.8 * n + 1.2, 0.8 * len(rows)), squeeze=False)
+    fig = Figure(figsize=(0.8 * n + 1.2, 0.8 * len(rows)))
+    axes = fig.subplots(len(rows), n, squeeze=False)
     for r, (label, images, cmap, (lo, hi)) in enumerate(rows):
-        cm = plt.get_cmap(cmap).with_extremes(bad="tab:blue")
+        cm = colormaps[cmap].with_extremes(bad="tab:blue")
         for c in range(n):
             ax = axes[r, c]
             ax.imshow(images[c].reshape(SIDE, SIDE), cmap=cm, vmin=lo, vmax=hi, interpolation="nearest")
@@ -328,7 +327,6 @@ def save_figure(result: Result, path: Path, n_columns: int = 12) -> Path | None:
     fig.subplots_adjust(left=0.12, right=0.99, top=0.99, bottom=0.01, wspace=0.05, hspace=0.05)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=72)
-    plt.close(fig)
     return path
 
 
