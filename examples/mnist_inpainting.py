@@ -31,7 +31,7 @@ per draw.
 **Rounds per draw.** The step's default, ``sweeps="auto"``, runs as many
 rounds (a sweep of every replica and a swap round) per draw as the ladder
 has rungs, so that a replica can cross the whole ladder between two draws.
-On these images tuning finds a barrier that asks for 24 (``mnist_h20``) to 32
+On these images tuning finds a barrier that asks for 24-26 (``mnist_h20``) to 32
 (``mnist_h100``, the most ``max_temperatures`` allows) rungs, so a draw costs
 24 to 32 rounds of every rung of every digit: at 200 digits and
 ``pm.sample``'s 2 x (1000 + 1000) draws, hours on two cores. The example
