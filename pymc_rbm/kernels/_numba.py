@@ -543,7 +543,8 @@ def draw(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_inc
 
 @njit(cache=True, nogil=True)
 def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
-                   labels, swap_sum, swap_n, evidence, has_evidence):  # pragma: no cover - compiled
+                   labels, swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out,
+                   keep_logits):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
 
     Each replica ``r`` of row ``b`` is swept at ``β_r`` (the layer updates of
@@ -559,7 +560,12 @@ def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, p
     rule of :func:`~pymc_rbm.kernels.metropolis.metropolis_accept`; labels
     follow their replicas, and each pair's acceptance probability is added to
     ``swap_sum`` and its attempts to ``swap_n``. ``u`` has shape
-    ``(n_swept, B, n_hidden + n_visible)``, ``swap_u`` ``(K - 1, B)``.
+    ``(n_swept, B, n_hidden + n_visible)``, ``swap_u`` ``(K - 1, B)``. The
+    visible updates use the weight ``alpha_v`` (``alpha`` for a plain round;
+    the informed proposal's own weight in :func:`informed_proposal`); a
+    ``parity`` of ``K`` or more swaps nothing. With ``keep_logits`` each
+    replica's tempered visible logits ``β_r (vbias + W·h')`` (without the
+    evidence) go to ``logits_out`` of the shape of ``v``.
     """
     n_b = v.shape[1]
     n_h = h.shape[2]
@@ -589,10 +595,12 @@ def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, p
                         raw[i] += W_T[j, i]
             for i in range(n_v):
                 a_v[i] = beta * raw[i]
+            if keep_logits:
+                logits_out[r, b, :] = a_v
             if has_evidence:
                 for i in range(n_v):
                     a_v[i] += evidence[r, b, i]
-            update_layer(u[r, b, n_h:], x, a_v, alpha, gibbs, x)
+            update_layer(u[r, b, n_h:], x, a_v, alpha_v, gibbs, x)
             e_v = 0.0  # E(v, h) = -hbias·h - v·(vbias + W·h), from the activation of the new h
             for i in range(n_v):
                 if x[i] != 0.0:
@@ -645,27 +653,26 @@ def count_round_trips(labels, last_end, went_up):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def informed_proposal(u, v, h, W, W_T, vbias, hbias, betas, tilt, alpha, alpha_v, gibbs, h_out, v_out,
                       a_v):  # pragma: no cover - compiled
-    """Per row ``r``: the hidden update at ``β_r`` (:func:`update_layer`), then a visible proposal from it.
+    """Per row ``r``: the hidden update at ``β_r``, then a visible proposal from it: a round of
+    :func:`tempered_round` with the rows as its replicas, no swaps, and the evidence ``β_r tilt``.
 
     ``v``, ``h``, ``h_out``, ``v_out``, ``a_v`` and ``tilt`` have shape (n_rows, n);
     ``a_v`` receives the tempered visible logits ``β_r (vbias + W·h')`` given the
     new hidden state; the proposal is the update with weight ``alpha_v`` on
     ``a_v + β_r tilt``. ``u`` has shape (n_rows, n_hidden + n_visible).
     """
-    n_h = h.shape[1]
-    a_h = np.empty((1, n_h))
-    for r in range(v.shape[0]):
-        beta = betas[r]
-        sum_rows(a_h, v[r:r + 1], W, hbias)
-        for j in range(n_h):
-            a_h[0, j] *= beta
-        update_layer(u[r, :n_h], h[r], a_h[0], alpha, gibbs, h_out[r])
-        sum_rows(a_v[r:r + 1], h_out[r:r + 1], W_T, vbias)
-        tilted = np.empty(v.shape[1])
-        for i in range(v.shape[1]):
-            a_v[r, i] *= beta
-            tilted[i] = a_v[r, i] + beta * tilt[r, i]
-        update_layer(u[r, n_h:], v[r], tilted, alpha_v, gibbs, v_out[r])
+    n, n_v = v.shape
+    h_out[:, :] = h
+    v_out[:, :] = v
+    evidence = np.empty((n, 1, n_v))
+    for r in range(n):
+        for i in range(n_v):
+            evidence[r, 0, i] = betas[r] * tilt[r, i]
+    labels = np.zeros((n, 1), dtype=np.int64)
+    no_swaps = np.zeros(max(n - 1, 1))
+    tempered_round(u.reshape(n, 1, u.shape[1]), np.ones((max(n - 1, 1), 1)), v_out.reshape(n, 1, n_v),
+                   h_out.reshape(n, 1, h.shape[1]), W, W_T, vbias, hbias, betas, alpha, gibbs, n, n, labels,
+                   no_swaps, no_swaps, evidence, True, alpha_v, a_v.reshape(n, 1, n_v), True)
 
 
 @njit(cache=True, nogil=True)

@@ -483,6 +483,7 @@ def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: 
     _module().tempered_round(
         u, swap_u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(betas, dtype=np.float64),
         float(alpha), bool(gibbs), int(parity), int(n_swept), labels, swap_sum, swap_n, evidence, has_evidence,
+        float(alpha), _NO_EVIDENCE, False,
     )
 
 
