@@ -10,13 +10,13 @@ The test log-likelihood of every trained model is scored by our BAR (``pymc_rbm.
 
 Trainers (``--trainers``, comma separated):
 
-- ``ours``: ``fit``'s defaults for the rest (centered gradient, the chains' hidden state carried
-  over the update, float64); ``ours-uncentered`` (the loop of pymc-rbm 0.2), ``ours-redraw`` (hidden
-  units redrawn at the new parameters every update, as rbms does), ``ours-redraw-uncentered``,
-  ``ours-f32`` (float32);
+- ``ours``: ``fit``'s defaults for the rest (centered gradient, hidden units redrawn at the new
+  parameters every update as rbms does, float64); ``ours-uncentered``, ``ours-carry`` (the chains'
+  hidden state carried over the update, visible layer first), ``ours-0.2`` (uncentered and carried:
+  the loop of pymc-rbm 0.2), ``ours-f32`` (float32);
 - ``fit-defaults``: ``fit(train, 500, method="pcd", k=k, batch_size=100, learning_rate=0.01,
-  n_updates=2000)`` from its own default initialisation (not the shared start); ``fit-defaults-redraw``
-  the same with ``hidden="redraw"``;
+  n_updates=2000)`` from its own default initialisation (not the shared start); ``fit-defaults-carry``
+  the same with ``hidden="carry"``;
 - ``rbms`` (centered, its default) and ``rbms-uncentered``: the PyTorch package ``rbms``'s own
   objects (``BBRBM.sample_state``, ``compute_gradient``, ``torch.optim.SGD(maximize=True)``, a random
   batch per update as its ``RBMDataset.batch`` draws it), float32 unless ``--rbms-dtype float64``.
@@ -61,8 +61,8 @@ N_HIDDEN, BATCH, LEARNING_RATE, N_CHAINS = 500, 100, 0.01, 100
 OURS = {
     "ours": {},
     "ours-uncentered": {"centered": False},
-    "ours-redraw": {"hidden": "redraw"},
-    "ours-redraw-uncentered": {"hidden": "redraw", "centered": False},
+    "ours-carry": {"hidden": "carry"},
+    "ours-0.2": {"hidden": "carry", "centered": False},
     "ours-f32": {"dtype": np.float32},
 }
 
@@ -89,7 +89,7 @@ def train_ours(name, train, k, n_updates, seed):
                   eval_every=None, progress=False, rng=seed)
     t = time.perf_counter()
     if name.startswith("fit-defaults"):
-        result = fit(train, N_HIDDEN, **common, **({"hidden": "redraw"} if name.endswith("redraw") else {}))
+        result = fit(train, N_HIDDEN, **common, **({"hidden": "carry"} if name.endswith("carry") else {}))
     else:
         params, chains = shared_start(train, seed)
         options = dict(OURS[name])

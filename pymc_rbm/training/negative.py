@@ -374,7 +374,7 @@ def gibbs_sweeps_from_visible(rng: np.random.Generator, v, params, k: int):
 
 
 def persistent_contrastive_divergence(
-    kernel, k: int = 1, *, n_chains: int | None = None, wormholes=None, hidden: str = "carry"
+    kernel, k: int = 1, *, n_chains: int | None = None, wormholes=None, hidden: str = "redraw"
 ) -> NegativePhase:
     """PCD-k: persistent chains, ``k`` sweeps of ``kernel`` per update.
 
@@ -388,16 +388,17 @@ def persistent_contrastive_divergence(
         equal to the number of training examples in a (mini) batch"). They
         start at training rows.
     wormholes : proposal, optional
-    hidden : {"carry", "redraw"}, default "carry"
-        Block Gibbs only (other kernels always redraw). ``"carry"``: the
-        visible layer is swept first from the ``h`` the chains carry
-        (:func:`gibbs_sweeps_visible_first`), ``2k`` products and the
-        statistics'. ``"redraw"``: every update starts from the chains'
-        visible states and draws ``h`` at the new parameters
-        (:func:`gibbs_sweeps_from_visible`; as the ``rbms`` package does), one
-        product more. On binarized MNIST (784x500, PCD-10, centered, 2000
-        updates) both gave the same test log-likelihood (-132.24 carried,
-        -132.29 redrawn, one seed; ``benchmarks/training_quality.py``).
+    hidden : {"redraw", "carry"}, default "redraw"
+        Block Gibbs only (other kernels always redraw). ``"redraw"``: every
+        update starts from the chains' visible states and draws ``h`` at the
+        new parameters (:func:`gibbs_sweeps_from_visible`; as the ``rbms``
+        package does), ``2k + 1`` products and the statistics'. ``"carry"``:
+        the visible layer is swept first from the ``h`` the chains carry
+        (:func:`gibbs_sweeps_visible_first`), one product fewer (pymc-rbm
+        0.2). On binarized MNIST (784x500, centered, 2000 updates,
+        ``benchmarks/training_quality.py``) they tie at PCD-10 (-132.29
+        redrawn, -132.24 carried, seed 0) but not at PCD-1 (-132.65 redrawn,
+        seed 0; -135.89 carried, seed 1).
 
     Returns
     -------

@@ -37,12 +37,12 @@ def test_checkpoints_are_models_and_runs(tmp_path):
 @pytest.mark.parametrize(
     "options",
     [
-        dict(method="pcd", k=2, hidden="redraw"),  # hidden units redrawn, the kernels' sweeps
-        dict(method="pcd", optimizer="adam", learning_rate=0.01),  # carried: the compiled one-call gradient
+        dict(method="pcd", k=2),  # hidden units redrawn, the kernels' sweeps
+        dict(method="pcd", hidden="carry", optimizer="adam", learning_rate=0.01),  # the compiled one-call gradient
         dict(method="pt", betas=[0.5, 1.0], momentum=0.5, lr_schedule="cosine", centered=False),
         dict(method="cd", weight_decay=0.01, max_grad_norm=0.5, dtype=np.float32),
     ],
-    ids=["pcd-redraw", "pcd-adam", "pt-momentum-cosine", "cd-float32-clipped"],
+    ids=["pcd", "pcd-carry-adam", "pt-momentum-cosine", "cd-float32-clipped"],
 )
 def test_a_run_stopped_by_ctrl_c_resumes_from_its_last_checkpoint_draw_for_draw(tmp_path, options):
     common = dict(n_hidden=5, batch_size=10, n_updates=60, learning_rate=0.05, save_updates=[0, 10, 20, 30, 45, 60],
