@@ -15,8 +15,8 @@ with input ``hbias + (v / σ)·W``. Summing ``h`` out gives the free energy
 and integrating ``v`` out gives the marginal of the hidden layer: with
 ``m = W h``,
 
-    p(h) ∝ exp(hbias·h + (vbias / σ)·m + |m|² / 2),
-    log Z = logsumexp_h [hbias·h + (vbias / σ)·m + |m|² / 2] + Σ_i log(√(2π) σ_i),
+    p(h) ∝ exp(hbias·h + (vbias / σ)·m + ‖m‖² / 2),
+    log Z = logsumexp_h [hbias·h + (vbias / σ)·m + ‖m‖² / 2] + Σ_i log(√(2π) σ_i),
 
 so ``p(v) = Σ_h p(h) N(v; vbias + σ ∘ W h, diag σ²)`` is a mixture of
 ``2**n_hidden`` Gaussians, exact wherever the hidden layer can be enumerated.

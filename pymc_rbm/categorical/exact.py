@@ -277,7 +277,7 @@ def sample_exact(params: CategoricalRBMParams, size=(), rng=None, *, max_states=
 
     Returns
     -------
-    ndarray of int64 of shape (*size, n_visible)
+    ndarray of int64 of shape ``size + (n_visible,)``
     """
     rng = np.random.default_rng(rng)
     size = (size,) if np.ndim(size) == 0 else tuple(size)

@@ -57,8 +57,8 @@ bridges them): the intermediate distributions are RBMs whose hidden layer is
 the concatenation of the models' hidden layers, each model's part scaled by
 its own coefficient (Zhang 2016, eq. 2.4.4).
 
-Layer types
------------
+Two-state units
+---------------
 Nothing above needs the units to be bits. The path takes the layer types of
 its models (:mod:`pymc_rbm.layers`: Bernoulli units in {0, 1}, or ±1 spins for
 a :class:`~pymc_rbm.params.SpinRBMParams`): the base distribution is the
