@@ -16,7 +16,7 @@ Trainers (``--trainers``, comma separated):
   the loop of pymc-rbm 0.2), ``ours-f32`` (float32);
 - ``fit-defaults``: ``fit(train, 500, method="pcd", k=k, batch_size=100, learning_rate=0.01,
   n_updates=2000)`` from its own default initialisation (not the shared start); ``fit-defaults-carry``
-  the same with ``hidden="carry"``;
+  the same with ``hidden="carry"``, ``fit-defaults-init-normal`` with ``init="normal"`` (0.2's start);
 - ``rbms`` (centered, its default) and ``rbms-uncentered``: the PyTorch package ``rbms``'s own
   objects (``BBRBM.sample_state``, ``compute_gradient``, ``torch.optim.SGD(maximize=True)``, a random
   batch per update as its ``RBMDataset.batch`` draws it), float32 unless ``--rbms-dtype float64``.
@@ -89,7 +89,8 @@ def train_ours(name, train, k, n_updates, seed):
                   eval_every=None, progress=False, rng=seed)
     t = time.perf_counter()
     if name.startswith("fit-defaults"):
-        result = fit(train, N_HIDDEN, **common, **({"hidden": "carry"} if name.endswith("carry") else {}))
+        extra = {"fit-defaults-carry": {"hidden": "carry"}, "fit-defaults-init-normal": {"init": "normal"}}
+        result = fit(train, N_HIDDEN, **common, **extra.get(name, {}))
     else:
         params, chains = shared_start(train, seed)
         options = dict(OURS[name])
