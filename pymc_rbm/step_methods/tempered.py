@@ -65,11 +65,11 @@ symmetric, the mean-field solution sits in one pattern and no replica
 crosses (docs/sampling.md). So by default (``reference="auto"``) tuning
 measures: the first adaptation window runs the uniform reference, the second
 the mean-field one on the same ladder, and the one with the lower barrier
-``Λ`` is kept (with its measured rejection rates) for the rest of the run. The reference is the hot rungs' visible bias
-``(1 - β_r) b``, untempered, so the compiled rounds carry it as they carry
-per-unit evidence. It applies where the ladder tempers the RBM; a ladder of
-the whole posterior or of per-unit evidence (below) starts from what those
-sections say.
+``Λ`` is kept (with its measured rejection rates) for the rest of the run.
+The reference is the hot rungs' visible bias ``(1 - β_r) b``, untempered, so
+the compiled rounds carry it as they carry per-unit evidence, and with
+per-unit evidence (below) it adds to it. A ladder of the whole posterior
+(below) starts from the uniform distribution.
 
 **Tuning.** During PyMC's tune phase the ladder is adapted at draws
 ``tune/16, tune/8, tune/4, tune/2``: from each pair's mean swap rejection
@@ -98,12 +98,12 @@ Bernoulli readouts of every pixel; found from the model's graph by
 with the per-unit evidence ``δ_{ki} = log L_{ki}(1) - log L_{ki}(0)``, which
 may depend on other free variables ``θ``. Replica ``r`` then targets
 
-    p_r(x) ∝ exp(-β_r E(x) + δ̂·v),      the cold replica  p(x) exp(δ(θ)·v),
+    p_r(x) ∝ exp(-β_r E(x) + (1 - β_r) b·v + δ̂·v),      the cold replica  p(x) exp(δ(θ)·v),
 
 an RBM whose visible units carry the evidence untempered: the bottom rung
-(``β = 0``) is the evidence alone, independent units drawn exactly by one
-sweep, and a row whose posterior has several modes crosses between them
-there. The hot rungs' evidence ``δ̂`` is ``δ`` at the shared parameters where
+(``β = 0``) is the evidence alone (times the reference, ``b = 0`` for the
+uniform one), independent units drawn exactly by one sweep, and a row whose
+posterior has several modes crosses between them there. The hot rungs' evidence ``δ̂`` is ``δ`` at the shared parameters where
 the ladder was last adapted, frozen with it after tuning; when ``L`` involves
 no free variable but ``v``, ``δ̂ = δ`` and the top rung is the cold replica,
 else the cold replica sits above the top rung (both at ``β = 1``) and that
@@ -416,7 +416,7 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         else:
             self.reference_in_use = "given"
         # the uniform reference is measured first, then the mean-field one (only where the ladder tempers the RBM)
-        self.reference_trial = 0 if auto and self.adapt and not (self.tilted or self.can_temper_likelihood) else -1
+        self.reference_trial = 0 if auto and self.adapt and not self.can_temper_likelihood else -1
         self.reference_trial_barrier = np.nan
         self.reference_trial_ladder = self.reference_trial_rejection = None
         self._path = None
@@ -597,6 +597,8 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
             self.ladder_tilt = tilt
         evidence = np.empty_like(self._replicas.v)
         evidence[:] = self.ladder_tilt
+        if self.path is not None:  # the hot rungs start from the reference: (1 - β_r) b on top of the evidence
+            evidence += (1.0 - self.betas)[:, None, None] * self.path.base_vbias
         evidence[-1] = tilt
         v_start = self._replicas.v[-1].copy()
         h_start = self._replicas.h[-1].copy()

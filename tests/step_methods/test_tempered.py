@@ -645,3 +645,21 @@ def test_a_given_reference_is_checked_and_kept(params):
         step = ReplicaExchange(reference=b)
     b[0] = 9.0  # the step keeps its own copy
     assert step.reference_in_use == "given" and np.array_equal(step.reference_vbias, [0.5, -0.5])
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_step_follows_the_evidence_ladder_from_a_reference(params, parity):
+    """Per-unit evidence and a reference together: hot rung r at exp(-β_r E + (1 - β_r) b·v + δ̂·v), the cold
+    replica above it at the current evidence."""
+    n_draws = 30
+    n_rows = 2 ** (3 * (NV + NH)) * n_draws
+    with evidence_model(n_rows, free_s=True):
+        step = ReplicaExchange(betas=EVIDENCE_LADDER[:-1], adapt=False, sweeps=1, reference=REFERENCE)
+    assert step.tilted and step.reference_in_use == "given"
+    step.setup_chain(np.random.default_rng(60 + parity), 0, 1)
+    step.ladder_tilt = np.tile(evidence_of(FROZEN_S), (n_rows, 1))
+    hot = evidence_of(FROZEN_S)
+    evidence = np.array([hot + (1.0 - b) * REFERENCE for b in EVIDENCE_LADDER[:-1]] + [evidence_of(CURRENT_S)])
+    T = evidence_round_matrix(params, EVIDENCE_LADDER, evidence, parity)
+    ht.empirical_transition_check(evidence_round(step, 3, parity, CURRENT_S), T, 3 * NV, 3 * NH, n_draws=n_draws)
+
