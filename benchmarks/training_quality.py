@@ -26,7 +26,8 @@ Trainers (``--trainers``, comma separated):
 Each run appends one JSON line to ``--out`` (default ``/tmp/training_quality.jsonl``) as soon as it
 is scored, so a long protocol can be run one trainer at a time and the table printed at the end from
 the file (``--table``). ``--timing`` instead times every trainer (and rbms in float32 and float64) in
-interleaved short runs on the same number of threads and prints ms per update and their ratios.
+interleaved short runs on the same number of threads: the median time of an update (fit: between its
+callbacks; rbms: each update of the same loop), the fastest of ``--repeats`` rounds, and the ratios.
 
 Run from the repository root, e.g.::
 
@@ -180,32 +181,75 @@ def table(path):
               f"{ms:10.2f}")
 
 
+def ours_update_ms(name, train, k, n_updates):
+    """Median milliseconds between consecutive updates of fit (callback timestamps): fixed costs and load
+    spikes left out."""
+    stamps = []
+    params, chains = shared_start(train, 0)
+    options = dict(OURS[name])
+    if "dtype" in options:
+        chains = chains._replace(v=chains.v.astype(options["dtype"]), h=chains.h.astype(options["dtype"]))
+    fit(train, params=params, chains=chains, n_chains=N_CHAINS, method="pcd", k=k, batch_size=BATCH,
+        learning_rate=LEARNING_RATE, n_updates=n_updates, eval_every=None, progress=False, rng=0, save_updates=0,
+        callback=lambda step: stamps.append(time.perf_counter()), **options)
+    return 1e3 * float(np.median(np.diff(stamps)))
+
+
+def rbms_update_ms(train, k, n_updates, dtype):
+    """Median milliseconds of one update of the rbms loop of :func:`train_rbms` (same steps, timed one by one)."""
+    import torch
+    from rbms.bernoulli_bernoulli.classes import BBRBM
+
+    tdtype = getattr(torch, dtype)
+    params, chains = shared_start(train, 0)
+    model = BBRBM(*(torch.tensor(a, dtype=tdtype) for a in (params.W, params.vbias, params.hbias)))
+    data = torch.tensor(train, dtype=tdtype)
+    weights = torch.ones(data.shape[0], dtype=tdtype)
+    state = model.init_chains(num_samples=N_CHAINS, start_v=torch.tensor(chains.v, dtype=tdtype))
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE, maximize=True)
+    times = []
+    with torch.no_grad():
+        for _ in range(n_updates):
+            t = time.perf_counter()
+            idx = torch.randperm(data.shape[0])[:BATCH]
+            optimizer.zero_grad(set_to_none=False)
+            batch = model.init_chains(num_samples=BATCH, weights=weights[idx], start_v=data[idx])
+            state = model.sample_state(chains=state, n_steps=k)
+            model.compute_gradient(data=batch, chains=state, centered=True)
+            optimizer.step()
+            times.append(time.perf_counter() - t)
+    return 1e3 * float(np.median(times))
+
+
 def timing(args, train):
-    """ms per update of each trainer, interleaved rounds, fastest kept; ratios to rbms float32."""
+    """ms per update of each trainer (median over an interleaved run, fastest of ``--repeats``); ratios to rbms
+    float32, measured in the same run."""
     names = [n for n in args.trainers if not n.startswith("rbms")]
     with_rbms = rbms_available()
     if with_rbms:
         import torch
 
         torch.set_num_threads(args.threads)
-    short, long = 20, 20 + args.timing_updates
     for k in args.k:
+        n = args.timing_updates
         best: dict = {}
         with threadpool_limits(args.threads):
+            for name in names:  # warm-up: compilation, caches
+                ours_update_ms(name, train, k, 3)
+            if with_rbms:
+                rbms_update_ms(train, k, 3, "float32")
             for _ in range(args.repeats):
                 for name in names:
-                    a = train_ours(name, train, k, short, 0)[1]
-                    b = train_ours(name, train, k, long, 0)[1]
-                    best[name] = min(best.get(name, np.inf), (b - a) / (long - short) * 1e3)
+                    best[name] = min(best.get(name, np.inf), ours_update_ms(name, train, k, n))
                 if with_rbms:
                     for dt in ("float32", "float64"):
-                        ms = train_rbms("rbms", train, k, long - short, 0, dt)[1] / (long - short) * 1e3
-                        best[f"rbms {dt}"] = min(best.get(f"rbms {dt}", np.inf), ms)
+                        best[f"rbms {dt}"] = min(best.get(f"rbms {dt}", np.inf), rbms_update_ms(train, k, n, dt))
         ref = best.get("rbms float32")
-        print(f"\nPCD-{k}: ms per update, {args.threads} thread(s), fastest of {args.repeats} interleaved rounds")
+        print(f"\nPCD-{k}: ms per update (median of {n}), {args.threads} thread(s), fastest of {args.repeats} "
+              "interleaved rounds; ratio to rbms float32")
         for name, ms in best.items():
             ratio = f"{ms / ref:8.2f}" if ref else "   (rbms not installed)"
-            print(f"  {name:18s} {ms:8.2f} {ratio}")
+            print(f"  {name:18s} {ms:8.2f} {ratio}", flush=True)
 
 
 def main():
