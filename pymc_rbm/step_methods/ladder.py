@@ -11,6 +11,22 @@ measured from the swap rejection rates (Syed, Bouchard-Côté, Deligiannidis &
 Doucet 2022), with about ``2Λ`` rungs. All of it runs in tuning only; after
 tuning the ladder and the reference are frozen. The methods read and set the
 step's ladder (``betas``, ``barrier``, the swap counters) and replicas.
+
+**Tuning.** During PyMC's tune phase the ladder is adapted at draws
+``tune/16, tune/8, tune/4, tune/2``: from each pair's mean swap rejection
+rate the cumulative communication barrier ``Λ`` is estimated
+(:func:`~pymc_rbm.kernels.tempering.communication_barrier`), the number
+of replicas set to ``⌈2Λ⌉ + 1`` (Syed et al. 2022 find about ``2Λ``
+suffices) and the rungs spaced so that each pair rejects equally often
+(:func:`~pymc_rbm.kernels.tempering.equalized_ladder`); the cold pair of a
+model with ``L`` is left out of ``Λ``, as no rung can lower its rejection.
+When ``Λ`` is below
+``collapse_below`` the ladder collapses to the cold replica alone: the
+distributions from ``β = 0`` to ``1`` then overlap so much that the
+model needs no tempering, and the step costs what
+:class:`~pymc_rbm.step_methods.FlipTheState` costs (it runs that step's
+compiled draws). After tuning the ladder is frozen, so the draws are from a
+time-homogeneous chain that leaves ``Π`` invariant.
 """
 
 from __future__ import annotations

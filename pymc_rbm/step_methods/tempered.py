@@ -71,21 +71,10 @@ the compiled rounds carry it as they carry per-unit evidence, and with
 per-unit evidence (below) it adds to it. A ladder of the whole posterior
 (below) starts from the uniform distribution.
 
-**Tuning.** During PyMC's tune phase the ladder is adapted at draws
-``tune/16, tune/8, tune/4, tune/2``: from each pair's mean swap rejection
-rate the cumulative communication barrier ``Λ`` is estimated
-(:func:`~pymc_rbm.kernels.tempering.communication_barrier`), the number
-of replicas set to ``⌈2Λ⌉ + 1`` (Syed et al. 2022 find about ``2Λ``
-suffices) and the rungs spaced so that each pair rejects equally often
-(:func:`~pymc_rbm.kernels.tempering.equalized_ladder`); the cold pair of a
-model with ``L`` is left out of ``Λ``, as no rung can lower its rejection.
-When ``Λ`` is below
-``collapse_below`` the ladder collapses to the cold replica alone: the
-distributions from ``β = 0`` to ``1`` then overlap so much that the
-model needs no tempering, and the step costs what
-:class:`~pymc_rbm.step_methods.FlipTheState` costs (it runs that step's
-compiled draws). After tuning the ladder is frozen, so the draws are from a
-time-homogeneous chain that leaves ``Π`` invariant.
+**Tuning.** The ladder (its number of rungs, their spacing, its reference)
+is adapted during PyMC's tune phase and frozen after it, so the draws come
+from a time-homogeneous chain that leaves ``Π`` invariant
+(:mod:`pymc_rbm.step_methods.ladder`).
 
 **Tempering the whole posterior.** When ``L`` involves no free variable
 but ``v`` and the variable is one chain, tuning may switch to a ladder of
