@@ -114,7 +114,8 @@ def main():
             rows.append((label, best))
     print()
     print("ms per update of block-Gibbs PCD-1, 1 BLAS thread, fastest of", args.repeats, "interleaved rounds")
-    header = f"{'problem':44s} " + " ".join(f"{name:>13s}" for name in VARIANTS) + f" {'sklearn':>9s} {'ratios to sklearn':>20s}"
+    names = " ".join(f"{name:>13s}" for name in VARIANTS)
+    header = f"{'problem':44s} {names} {'sklearn':>9s} {'ratios to sklearn':>20s}"
     print(header)
     print("-" * len(header))
     for label, best in rows:

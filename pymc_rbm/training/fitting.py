@@ -850,7 +850,8 @@ def fit(
                 sizing = False
             ll = np.nan
             due = eval_every and not sizing and (update % eval_every == 0 or update == n_updates)
-            if due and (update == n_updates or evaluator.affords(sum(seconds) * (n_updates - start) / (update - start))):
+            projected = sum(seconds) * (n_updates - start) / (update - start)
+            if due and (update == n_updates or evaluator.affords(projected)):
                 try:
                     ll = recorder.record(update, params)
                 except EvaluationFailed as err:  # the updates so far are kept: stop and say why
@@ -927,7 +928,9 @@ def _check_resume(checkpoint, config: dict, params, chains, n_updates: int) -> N
     changed = sorted(k for k in set(config) | set(checkpoint.config) - ignore
                      if k not in ignore and checkpoint.config.get(k) != _jsonable(config.get(k)))
     if changed:
-        detail = ", ".join(f"{k}: {checkpoint.config.get(k)!r} there, {_jsonable(config.get(k))!r} here" for k in changed)
+        detail = ", ".join(
+            f"{k}: {checkpoint.config.get(k)!r} there, {_jsonable(config.get(k))!r} here" for k in changed
+        )
         raise ValueError(f"the checkpoint was written with other options ({detail}): resume with the same ones")
     if checkpoint.update >= n_updates:
         raise ValueError(f"the checkpoint is at update {checkpoint.update}; n_updates = {n_updates} leaves nothing "

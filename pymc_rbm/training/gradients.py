@@ -201,7 +201,9 @@ def center(gradient: Gradient, v_offset, h_offset) -> Gradient:
 
 
 def centered_from_ordinary(gradient: Gradient, v_offset, h_offset) -> Gradient:
-    """:func:`centered_gradient` from the ordinary gradient ``g``: ``(g_W - μ g_hbiasᵀ - g_vbias λᵀ, g_vbias, g_hbias)``.
+    """:func:`centered_gradient` from the ordinary gradient ``g``.
+
+    ``(g_W - μ g_hbiasᵀ - g_vbias λᵀ, g_vbias, g_hbias)``.
 
     The offsets' ``μ λᵀ`` terms cancel between the data and the model terms,
     so the ordinary gradient (or its estimate) is all it needs.
