@@ -547,25 +547,17 @@ def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, p
                    keep_logits):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
 
-    Each replica ``r`` of row ``b`` is swept at ``β_r`` (the layer updates of
-    :func:`update_layer` on the activations times ``β_r``, summed from the rows
-    of the units that are on; with ``has_evidence`` the visible logits gain
-    ``evidence[r, b]``, not tempered), then the pairs ``(r, r + 1)`` of the
-    given parity with ``r + 1 < n_swept`` are swapped with the Metropolis
-    probability of their targets ``exp(-β_r E + evidence_r·v)``: ``log ratio =
-    (β_{r+1} - β_r)(E_{r+1} - E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i}
-    - v_{r+1,i})``, where units that agree add nothing (so an evidence of
-    ``±1e300``, a unit value ruled out, never swamps the rest), and rungs with
-    the same evidence swap exactly as without it. ``log u < log ratio`` is the
-    rule of :func:`~pymc_rbm.kernels.metropolis.metropolis_accept`; labels
-    follow their replicas, and each pair's acceptance probability is added to
-    ``swap_sum`` and its attempts to ``swap_n``. ``u`` has shape
-    ``(n_swept, B, n_hidden + n_visible)``, ``swap_u`` ``(K - 1, B)``. The
-    visible updates use the weight ``alpha_v`` (``alpha`` for a plain round;
-    the informed proposal's own weight in :func:`informed_proposal`); a
-    ``parity`` of ``K`` or more swaps nothing. With ``keep_logits`` each
-    replica's tempered visible logits ``β_r (vbias + W·h')`` (without the
-    evidence) go to ``logits_out`` of the shape of ``v``.
+    Replica ``r`` of row ``b`` is swept at ``β_r`` (:func:`update_layer`; visible
+    weight ``alpha_v``), its visible logits plus ``evidence[r, b]`` (untempered)
+    with ``has_evidence``; with ``keep_logits`` the logits without the evidence
+    go to ``logits_out``. Then the pairs ``(r, r + 1)`` of the given parity (none
+    for a parity of ``K`` or more) swap by the ratio of their targets
+    ``exp(-β_r E + evidence_r·v)``, ``(β_{r+1} - β_r)(E_{r+1} - E_r) + Σ_i
+    (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` over the units that
+    differ (so ``±1e300``, a value ruled out, never swamps the rest), accepted
+    when ``log u < log ratio``; labels follow their replicas, acceptance
+    probabilities add to ``swap_sum`` and attempts to ``swap_n``. ``u`` has shape
+    ``(n_swept, B, n_hidden + n_visible)``, ``swap_u`` ``(K - 1, B)``.
     """
     n_b = v.shape[1]
     n_h = h.shape[2]
