@@ -645,14 +645,8 @@ def count_round_trips(labels, last_end, went_up):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def informed_proposal(u, v, h, W, W_T, vbias, hbias, betas, tilt, alpha, alpha_v, gibbs, h_out, v_out,
                       a_v):  # pragma: no cover - compiled
-    """Per row ``r``: the hidden update at ``β_r``, then a visible proposal from it: a round of
-    :func:`tempered_round` with the rows as its replicas, no swaps, and the evidence ``β_r tilt``.
-
-    ``v``, ``h``, ``h_out``, ``v_out``, ``a_v`` and ``tilt`` have shape (n_rows, n);
-    ``a_v`` receives the tempered visible logits ``β_r (vbias + W·h')`` given the
-    new hidden state; the proposal is the update with weight ``alpha_v`` on
-    ``a_v + β_r tilt``. ``u`` has shape (n_rows, n_hidden + n_visible).
-    """
+    """:func:`pymc_rbm.kernels.compiled.informed_proposal`: a round of :func:`tempered_round` with the rows
+    as its replicas, no swaps, the evidence ``β_r tilt`` and the logits kept in ``a_v``."""
     n, n_v = v.shape
     h_out[:, :] = h
     v_out[:, :] = v
