@@ -153,7 +153,8 @@ class TrainingStep(NamedTuple):
     params : RBMParams
         The parameters after this update.
     gradient : Gradient
-        The gradient estimate of this update (before momentum and decay).
+        The gradient estimate of this update (before momentum and decay); with
+        ``centered=True`` the centered gradient, in the centered parameters.
     log_likelihood : float
         The recorded log-likelihood if one was recorded after this update, else NaN.
     info : dict
@@ -850,8 +851,8 @@ def fit(
                 sizing = False
             ll = np.nan
             due = eval_every and not sizing and (update % eval_every == 0 or update == n_updates)
-            projected = sum(seconds) * (n_updates - start) / (update - start)
-            if due and (update == n_updates or evaluator.affords(projected)):
+            if due and (update == n_updates or evaluator.affords(sum(seconds) * (n_updates - start)
+                                                                  / (update - start))):
                 try:
                     ll = recorder.record(update, params)
                 except EvaluationFailed as err:  # the updates so far are kept: stop and say why
