@@ -43,7 +43,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from pymc_rbm.categorical import CategoricalRBM, CategoricalRBMParams, free_energy, moments_exact
-from pymc_rbm.categorical.random_variable import CategoricalTensors
+from pymc_rbm.energy import RBMTensors
 from pymc_rbm.step_methods.categorical import CategoricalGibbs, CategoricalMetropolisedGibbs, CategoricalReplicaExchange
 
 
@@ -59,7 +59,7 @@ def run(params, sampler: str, draws: int, tune: int, chains: int, seed: int):
     with pm.Model():
         if sampler == "CategoricalGibbsMetropolis":
             v = pm.Categorical("v", p=np.full(params.n_states, 1.0 / params.n_states), shape=params.n_visible)
-            pm.Potential("rbm", -free_energy(v, CategoricalTensors(pt.constant(params.W), pt.constant(params.vbias),
+            pm.Potential("rbm", -free_energy(v, RBMTensors(pt.constant(params.W), pt.constant(params.vbias),
                                                          pt.constant(params.hbias))))
             step = pm.CategoricalGibbsMetropolis([v])
         else:

@@ -44,7 +44,10 @@ __all__ = [
     "ExactMomentsOp",
     "LogPartition",
     "RBMRV",
+    "EnumeratedLogPartition",
+    "EnumeratedMoments",
     "core_parameters",
+    "finite_params",
     "is_rbm_variable",
     "layer_sizes",
     "log_partition_mode",
@@ -66,33 +69,33 @@ warnings.filterwarnings(
 )
 
 
-def _params_or_none(W, vbias, hbias) -> RBMParams | None:
-    """RBMParams of numeric inputs, or None when they are not finite (an invalid point)."""
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
-        return None
-    return RBMParams(W, vbias, hbias)
+class EnumeratedLogPartition(Op):
+    """``log Z(W, vbias, hbias)`` of an RBM by exact enumeration, with its exact gradient (the moments).
 
-
-class LogPartition(Op):
-    """``log Z(W, vbias, hbias)`` by exact enumeration, with its exact gradient.
-
-    The gradient is ``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` computed by :class:`ExactMomentsOp`;
-    both share one cached enumeration of the smaller layer. Non-finite
+    The shared Op of every kind of RBM whose ``log Z`` is enumerated; a
+    subclass names the parameters (:attr:`params_type`), how ``log Z`` is
+    enumerated (:meth:`enumerate_log_z`) and the Op of its gradient
+    (:attr:`moments_op`), both bound to the same enumeration limit. Non-finite
     parameters give ``NaN`` (a rejected point), never an exception.
     """
 
-    __props__ = ("max_bits",)
+    __props__ = ("limit",)
+    params_type: type = RBMParams
+    moments_op: type
 
-    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
-        self.max_bits = int(max_bits)
+    def __init__(self, limit: int):
+        self.limit = int(limit)
 
     def make_node(self, W, vbias, hbias):
         inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
         return Apply(self, inputs, [pt.dscalar()])
 
+    def enumerate_log_z(self, params) -> float:
+        raise NotImplementedError
+
     def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
-        value = np.nan if params is None else log_partition_exact(params, max_bits=self.max_bits).log_z
+        params = finite_params(self.params_type, *inputs)
+        value = np.nan if params is None else self.enumerate_log_z(params)
         outputs[0][0] = np.asarray(value, dtype="float64")
 
     def infer_shape(self, node, input_shapes):
@@ -100,29 +103,33 @@ class LogPartition(Op):
 
     def pullback(self, inputs, outputs, cotangents):
         (g,) = cotangents
-        vh, v, h = ExactMomentsOp(self.max_bits)(*inputs)
+        vh, v, h = self.moments_op(self.limit)(*inputs)
         return [g * vh, g * v, g * h]
 
 
-class ExactMomentsOp(Op):
-    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` by exact enumeration: the gradient of :class:`LogPartition`."""
+class EnumeratedMoments(Op):
+    """The exact moments that are the gradient of an :class:`EnumeratedLogPartition`, shaped as its inputs."""
 
-    __props__ = ("max_bits",)
+    __props__ = ("limit",)
+    params_type: type = RBMParams
 
-    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
-        self.max_bits = int(max_bits)
+    def __init__(self, limit: int):
+        self.limit = int(limit)
 
     def make_node(self, W, vbias, hbias):
         inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [inputs[0].type(), inputs[1].type(), inputs[2].type()])
+        return Apply(self, inputs, [x.type() for x in inputs])
+
+    def enumerate_moments(self, params):
+        """``(vh, v, h)``, shaped as ``(W, vbias, hbias)``."""
+        raise NotImplementedError
 
     def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
+        params = finite_params(self.params_type, *inputs)
         if params is None:
             values = [np.full(np.shape(x), np.nan) for x in inputs]
         else:
-            m = moments_exact(params, max_bits=self.max_bits)
-            values = [m.vh, m.v, m.h]
+            values = self.enumerate_moments(params)
         for out, value in zip(outputs, values):
             out[0] = np.asarray(value, dtype="float64")
 
@@ -131,6 +138,37 @@ class ExactMomentsOp(Op):
 
     def pullback(self, inputs, outputs, cotangents):
         return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
+
+
+def finite_params(params_type, W, vbias, hbias):
+    """``params_type(W, vbias, hbias)`` of numeric inputs, or None when they are not finite (an invalid point)."""
+    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
+        return None
+    return params_type(W, vbias, hbias)
+
+
+class ExactMomentsOp(EnumeratedMoments):
+    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` by exact enumeration of the smaller layer: the gradient of :class:`LogPartition`."""
+
+    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
+        super().__init__(max_bits)
+
+    def enumerate_moments(self, params):
+        m = moments_exact(params, max_bits=self.limit)
+        return [m.vh, m.v, m.h]
+
+
+class LogPartition(EnumeratedLogPartition):
+    """``log Z(W, vbias, hbias)`` of a binary RBM by exact enumeration of its smaller layer (at most ``max_bits``
+    units), with its exact gradient :class:`ExactMomentsOp`; both share one cached enumeration."""
+
+    moments_op = ExactMomentsOp
+
+    def __init__(self, max_bits: int = REPEATED_ENUMERATION_BITS):
+        super().__init__(max_bits)
+
+    def enumerate_log_z(self, params) -> float:
+        return log_partition_exact(params, max_bits=self.limit).log_z
 
 
 class RBMRV(RandomVariable):

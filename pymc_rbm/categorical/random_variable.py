@@ -17,9 +17,7 @@ import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
 from pymc.logprob.abstract import _logprob
 from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.gradient import grad_not_implemented
-from pytensor.graph.basic import Apply, Constant
-from pytensor.graph.op import Op
+from pytensor.graph.basic import Constant
 from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.categorical import (
@@ -36,13 +34,13 @@ from pymc_rbm.categorical import (
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
+from pymc_rbm.energy import RBMTensors
+from pymc_rbm.random_variable import LOG_PARTITION_MODES, EnumeratedLogPartition, EnumeratedMoments
 
 __all__ = [
-    "LOG_PARTITION_MODES",
     "CategoricalLogPartition",
     "CategoricalMomentsOp",
     "CategoricalRBMRV",
-    "CategoricalTensors",
     "categorical_params_of",
     "categorical_sizes",
     "core_parameters",
@@ -58,74 +56,32 @@ warnings.filterwarnings(
 
 
 # ----------------------------------------------------------------------------- log Z as an Op
-def _params_or_none(W, vbias, hbias):
-    if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
-        return None
-    return CategoricalRBMParams(W, vbias, hbias)
-
-
-class CategoricalLogPartition(Op):
-    """``log Z(W, vbias, hbias)`` of a categorical RBM by exact enumeration, with its exact gradient.
-
-    The gradient is ``(⟨1(v_i = k) h_j⟩, p(v_i = k), p(h_j = 1))``
-    (:func:`~pymc_rbm.categorical.moments_exact`). Non-finite parameters give
-    NaN (a rejected point).
-    """
-
-    __props__ = ("max_states",)
-
-    def __init__(self, max_states: int = MAX_ENUMERATED_STATES):
-        self.max_states = int(max_states)
-
-    def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [pt.dscalar()])
-
-    def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
-        value = np.nan if params is None else log_partition_exact(params, max_states=self.max_states)
-        outputs[0][0] = np.asarray(value, dtype="float64")
-
-    def infer_shape(self, node, input_shapes):
-        return [()]
-
-    def pullback(self, inputs, outputs, cotangents):
-        (g,) = cotangents
-        vh, v, h = CategoricalMomentsOp(self.max_states)(*inputs)
-        return [g * vh, g * v, g * h]
-
-
-class CategoricalMomentsOp(Op):
+class CategoricalMomentsOp(EnumeratedMoments):
     """``(⟨1(v_i = k) h_j⟩, p(v_i = k), p(h_j = 1))`` by exact enumeration: the gradient of ``log Z``."""
 
-    __props__ = ("max_states",)
+    params_type = CategoricalRBMParams
 
     def __init__(self, max_states: int = MAX_ENUMERATED_STATES):
-        self.max_states = int(max_states)
+        super().__init__(max_states)
 
-    def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [x.type() for x in inputs])
-
-    def perform(self, node, inputs, outputs):
-        params = _params_or_none(*inputs)
-        if params is None:
-            values = [np.full(np.shape(x), np.nan) for x in inputs]
-        else:
-            m = moments_exact(params, max_states=self.max_states)
-            values = [m.vh, m.v, m.h]
-        for out, value in zip(outputs, values):
-            out[0] = np.asarray(value, dtype="float64")
-
-    def infer_shape(self, node, input_shapes):
-        return list(input_shapes)
-
-    def pullback(self, inputs, outputs, cotangents):
-        return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
+    def enumerate_moments(self, params):
+        m = moments_exact(params, max_states=self.limit)
+        return [m.vh, m.v, m.h]
 
 
-# ----------------------------------------------------------------------------- the random variable
-LOG_PARTITION_MODES = ("exact", "given", "omitted")
+class CategoricalLogPartition(EnumeratedLogPartition):
+    """``log Z(W, vbias, hbias)`` of a categorical RBM by exact enumeration (at most ``max_states``
+    configurations of the enumerated layer), with its exact gradient :class:`CategoricalMomentsOp`
+    (:func:`~pymc_rbm.categorical.moments_exact`)."""
+
+    params_type = CategoricalRBMParams
+    moments_op = CategoricalMomentsOp
+
+    def __init__(self, max_states: int = MAX_ENUMERATED_STATES):
+        super().__init__(max_states)
+
+    def enumerate_log_z(self, params) -> float:
+        return log_partition_exact(params, max_states=self.limit)
 
 
 class CategoricalRBMRV(RandomVariable):
@@ -188,13 +144,6 @@ def _approximate_draws(params, size, rng, n_sweeps):
     return state.v.astype(np.int64).reshape(tuple(size) + (params.n_visible,))
 
 
-class CategoricalTensors:
-    """Symbolic ``W``, ``vbias``, ``hbias`` with the attribute names of the parameters."""
-
-    def __init__(self, W, vbias, hbias):
-        self.W, self.vbias, self.hbias = W, vbias, hbias
-
-
 def core_parameters(*params):
     return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (3, 2, 1, 0))]
 
@@ -204,7 +153,7 @@ def _categorical_rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwarg
     [value] = values
     W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
     q = W.shape[1]
-    logp = -free_energy(value, CategoricalTensors(W, vbias, hbias))
+    logp = -free_energy(value, RBMTensors(W, vbias, hbias))
     if op.log_partition == "exact":
         logp = logp - CategoricalLogPartition(op.max_states)(W, vbias, hbias)
     elif op.log_partition == "given":
