@@ -36,17 +36,20 @@ from pytensor.graph.basic import Constant, Variable
 from pymc_rbm.estimators.exact import check_enumerable
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.params import RBMParams
-from pymc_rbm.random_variable import (
+from pymc_rbm.random_variable import (  # LogPartition, log_partition_mode, rbm_params_of: importable from here too
     AUTO_ENUMERATION_BITS,
-    LogPartition,
     RBMRV,
+    LogPartition,
     core_parameters,
+    given_log_partition,
     layer_sizes,
     log_partition_mode,
+    omitted_log_partition,
+    parameter_tensor,
     random_ancestors,
     rbm_params_of,
 )
-from pymc_rbm.validation import check_binary, check_float_array, check_positive_int
+from pymc_rbm.validation import check_binary, check_positive_int
 
 # RBMRV, LogPartition, log_partition_mode and rbm_params_of are defined (and documented) in
 # pymc_rbm.random_variable, which the step methods build on; they stay importable from here.
@@ -100,26 +103,12 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
         )
         return "omitted", pt.constant(0.0)
     if log_partition is None:
-        random = random_ancestors(W, vbias, hbias)
-        if random:
-            raise ValueError(
-                "log_partition=None leaves log Z out of the logp, which is only correct while W and the "
-                f"biases are constants; here they depend on {sorted({str(r) for r in random})}. Use "
-                "log_partition='exact' (small layers) or supply an estimate of log Z."
-            )
-        return "omitted", pt.constant(0.0)
+        return omitted_log_partition(W, vbias, hbias)
     if isinstance(log_partition, LogPartitionEstimate):
         if all(isinstance(x, Constant) for x in (W, vbias, hbias)):
             log_partition.check_model(RBMParams(W.data, vbias.data, hbias.data))
         log_partition = log_partition.log_z
-    if not hasattr(log_partition, "owner") and np.asarray(log_partition).dtype.kind not in "iuf":
-        raise ValueError(f"log_partition must be a real number, got {log_partition!r}")
-    log_z = pt.as_tensor_variable(log_partition, dtype="float64")
-    if log_z.ndim != 0:
-        raise ValueError(f"log_partition must be a scalar, got {log_z.ndim} dimension(s)")
-    if isinstance(log_z, Constant) and not np.isfinite(log_z.data):
-        raise ValueError(f"log_partition must be finite, got {log_z.data}")
-    return "given", log_z
+    return given_log_partition(log_partition)
 
 
 class RBM(Discrete):
@@ -244,7 +233,7 @@ class RBM(Discrete):
     ):
         max_bits = check_positive_int(max_bits, "max_bits")
         gibbs_sweeps = check_positive_int(gibbs_sweeps, "gibbs_sweeps")
-        W, vbias, hbias = (_as_parameter(x, name) for x, name in ((W, "W"), (vbias, "vbias"), (hbias, "hbias")))
+        W, vbias, hbias = (parameter_tensor(x, name) for x, name in ((W, "W"), (vbias, "vbias"), (hbias, "hbias")))
         if (W.ndim, vbias.ndim, hbias.ndim) != (2, 1, 1):
             raise ValueError(
                 f"W must be a matrix and vbias, hbias vectors; got ndim {W.ndim}, {vbias.ndim}, {hbias.ndim} "
@@ -268,23 +257,6 @@ class RBM(Discrete):
         if not rv_size_is_none(size):
             v = pt.full((*size, v.shape[-1]), v)
         return v
-
-
-def _as_parameter(value, name: str):
-    """A float64 tensor of a parameter; constants are checked now (finite, real, numeric).
-
-    PyTensor variables (random variables, ``pm.Data``, expressions) pass as
-    they are. Anything else is converted with ``np.asarray`` first, so
-    arrays of other libraries (objects with ``__array__``, e.g. torch or JAX
-    arrays on the CPU) work, and a NaN, an infinity, a complex or
-    non-numeric entry is refused with the parameter's name before the model
-    is built (its logp would be -inf everywhere).
-    """
-    if isinstance(value, Constant):
-        check_float_array(value.data, name)
-    if isinstance(value, Variable):
-        return pt.as_tensor_variable(value, dtype="float64")
-    return pt.as_tensor_variable(check_float_array(value, name), dtype="float64")
 
 
 def _check_static_shapes(W, vbias, hbias) -> None:
@@ -342,6 +314,10 @@ def _check_observed(observed, W, shape=None, size=None):
                 f"leave {what} out (it is taken from the data) or make them agree"
             )
     return observed
+
+
+# Register the RBM step methods with pm.sample, which then chooses one for RBM variables by itself (RBM's Notes).
+# They build on pymc_rbm.random_variable, below this module.
 
 
 # Register the RBM step methods with pm.sample, which then chooses one for RBM variables by itself (RBM's Notes).

@@ -23,7 +23,7 @@ from pymc.distributions.dist_math import check_parameters
 from pymc.logprob.abstract import _logprob
 from pytensor.gradient import grad_not_implemented
 from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.graph.basic import Apply, Constant
+from pytensor.graph.basic import Apply, Constant, Variable
 from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors
 from pytensor.raise_op import Assert
@@ -37,6 +37,7 @@ from pymc_rbm.estimators.exact import (
     sample_visible_exact,
 )
 from pymc_rbm.params import RBMParams
+from pymc_rbm.validation import check_float_array
 
 __all__ = [
     "AUTO_ENUMERATION_BITS",
@@ -48,6 +49,9 @@ __all__ = [
     "EnumeratedMoments",
     "core_parameters",
     "finite_params",
+    "given_log_partition",
+    "omitted_log_partition",
+    "parameter_tensor",
     "is_rbm_variable",
     "layer_sizes",
     "log_partition_mode",
@@ -339,3 +343,44 @@ def random_ancestors(*tensors) -> list:
 
     random_ops = (RandomVariable, SymbolicRandomVariable)
     return [v for v in ancestors(tensors) if v.owner is not None and isinstance(v.owner.op, random_ops)]
+
+
+def parameter_tensor(value, name: str):
+    """A float64 tensor of a distribution's parameter; constants are checked now (finite, real, numeric).
+
+    PyTensor variables (random variables, ``pm.Data``, expressions) pass as
+    they are. Anything else is converted with ``np.asarray`` first, so
+    arrays of other libraries (objects with ``__array__``, e.g. torch or JAX
+    arrays on the CPU) work, and a NaN, an infinity, a complex or
+    non-numeric entry is refused with the parameter's name before the model
+    is built (its logp would be -inf everywhere).
+    """
+    if isinstance(value, Constant):
+        check_float_array(value.data, name)
+    if isinstance(value, Variable):
+        return pt.as_tensor_variable(value, dtype="float64")
+    return pt.as_tensor_variable(check_float_array(value, name), dtype="float64")
+
+
+def omitted_log_partition(*params):
+    """``("omitted", 0)``: log Z left out of the logp, refused when the parameters involve random variables."""
+    random = random_ancestors(*params)
+    if random:
+        raise ValueError(
+            "log_partition=None leaves log Z out of the logp, which is only correct while W and the biases are "
+            f"constants; here they depend on {sorted({str(r) for r in random})}. Use log_partition='exact' "
+            "(small layers) or supply an estimate of log Z."
+        )
+    return "omitted", pt.constant(0.0)
+
+
+def given_log_partition(value):
+    """``("given", log_z)`` for an estimate of log Z: a real, finite scalar number or tensor."""
+    if not hasattr(value, "owner") and np.asarray(value).dtype.kind not in "iuf":
+        raise ValueError(f"log_partition must be a real number, got {value!r}")
+    log_z = pt.as_tensor_variable(value, dtype="float64")
+    if log_z.ndim != 0:
+        raise ValueError(f"log_partition must be a scalar, got {log_z.ndim} dimension(s)")
+    if isinstance(log_z, Constant) and not np.isfinite(log_z.data):
+        raise ValueError(f"log_partition must be finite, got {log_z.data}")
+    return "given", log_z

@@ -20,12 +20,12 @@ import pytensor
 import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
 from pymc.distributions.shape_utils import rv_size_is_none
-from pytensor.graph.basic import Constant, Variable
+from pytensor.graph.basic import Constant
 
 from pymc_rbm.categorical import MAX_ENUMERATED_STATES, CategoricalRBMParams, as_labels, enumeration_plan
-from pymc_rbm.validation import check_float_array, check_positive_int
+from pymc_rbm.validation import check_positive_int
 from pymc_rbm.categorical.random_variable import CategoricalRBMRV, categorical_sizes, core_parameters
-from pymc_rbm.random_variable import random_ancestors
+from pymc_rbm.random_variable import given_log_partition, omitted_log_partition, parameter_tensor, random_ancestors
 
 __all__ = [
     "CategoricalRBM",
@@ -74,32 +74,10 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_states):
         )
         return "omitted", pt.constant(0.0)
     if log_partition is None:
-        random = random_ancestors(W, vbias, hbias)
-        if random:
-            raise ValueError(
-                "log_partition=None leaves log Z out of the logp, which is only correct while W and the biases are "
-                f"constants; here they depend on {sorted({str(r) for r in random})}. Use log_partition='exact' "
-                "or supply an estimate of log Z."
-            )
-        return "omitted", pt.constant(0.0)
+        return omitted_log_partition(W, vbias, hbias)
     if hasattr(log_partition, "log_z") and hasattr(log_partition, "check_model"):  # a LogPartitionEstimate
         log_partition = log_partition.log_z
-    if not hasattr(log_partition, "owner") and np.asarray(log_partition).dtype.kind not in "iuf":
-        raise ValueError(f"log_partition must be a real number, got {log_partition!r}")
-    log_z = pt.as_tensor_variable(log_partition, dtype="float64")
-    if log_z.ndim != 0:
-        raise ValueError(f"log_partition must be a scalar, got {log_z.ndim} dimension(s)")
-    if isinstance(log_z, Constant) and not np.isfinite(log_z.data):
-        raise ValueError(f"log_partition must be finite, got {log_z.data}")
-    return "given", log_z
-
-
-def _as_parameter(value, name):
-    if isinstance(value, Constant):
-        check_float_array(value.data, name)
-    if isinstance(value, Variable):
-        return pt.as_tensor_variable(value, dtype="float64")
-    return pt.as_tensor_variable(check_float_array(value, name), dtype="float64")
+    return given_log_partition(log_partition)
 
 
 class CategoricalRBM(Discrete):
@@ -172,7 +150,7 @@ class CategoricalRBM(Discrete):
              gibbs_sweeps: int = 1000, **kwargs):
         max_states = check_positive_int(max_states, "max_states")
         gibbs_sweeps = check_positive_int(gibbs_sweeps, "gibbs_sweeps")
-        W, vbias, hbias = (_as_parameter(x, n) for x, n in ((W, "W"), (vbias, "vbias"), (hbias, "hbias")))
+        W, vbias, hbias = (parameter_tensor(x, n) for x, n in ((W, "W"), (vbias, "vbias"), (hbias, "hbias")))
         if (W.ndim, vbias.ndim, hbias.ndim) != (3, 2, 1):
             raise ValueError(
                 "W must have shape (n_visible, n_states, n_hidden), vbias (n_visible, n_states) and hbias "
@@ -214,3 +192,5 @@ def _check_observed(observed, W, vbias):
     return as_labels(value, dummy, name="observed data of the CategoricalRBM")
 
 
+# Register the categorical step methods with pm.sample (they build on pymc_rbm.categorical.random_variable).
+import pymc_rbm.step_methods.categorical  # noqa: E402, F401

@@ -431,3 +431,20 @@ def test_a_resumed_step_continues_draw_for_draw(step_class):
         a, _ = whole.step(a)
         b, _ = resumed.step(b)
         np.testing.assert_array_equal(a["v"], b["v"])
+
+
+def test_using_the_distribution_alone_registers_its_steps():
+    """In a fresh process, ``pymc_rbm.CategoricalRBM`` alone (no step imported) makes pm.sample pick its steps."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, pymc as pm, pymc_rbm\n"
+        "p = pymc_rbm.CategoricalRBMParams(np.ones((3, 3, 2)), np.zeros((3, 3)), np.zeros(2))\n"
+        "with pm.Model():\n"
+        "    pymc_rbm.CategoricalRBM('x', p.W, p.vbias, p.hbias)\n"
+        "from pymc.step_methods import STEP_METHODS\n"
+        "print(sorted(m.__name__ for m in STEP_METHODS if m.__name__.startswith('Categorical')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "CategoricalExactDraws" in out and "CategoricalReplicaExchange" in out
