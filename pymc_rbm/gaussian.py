@@ -33,16 +33,16 @@ come from PyTensor itself.
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from pymc_rbm.estimators.exact import EnumerationTooLarge
 from pymc_rbm.layers import BERNOULLI, Gaussian, Layer
+from pymc_rbm.params import StoredArrays
 from pymc_rbm.primitives import softplus
-from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
+from pymc_rbm.validation import check_float_array, check_real
 
 __all__ = [
     "MAX_HIDDEN_ENUMERATED",
@@ -74,7 +74,7 @@ def __getattr__(name):
 
 
 @dataclass(frozen=True, eq=False)
-class GaussianRBMParams:
+class GaussianRBMParams(StoredArrays):
     """Parameters of a Gaussian-Bernoulli RBM (module docstring for the energy).
 
     Parameters
@@ -96,6 +96,8 @@ class GaussianRBMParams:
     (3, 2, [1.0, 1.0, 1.0])
     """
 
+    FINGERPRINT_TAG: ClassVar[bytes] = b"gaussian"
+    ARRAY_NAMES: ClassVar[tuple[str, ...]] = ("W", "vbias", "hbias", "sigma")
     W: np.ndarray
     vbias: np.ndarray
     hbias: np.ndarray
@@ -138,22 +140,6 @@ class GaussianRBMParams:
     def __repr__(self) -> str:
         return f"GaussianRBMParams(n_visible={self.n_visible}, n_hidden={self.n_hidden}, dtype={self.W.dtype})"
 
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, GaussianRBMParams):
-            return NotImplemented
-        return all(np.array_equal(getattr(self, k), getattr(other, k)) for k in ("W", "vbias", "hbias", "sigma"))
-
-    __hash__ = None
-
-    def fingerprint(self) -> str:
-        """A short hash of the model (shapes and float64 values), 32 hexadecimal digits (BLAKE2b)."""
-        h = hashlib.blake2b(digest_size=16)
-        h.update(b"gaussian")
-        for a in (self.W, self.vbias, self.hbias, self.sigma):
-            h.update(str(a.shape).encode())
-            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-        return h.hexdigest()
-
     @classmethod
     def random(cls, n_visible: int, n_hidden: int, *, scale: float = 1.0, rng=None) -> GaussianRBMParams:
         """Weights and biases uniform on ``[-scale, scale]``, sigma uniform on [0.5, 1.5] (stochastic)."""
@@ -161,23 +147,6 @@ class GaussianRBMParams:
         rng = np.random.default_rng(rng)
         return cls(rng.uniform(-scale, scale, (n_visible, n_hidden)), rng.uniform(-scale, scale, n_visible),
                    rng.uniform(-scale, scale, n_hidden), rng.uniform(0.5, 1.5, n_visible))
-
-    def save(self, path) -> None:
-        """Write the parameters to an ``.npz`` file (no pickle)."""
-        np.savez(path, W=self.W, vbias=self.vbias, hbias=self.hbias, sigma=self.sigma)
-
-    @classmethod
-    def load(cls, path, *, dtype=np.float64) -> GaussianRBMParams:
-        """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``, ``sigma``)."""
-        keys = ("W", "vbias", "hbias", "sigma")
-        expected = "a parameter file written by GaussianRBMParams.save (an .npz of W, vbias, hbias, sigma)"
-        with open_npz(path, expected) as f:
-            missing = set(keys) - set(f.files)
-            if missing:
-                raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
-            arrays = [read_npz_array(f, key, path) for key in keys]
-        return cls(*arrays, dtype=dtype)
-
 
 # ----------------------------------------------------------------------------- energies
 def hidden_input(v, params):

@@ -25,7 +25,7 @@ import numpy as np
 from pymc_rbm.layers import BERNOULLI, SPIN, Layer, bits_form
 from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
 
-__all__ = ["RBMParams", "SpinRBMParams"]
+__all__ = ["RBMParams", "SpinRBMParams", "StoredArrays"]
 
 
 def _check_shapes(W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray, names=("W", "vbias", "hbias")):
@@ -42,8 +42,83 @@ def _check_shapes(W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray, names=("W
         )
 
 
+class StoredArrays:
+    """What every parameter class shares: equality by value, a fingerprint, and ``.npz`` save and load.
+
+    A subclass names its read-only float arrays in :attr:`ARRAY_NAMES` (the
+    keys of its file, in the order of its constructor) and may prefix its
+    fingerprint with :attr:`FINGERPRINT_TAG`, so that models of different
+    kinds never share one.
+    """
+
+    ARRAY_NAMES: ClassVar[tuple[str, ...]] = ("W", "vbias", "hbias")
+    FINGERPRINT_TAG: ClassVar[bytes] = b""
+
+    def _arrays(self) -> list[np.ndarray]:
+        return [getattr(self, k) for k in self.ARRAY_NAMES]
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Floating type of the parameters."""
+        return self.W.dtype
+
+    def __eq__(self, other) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(np.array_equal(a, b) for a, b in zip(self._arrays(), other._arrays()))
+
+    __hash__ = None  # arrays: equality by value, no hashing
+
+    def fingerprint(self) -> str:
+        """A short hash of the model: its kind, shapes and the float64 values of its arrays.
+
+        Equal models (the same values, whatever their dtype) have equal
+        fingerprints; estimates of ``log Z`` record the fingerprint of the
+        model they were made for, so they are never applied to another one.
+
+        Returns
+        -------
+        str
+            32 hexadecimal digits (BLAKE2b).
+        """
+        h = hashlib.blake2b(digest_size=16)
+        h.update(self.FINGERPRINT_TAG)
+        for a in self._arrays():
+            h.update(str(a.shape).encode())
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        return h.hexdigest()
+
+    def save(self, path) -> None:
+        """Write the parameters to an ``.npz`` file (no pickle).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Destination; numpy appends ``.npz`` when missing.
+        """
+        np.savez(path, **dict(zip(self.ARRAY_NAMES, self._arrays())))
+
+    @classmethod
+    def load(cls, path, *, dtype=np.float64):
+        """Read parameters written by :meth:`save` (the keys of :attr:`ARRAY_NAMES`).
+
+        ``path`` is a file name (``"model"`` finds the ``model.npz`` that
+        ``save("model")`` wrote) or an open binary file. Pickled objects are
+        refused, and so are empty, truncated or corrupt files and missing
+        keys, with a ValueError that says so, before any array is allocated;
+        a file of another kind of model fails the constructor's shape checks.
+        """
+        keys = cls.ARRAY_NAMES
+        with open_npz(path, f"a parameter file written by {cls.__name__}.save (an .npz of {', '.join(keys)})") as f:
+            missing = set(keys) - set(f.files)
+            if missing:
+                raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
+            arrays = [read_npz_array(f, key, path) for key in keys]
+        return cls(*arrays, dtype=dtype)
+
+
 @dataclass(frozen=True, eq=False)
-class RBMParams:
+class RBMParams(StoredArrays):
     """Parameters of a binary restricted Boltzmann machine.
 
     Parameters
@@ -100,42 +175,8 @@ class RBMParams:
         """Number of hidden units."""
         return self.W.shape[1]
 
-    @property
-    def dtype(self) -> np.dtype:
-        """Floating type of the parameters."""
-        return self.W.dtype
-
     def __repr__(self) -> str:
         return f"RBMParams(n_visible={self.n_visible}, n_hidden={self.n_hidden}, dtype={self.dtype})"
-
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, RBMParams):
-            return NotImplemented
-        return (
-            np.array_equal(self.W, other.W)
-            and np.array_equal(self.vbias, other.vbias)
-            and np.array_equal(self.hbias, other.hbias)
-        )
-
-    __hash__ = None  # arrays: equality by value, no hashing
-
-    def fingerprint(self) -> str:
-        """A short hash of the model: its shapes and the float64 values of ``W``, ``vbias`` and ``hbias``.
-
-        Equal models (the same values, whatever their dtype) have equal
-        fingerprints; the estimates of ``log Z`` carry it, so that one is not
-        used for another model.
-
-        Returns
-        -------
-        str
-            32 hexadecimal digits (BLAKE2b).
-        """
-        h = hashlib.blake2b(digest_size=16)
-        for a in (self.W, self.vbias, self.hbias):
-            h.update(str(a.shape).encode())
-            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-        return h.hexdigest()
 
     def transpose(self) -> RBMParams:
         """The same model with the roles of the two layers swapped.
@@ -217,32 +258,6 @@ class RBMParams:
         return cls(np.asarray(model.components_).T, model.intercept_visible_, model.intercept_hidden_)
 
     # ------------------------------------------------------------- save/load
-    def save(self, path) -> None:
-        """Write the parameters to an ``.npz`` file (no pickle).
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            Destination; numpy appends ``.npz`` when missing.
-        """
-        np.savez(path, W=self.W, vbias=self.vbias, hbias=self.hbias)
-
-    @classmethod
-    def load(cls, path, *, dtype=np.float64) -> RBMParams:
-        """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``).
-
-        ``path`` is a file name (``"model"`` finds the ``model.npz`` that
-        ``save("model")`` wrote) or an open binary file. Pickled objects are
-        refused, and so are empty, truncated or corrupt files, with a
-        ValueError that says so, before any array is allocated.
-        """
-        with open_npz(path, "a parameter file written by RBMParams.save (an .npz of the arrays W, vbias, hbias)") as f:
-            missing = {"W", "vbias", "hbias"} - set(f.files)
-            if missing:
-                raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
-            arrays = [read_npz_array(f, key, path) for key in ("W", "vbias", "hbias")]
-        return cls(*arrays, dtype=dtype)
-
     # ------------------------------------------------------------ spin form
     def to_spin(self) -> SpinRBMParams:
         """The equivalent model over ±1 spins (exact).

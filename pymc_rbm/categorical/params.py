@@ -11,15 +11,15 @@ the layers are described in :mod:`pymc_rbm.categorical`).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from pymc_rbm.layers import BERNOULLI, Layer, Potts
+from pymc_rbm.params import StoredArrays
 from pymc_rbm.primitives import is_symbolic, softplus
-from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
+from pymc_rbm.validation import check_float_array, check_real
 
 __all__ = [
     "CategoricalAtBeta",
@@ -35,7 +35,7 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- parameters
 @dataclass(frozen=True, eq=False)
-class CategoricalRBMParams:
+class CategoricalRBMParams(StoredArrays):
     """Parameters of a Potts-Bernoulli RBM (module docstring for the energy and the gauge).
 
     Parameters
@@ -62,6 +62,7 @@ class CategoricalRBMParams:
     (4, 3, 2)
     """
 
+    FINGERPRINT_TAG: ClassVar[bytes] = b"categorical"
     W: np.ndarray
     vbias: np.ndarray
     hbias: np.ndarray
@@ -100,11 +101,6 @@ class CategoricalRBMParams:
         return self.W.shape[2]
 
     @property
-    def dtype(self) -> np.dtype:
-        """Floating type of the parameters."""
-        return self.W.dtype
-
-    @property
     def visible(self) -> Potts:
         """The visible layer type: :class:`~pymc_rbm.layers.Potts` units of ``n_states`` values."""
         return Potts(self.n_states)
@@ -124,27 +120,6 @@ class CategoricalRBMParams:
             f"CategoricalRBMParams(n_visible={self.n_visible}, n_states={self.n_states}, "
             f"n_hidden={self.n_hidden}, dtype={self.dtype})"
         )
-
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, CategoricalRBMParams):
-            return NotImplemented
-        mine, theirs = (self.W, self.vbias, self.hbias), (other.W, other.vbias, other.hbias)
-        return all(np.array_equal(a, b) for a, b in zip(mine, theirs))
-
-    __hash__ = None
-
-    def fingerprint(self) -> str:
-        """A short hash of the model (shapes and float64 values), 32 hexadecimal digits (BLAKE2b).
-
-        The shapes enter the hash, so a categorical model never shares a
-        fingerprint with a binary one of the same numbers.
-        """
-        h = hashlib.blake2b(digest_size=16)
-        h.update(b"categorical")
-        for a in (self.W, self.vbias, self.hbias):
-            h.update(str(a.shape).encode())
-            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-        return h.hexdigest()
 
     def astype(self, dtype) -> CategoricalRBMParams:
         """A copy with arrays of another floating type."""
@@ -207,26 +182,6 @@ class CategoricalRBMParams:
         )
 
     # ------------------------------------------------------------- save/load
-    def save(self, path) -> None:
-        """Write the parameters to an ``.npz`` file (no pickle); numpy appends ``.npz`` when missing."""
-        np.savez(path, W=self.W, vbias=self.vbias, hbias=self.hbias)
-
-    @classmethod
-    def load(cls, path, *, dtype=np.float64) -> CategoricalRBMParams:
-        """Read parameters written by :meth:`save` (keys ``W``, ``vbias``, ``hbias``).
-
-        Pickled objects, empty, truncated or corrupt files and missing keys
-        are refused with a ValueError, as by :meth:`pymc_rbm.params.RBMParams.load`;
-        so is a binary RBM's file (its ``W`` has two dimensions).
-        """
-        with open_npz(path, "a parameter file written by CategoricalRBMParams.save (an .npz of W, vbias, hbias)") as f:
-            missing = {"W", "vbias", "hbias"} - set(f.files)
-            if missing:
-                raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
-            arrays = [read_npz_array(f, key, path) for key in ("W", "vbias", "hbias")]
-        return cls(*arrays, dtype=dtype)
-
-
 def as_labels(v, params: CategoricalRBMParams, *, one_hot: bool | None = None, name: str = "data") -> np.ndarray:
     """Checked integer labels of categorical data: int64 of shape (..., n_visible).
 
