@@ -37,23 +37,17 @@ likelihood, and checks ``π K = π`` with negative controls.
 
 from __future__ import annotations
 
-from dataclasses import field
-
 import numpy as np
 from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
-from pymc.step_methods.state import dataclass_state
 from pytensor.graph.traversal import ancestors
 
-from pymc_rbm.categorical import MAX_ENUMERATED_STATES, ExactSampler, at_beta, energy, hidden_input
+from pymc_rbm.categorical import MAX_ENUMERATED_STATES, ExactSampler, at_beta, energy
 from pymc_rbm.categorical.random_variable import categorical_params_of, categorical_sizes, is_categorical_rbm_variable
 from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
-from pymc_rbm.kernels.metropolis import metropolis_accept
-from pymc_rbm.kernels.state import RBMState
-from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.random_variable import random_ancestors
-from pymc_rbm.step_methods.categorical_base import CategoricalStep, CategoricalStepState, TiltedTarget
+from pymc_rbm.step_methods.categorical_base import CategoricalStep
+from pymc_rbm.step_methods.layer_base import LadderStep
 from pymc_rbm.validation import check_positive_int
 
 __all__ = [
@@ -68,22 +62,6 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- step methods
-
-@dataclass_state
-class CategoricalReplicaExchangeState(CategoricalStepState):
-    """:class:`CategoricalStepState` and the ladder: ``betas``, the hot replicas ``hot_visible`` and
-    ``hot_hidden`` (shape ``((n_replicas - 1) * n_chains, n)``), the round count whose parity picks the swaps,
-    the swap counts since the last adaptation, the draws done and the tuning draws at which the ladder adapts."""
-
-    betas: np.ndarray | None = field(default=None)
-    hot_visible: np.ndarray | None = field(default=None)
-    hot_hidden: np.ndarray | None = field(default=None)
-    n_rounds: int = field(default=0)
-    swap_accepted: np.ndarray | None = field(default=None)
-    swap_proposed: np.ndarray | None = field(default=None)
-    draws_done: int = field(default=0)
-    adapt_at: set | None = field(default=None)
-
 
 class CategoricalMetropolisedGibbs(CategoricalStep):
     """Metropolised Gibbs sweeps of a :class:`CategoricalRBM` variable (``pm.sample``'s pick for random parameters).
@@ -232,7 +210,7 @@ class CategoricalExactDraws(CategoricalStep):
         return Competence.IDEAL if exact_draws_pay(var) else Competence.INCOMPATIBLE
 
 
-class CategoricalReplicaExchange(CategoricalStep):
+class CategoricalReplicaExchange(LadderStep, CategoricalStep):
     """Replica exchange (parallel tempering) of a :class:`CategoricalRBM` variable on a fixed ladder.
 
     Replica ``r`` samples ``p_{β_r}(v, h) ∝ exp(-β_r E(v, h))`` with ``β_0 = 1 > β_1 > … > β_{R-1}``;
@@ -291,154 +269,23 @@ class CategoricalReplicaExchange(CategoricalStep):
     """
 
     name = "categorical_replica_exchange"
-    _state_class = CategoricalReplicaExchangeState
 
-    def __init__(self, vars=None, *, betas=None, n_replicas: int = 8, beta_min: float = 0.05, alpha: float = 1.0,
-                 max_replicas: int = 32, **kwargs):
-        if betas is None:
-            n_replicas = check_positive_int(n_replicas, "n_replicas", 2)
-            if not 0.0 < float(beta_min) < 1.0:
-                raise ValueError(f"beta_min must lie in (0, 1), got {beta_min!r}")
-            betas = np.geomspace(1.0, float(beta_min), n_replicas)
-        betas = np.asarray(betas, dtype=np.float64).reshape(-1)
-        if betas.size < 2 or betas[0] != 1.0 or not np.all(np.diff(betas) < 0) or betas[-1] < 0:
-            raise ValueError(f"betas must decrease from 1 to a value >= 0 with at least 2 rungs, got {betas.tolist()}")
-        self.initial_betas = betas
-        self.betas = betas.copy()
-        self.max_replicas = check_positive_int(max_replicas, "max_replicas", 2)
-        self.adapt_at: set = set()
-        self.draws_done = 0
+    def __init__(self, vars=None, *, alpha: float = 1.0, **kwargs):
         self.alpha = check_alpha(alpha)
         self.rule = LayerRule(self.alpha)
         super().__init__(vars, **kwargs)
-        if self._param_fn is not None:
-            raise ValueError(
-                "CategoricalReplicaExchange needs constant parameters (or data): the hot replicas are kept between "
-                "draws; use CategoricalMetropolisedGibbs where the parameters are random variables"
-            )
-        self._reset_replicas()
 
-    def _reset_replicas(self):
-        self.hot_visible = self.hot_hidden = None
-        self.n_rounds = 0
-        self.swap_accepted = np.zeros(self.betas.size - 1)
-        self.swap_proposed = np.zeros(self.betas.size - 1)
+    def _ladder_target(self, betas_per_row):
+        return at_beta(self.params, betas_per_row, betas_per_row.size)
 
-    def setup_chain(self, rng, tune: int, draws: int) -> None:
-        super().setup_chain(rng, tune, draws)
-        self.betas = self.initial_betas.copy()
-        self.draws_done = 0
-        self.adapt_at = {tune // 4, tune // 2} if tune >= 40 else set()
-        self._reset_replicas()
-
-    def _adapt(self) -> None:
-        """Respace the ladder evenly in the communication barrier measured since the last adaptation."""
-        rates = self.swap_rates
-        if not np.all(np.isfinite(rates)):
-            return
-        lam = np.concatenate([[0.0], np.cumsum(1.0 - rates)])  # Λ at each rung, non-decreasing
-        total = float(lam[-1])
-        n = int(min(self.max_replicas, max(self.initial_betas.size, np.ceil(2.0 * total) + 1)))
-        lam = lam + 1e-12 * np.arange(lam.size)  # strictly increasing for the inverse
-        targets = np.linspace(0.0, lam[-1], n)
-        betas = np.interp(targets, lam, self.betas)  # β decreasing along Λ
-        betas[0], betas[-1] = 1.0, self.betas[-1]
-        if np.all(np.diff(betas) < 0):
-            self.betas = betas
-        self._reset_replicas()
-
-    @property
-    def swap_rates(self) -> np.ndarray:
-        """Acceptance rate of the swaps of each neighbouring pair so far in the chain, shape (n_replicas - 1,)."""
-        with np.errstate(invalid="ignore"):
-            return self.swap_accepted / self.swap_proposed
-
-    def _draw(self, v, h, accept):
-        R, n, p = self.betas.size, self._n_chains, self.params
-        if h is None:  # the cold replica's h, redrawn from p(h | v)
-            h, _ = BERNOULLI.update(self.rng, None, hidden_input(v, p), GIBBS)
-        if self.hot_visible is None:
-            self.hot_visible = self.rng.integers(0, p.n_states, ((R - 1) * n, p.n_visible)).astype(np.float64)
-            a = hidden_input(self.hot_visible, p) * self.betas[1:].repeat(n)[:, None]
-            self.hot_hidden, _ = BERNOULLI.update(self.rng, None, a, GIBBS)
-        target = at_beta(p, np.repeat(self.betas, n), R * n)
-        if self.evidence is not None:
-            target = TiltedTarget(target, self.evidence)
-        V = np.concatenate([v, self.hot_visible])
-        Hh = np.concatenate([h, self.hot_hidden])
-
-        def accept_cold(v_old, v_new):
-            if accept is not None:
-                v_new[:n] = accept(v_old[:n], v_new[:n].copy())
-            return v_new
-
-        for _ in range(self.sweeps):
-            state, _ = sweep(self.rng, RBMState(V, Hh), target, self.rule, accept=accept_cold)
-            V, Hh = state.v, state.h
-            self._swap(V, Hh, n, accept)
-        self.hot_visible, self.hot_hidden = V[n:], Hh[n:]
-        return V[:n], Hh[:n]
-
-    def _swap(self, V, Hh, n, accept):
-        """One round of neighbour swaps (even or odd pairs, all decided in one call), in place on the replicas."""
-        R, betas = self.betas.size, self.betas
-        first = self.n_rounds % 2
-        self.n_rounds += 1
-        pairs = np.arange(first, R - 1, 2)
-        if pairs.size == 0:
-            return
-        E = energy(V.astype(np.int64), Hh, self.params).reshape(R, n)
-        log_ratio = (betas[pairs] - betas[pairs + 1])[:, None] * (E[pairs] - E[pairs + 1])  # (n_pairs, n)
-        if first == 0 and self.evidence is not None:
-            log_ratio[0] += self._evidence_change(V[:n], V[n : 2 * n])
-        elif first == 0 and accept is not None:
-            log_ratio[0] += self._log_rest_change(V[:n], V[n : 2 * n])
-        took = metropolis_accept(self.rng, log_ratio.ravel()).reshape(log_ratio.shape)
-        self.swap_proposed[pairs] += n
-        self.swap_accepted[pairs] += took.sum(axis=1)
-        a = (pairs[:, None] * n + np.arange(n))[took]  # rows of the lower rung of each accepted swap
-        b = a + n
-        V[np.concatenate([a, b])] = V[np.concatenate([b, a])]
-        Hh[np.concatenate([a, b])] = Hh[np.concatenate([b, a])]
-        if first == 0 and accept is not None and took[0].any():  # the correction's current state moved with the swap
-            self._current["v"][:] = V[:n].astype(self._dtype)
-            self._current["log"] = None
+    def _energy(self, V, Hh):
+        return energy(V.astype(np.int64), Hh, self.params)
 
     def _evidence_change(self, v_cold, v_new) -> np.ndarray:
         """``log L(v') - log L(v)`` per row from the per-unit evidence (:attr:`uses_evidence`)."""
         rows, units = np.arange(v_cold.shape[0])[:, None], np.arange(v_cold.shape[1])
         ev = self.evidence
         return (ev[rows, units, v_new.astype(np.int64)] - ev[rows, units, v_cold.astype(np.int64)]).sum(axis=-1)
-
-    def _log_rest_change(self, v_cold, v_new) -> np.ndarray:
-        """``log L(v'_k) - log L(v_k)`` per row ``k`` when row ``k`` of the cold replica alone becomes ``v'_k``.
-
-        Where ``L`` factorises over the rows (or the variable has one row) the
-        rows' swaps are independent; otherwise only the one row of a
-        multi-row variable whose ``L`` does not factorise is refused.
-        """
-        shape, dt = self._shape, self._dtype
-        cur = v_cold.astype(dt)
-        if self._row_terms:
-            stack = np.stack([cur.reshape(shape), v_new.astype(dt).reshape(shape)])
-            values = self.other_terms.row_values(self._point, stack)
-            with np.errstate(invalid="ignore"):
-                return np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
-        if cur.shape[0] == 1:
-            old = self.other_terms.log_rest(self._point, cur.reshape(shape))
-            new = self.other_terms.log_rest(self._point, v_new.astype(dt).reshape(shape))
-            return np.array([np.inf if old == -np.inf else new - old])
-        raise ValueError(
-            "CategoricalReplicaExchange: other model terms involve several rows of the variable jointly; swaps "
-            "with the cold replica need them to factorise over rows (use CategoricalMetropolisedGibbs)"
-        )
-
-    def step(self, point):
-        self._point = point
-        if self.draws_done in self.adapt_at:
-            self._adapt()
-        self.draws_done += 1
-        return super().step(point)
 
     @staticmethod
     def competence(var, has_grad=None):

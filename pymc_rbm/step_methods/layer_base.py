@@ -1,0 +1,575 @@
+"""The PyMC adapter shared by the steps of the RBMs with other layer types (categorical, Gaussian visible units).
+
+:class:`LayerStep` is what the categorical steps
+(:mod:`pymc_rbm.step_methods.categorical`) and the Gaussian ones
+(:mod:`pymc_rbm.step_methods.gaussian`) share, as
+:class:`~pymc_rbm.step_methods.base.RBMStep` is for the binary steps: the
+variable, the random start, the parameters (constants read once, data re-read
+per chain, random ones computed from the point), the hidden state refreshed
+whenever the point changed, and other model terms ``L(v)`` accepted by their
+Metropolis ratio (all rows at once where they factorise over rows).
+:class:`LadderStep` adds replica exchange on a ladder of inverse temperatures
+adapted in tuning. A layer type's steps say only what depends on the layer:
+which variables they sample (:meth:`LayerStep.is_variable`), their parameters
+and sweep target (:meth:`LayerStep.params_of`, :meth:`LayerStep._set_params`),
+a random visible state, the energy and free energy.
+
+The proofs are those of the binary steps, unit for unit
+(:mod:`pymc_rbm.step_methods.correction`): the hidden units are auxiliary
+state, redrawn from ``p(h | v)`` whenever anything else changed the point; a
+visible update reversible for ``p_RBM(v | h)`` and accepted with
+``min(1, L(v') / L(v))`` leaves ``p_RBM(v, h) L(v)`` invariant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+
+import numpy as np
+from pymc.model import modelcontext
+from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_random_generator, get_value_vars_from_user_vars
+from pytensor.graph.basic import Constant
+from pytensor.graph.traversal import ancestors
+
+from pymc_rbm.kernels.layer import GIBBS, LayerRule
+from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import sweep
+from pymc_rbm.layers import BERNOULLI
+from pymc_rbm.step_methods.terms import OtherTerms
+from pymc_rbm.validation import check_positive_int
+
+__all__ = ["LadderStep", "LadderStepState", "LayerStep", "LayerStepState", "initial_ladder"]
+
+
+@dataclass_state
+class LayerStepState(StepMethodState):
+    """The sampling state of a :class:`LayerStep`: its generator and the auxiliary hidden state.
+
+    ``visible_state`` and ``hidden_state`` (float, ``(n_chains, n_visible)``
+    and ``(n_chains, n_hidden)``) are the state the step left, ``left_state``
+    the draw it returned (a point that holds it keeps ``h``), ``param_inputs``
+    the values its parameters were computed from, ``start_pending`` whether the
+    random start is still to come. None before a chain's first draw.
+    """
+
+    visible_state: np.ndarray | None = field(default=None)
+    hidden_state: np.ndarray | None = field(default=None)
+    param_inputs: list | None = field(default=None)
+    left_state: np.ndarray | None = field(default=None)
+    start_pending: bool = field(default=False)
+
+
+class LayerStep(BlockedStep):
+    """The shared adapter of one RBM variable: parameters, hidden refresh, the Metropolis correction for ``L``.
+
+    Subclasses set :attr:`variable_kind` and implement :meth:`is_variable`,
+    :meth:`params_of`, :meth:`_set_params` (sets ``params`` and ``target``),
+    :meth:`_random_visible` and :meth:`_free_energy`; the layer rule of the
+    sweeps is :attr:`rule`.
+
+    Parameters
+    ----------
+    vars : RBM variable, optional
+        Default: the model's free variables of this kind (one per step).
+    sweeps : int, default 1
+        Sweeps per recorded draw.
+    model, rng, initial_point, compile_kwargs, blocked
+        As for every PyMC step method.
+    random_start : bool, default True
+        A random visible state on a chain's first tuning draw (PyMC starts
+        every chain at the same point).
+    """
+
+    name = "layer_rbm"
+    default_blocked = False
+    _state_class = LayerStepState
+    rule: LayerRule = GIBBS
+    #: The distribution's name, for messages.
+    variable_kind = "RBM"
+    stats_dtypes_shapes = {
+        "free_energy": (np.float64, []),
+        "n_changed": (np.int64, []),
+        "accept": (np.float64, []),
+        "refreshed": (bool, []),
+    }
+
+    def __new__(cls, vars=None, *args, **kwargs):
+        model = modelcontext(kwargs.get("model"))
+        kwargs["model"] = model
+        return super().__new__(cls, *args, vars=cls.resolve_vars(vars, model), **kwargs)
+
+    def __init__(self, vars=None, *, sweeps: int = 1, model=None, rng=None, initial_point=None,
+                 compile_kwargs: dict | None = None, blocked: bool = False, random_start: bool = True):
+        model = modelcontext(model)
+        value_vars = self.resolve_vars(vars, model)
+        if len(value_vars) != 1:
+            raise ValueError(
+                f"{type(self).__name__} samples one {self.variable_kind} variable per step, got {len(value_vars)}"
+            )
+        self.sweeps = check_positive_int(sweeps, "sweeps")
+        if not isinstance(random_start, (bool, np.bool_)):
+            raise ValueError(f"random_start must be True or False, got {random_start!r}")
+        self.random_start = bool(random_start)
+        self.start_pending = False
+        self.blocked = blocked
+        self.rng = get_random_generator(rng)
+        compile_kwargs = dict(compile_kwargs or {})
+        compile_kwargs.setdefault("on_unused_input", "ignore")
+        (value_var,) = value_vars
+        rv = model.values_to_rvs[value_var]
+        self.vars = [value_var]
+        self._name = value_var.name
+        if initial_point is None:
+            initial_point = model.initial_point()
+        value = np.asarray(initial_point[self._name])
+        self._shape = value.shape
+        self._dtype = np.dtype(value_var.dtype)
+        self._n_chains = int(np.prod(value.shape[:-1], dtype=np.int64))
+        self.visible_state = self.hidden_state = self.param_inputs = None
+        self.left_state = None
+        self.evidence = None
+        self._setup_params(model, rv, initial_point, compile_kwargs)
+        self.other_terms = OtherTerms(model, rv, value_var, compile_kwargs)
+        # L factorises over the rows of a batched variable: all rows are corrected at once (_correct_rows)
+        self._row_terms = self.other_terms.structure is not None and len(self._shape) == 2 and self._shape[0] > 1
+        self._setup_stats()
+
+    # ------------------------------------------------------------ what a layer type says
+    @staticmethod
+    def is_variable(var) -> bool:
+        """Whether ``var`` is a random variable this step samples."""
+        raise NotImplementedError
+
+    @staticmethod
+    def params_of(rv) -> tuple:
+        """The symbolic parameters of the variable ``rv``, in the order :meth:`_set_params` takes them."""
+        raise NotImplementedError
+
+    def _set_params(self, *arrays) -> None:
+        """Set ``self.params`` and ``self.target`` (the sweep target at β = 1) from the parameters' values."""
+        raise NotImplementedError
+
+    def _random_visible(self, size: tuple) -> np.ndarray:
+        """Random visible states of shape ``size`` (float64) for random starts and hot replicas (stochastic)."""
+        raise NotImplementedError
+
+    def _free_energy(self, v: np.ndarray) -> np.ndarray:
+        """``F(v)`` of visible states ``(n_chains, n_visible)`` in the variable's dtype, shape (n_chains,)."""
+        raise NotImplementedError
+
+    @classmethod
+    def resolve_vars(cls, vars, model) -> list:
+        """The value variables the step samples: ``vars`` checked, or the model's free variables of its kind."""
+        if vars is None:
+            value_vars = [model.rvs_to_values[rv] for rv in model.free_RVs if cls.is_variable(rv)]
+            if not value_vars:
+                raise ValueError(f"the model has no free {cls.variable_kind} variable to sample")
+            return value_vars
+        if not isinstance(vars, (list, tuple)):
+            vars = [vars]
+        value_vars = get_value_vars_from_user_vars(list(vars), model)
+        bad = [v.name for v in value_vars if not cls.is_variable(model.values_to_rvs[v])]
+        if bad:
+            raise ValueError(
+                f"{cls.__name__} samples {cls.variable_kind} variables only; {', '.join(bad)} is not one"
+            )
+        return value_vars
+
+    # ------------------------------------------------------------ set-up
+    def _setup_params(self, model, rv, initial_point, compile_kwargs):
+        graphs = list(self.params_of(rv))
+        self._param_fn, self._param_names, self._data_fn = None, [], None
+        if all(isinstance(g, Constant) for g in graphs):
+            self._set_params(*(g.data for g in graphs))
+            return
+        replaced = model.replace_rvs_by_values(graphs)
+        found = set(ancestors(replaced))
+        inputs = [v for v in model.value_vars if v in found]
+        fn = model.compile_fn(replaced, inputs=inputs, point_fn=False, **compile_kwargs)
+        if inputs:
+            self._param_fn, self._param_names = fn, [v.name for v in inputs]
+            self._set_params(*fn(*[np.asarray(initial_point[n]) for n in self._param_names]))
+        else:  # data: read again per chain
+            self._data_fn = fn
+            self._set_params(*fn())
+
+    def _setup_stats(self):
+        batch = list(self._shape[:-1])
+        shapes = {}
+        for key, (dtype, _) in LayerStep.stats_dtypes_shapes.items():
+            shapes[key] = ((object if batch else dtype), batch) if key != "refreshed" else (dtype, [])
+        # The NDArray trace stores one scalar per draw and stat: per-row vectors go in as objects (as RBMStep).
+        self.stats_dtypes_shapes = shapes
+        self.stats_dtypes = [{k: d for k, (d, _) in shapes.items()}]
+
+    @property
+    def corrected(self) -> bool:
+        """Whether other model terms involve the visible units (the visible moves are then Metropolis-corrected)."""
+        return self.other_terms.active
+
+    @staticmethod
+    def competence(var, has_grad=None):
+        return Competence.INCOMPATIBLE
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        """Take the chain's generator, forget the hidden state, re-read data-dependent parameters."""
+        super().setup_chain(rng, tune, draws)
+        self.start_pending = self.random_start and tune > 0
+        self.visible_state = self.hidden_state = self.param_inputs = None
+        self.left_state = None
+        if self._data_fn is not None:
+            self._set_params(*self._data_fn())
+
+    # ------------------------------------------------------------ a draw
+    #: Whether per-unit evidence is swept exactly as a tilt of the visible fields (:attr:`uses_evidence`).
+    tilts_evidence = False
+
+    @property
+    def uses_evidence(self) -> bool:
+        """Whether the other terms are per-unit evidence swept exactly as a tilt of the visible fields.
+
+        Only for steps that set :attr:`tilts_evidence` and implement
+        ``_unit_evidence(point)`` (the categorical sweeps); the others correct
+        every visible move by Metropolis.
+        """
+        return self.tilts_evidence and self.corrected and self.other_terms.structure == "units"
+
+    def step(self, point):
+        """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
+        if self.start_pending:
+            self.start_pending = False
+            point = point.copy()
+            point[self._name] = self._random_visible(self._shape).astype(self._dtype)
+        v_in = np.asarray(point[self._name]).reshape(self._n_chains, self._shape[-1])
+        refreshed = self._bring_up_to_date(point, v_in)
+        accept_sum = np.zeros(self._n_chains)
+        accept = None
+        self.evidence = self._unit_evidence(point) if self.uses_evidence else None
+        if self.corrected and self.evidence is None:
+            current = {"v": v_in.astype(self._dtype), "log": None}
+            self._current = current  # the cold state and log L there (replica swaps move it)
+
+            def correct(v_old, v_new):
+                return self._correct(point, current, v_old, v_new, accept_sum)
+
+            accept = correct
+
+        v, h = self._draw(self.visible_state, self.hidden_state, accept)
+        self.visible_state, self.hidden_state = v, h
+        v_out = v.astype(self._dtype)
+        self.left_state = v_out.copy()
+        f = self._free_energy(v_out)
+        n_changed = np.count_nonzero(v_out != v_in, axis=-1)
+        acc = accept_sum / self.sweeps if accept is not None else np.ones(self._n_chains)
+        out = point.copy()
+        out[self._name] = v_out.reshape(self._shape)
+        return out, [self._stats(f, n_changed, acc, refreshed)]
+
+    def _tilted(self, target):
+        """``target`` with the visible fields tilted by the draw's per-unit evidence (none here: ``target``)."""
+        return target
+
+    def _target(self):
+        """The engine's target for the draw: the RBM at β = 1, tilted by the evidence where there is some."""
+        return self._tilted(self.target)
+
+    def _draw(self, v, h, accept):
+        """The draw's ``sweeps`` sweeps of the engine from ``(v, h)`` (``h`` None: drawn first); returns ``(v, h)``."""
+        target = self._target()
+        for _ in range(self.sweeps):
+            state, _ = sweep(self.rng, RBMState(v, h), target, self.rule, accept=accept)
+            v, h = state.v, state.h
+        return v, h
+
+    def _bring_up_to_date(self, point, v_in) -> bool:
+        """Parameters for the point; ``h`` redrawn (set to None: the next sweep draws it from ``p(h | v)``)
+        unless the point holds exactly the visible state and parameters this step left."""
+        changed = False
+        if self._param_fn is not None:
+            values = [np.asarray(point[n]) for n in self._param_names]
+            if self.param_inputs is None or not all(np.array_equal(a, b) for a, b in zip(values, self.param_inputs)):
+                self._set_params(*self._param_fn(*values))
+                self.param_inputs = [a.copy() for a in values]
+                changed = True
+        moved = self.left_state is None or not np.array_equal(v_in, self.left_state)
+        if changed or moved or self.hidden_state is None:
+            self.visible_state = v_in.astype(np.float64)
+            self.hidden_state = None  # the sweep's hidden update is then a Gibbs draw from p(h | v)
+            return True
+        return False
+
+    def _correct(self, point, current, v_old, v_new, accept_sum):
+        """Accept each row's visible move with ``min(1, L(v') / L(v))``, rows in turn; rejected rows revert."""
+        v_int = current["v"]
+        if self._row_terms:
+            return self._correct_rows(point, v_int, v_old, v_new, accept_sum)
+        if current["log"] is None:
+            current["log"] = self.other_terms.log_rest(point, v_int.reshape(self._shape))
+        for k in range(v_new.shape[0]):
+            if np.array_equal(v_new[k], v_old[k]):
+                accept_sum[k] += 1.0
+                continue
+            old = v_int[k].copy()
+            v_int[k] = v_new[k]
+            log_new = self.other_terms.log_rest(point, v_int.reshape(self._shape))
+            log_ratio = np.inf if current["log"] == -np.inf else log_new - current["log"]
+            accept_sum[k] += acceptance_probability(log_ratio)
+            if metropolis_accept(self.rng, log_ratio):
+                current["log"] = log_new
+            else:
+                v_int[k] = old
+                v_new[k] = v_old[k]
+        return v_new
+
+    def _correct_rows(self, point, v_int, v_old, v_new, accept_sum):
+        """:meth:`_correct` where ``L`` factorises over the rows, ``L(v) = Π_k L_k(v_k)``: row ``k``'s ratio
+        ``L_k(v'_k) / L_k(v_k)`` does not depend on the other rows, so every row is decided at once from two
+        vectorised evaluations of the row terms (the same scan, in distribution)."""
+        new_int = v_int.copy()
+        new_int[:] = v_new
+        stack = np.stack([v_int.reshape(self._shape), new_int.reshape(self._shape)])
+        values = self.other_terms.row_values(point, stack)
+        with np.errstate(invalid="ignore"):
+            log_ratio = np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
+        moved = (v_new != v_old).any(axis=-1)
+        log_ratio = np.where(moved, log_ratio, 0.0)
+        accept_sum += acceptance_probability(log_ratio)
+        took = metropolis_accept(self.rng, log_ratio)
+        v_new[~took] = v_old[~took]
+        v_int[took] = new_int[took]
+        return v_new
+
+    def _stats(self, f, n_changed, accept, refreshed):
+        batch = self._shape[:-1]
+        if batch:
+            return {"free_energy": f.reshape(batch), "n_changed": n_changed.reshape(batch).astype(np.int64),
+                    "accept": accept.reshape(batch), "refreshed": refreshed}
+        return {"free_energy": float(f[0]), "n_changed": int(n_changed[0]), "accept": float(accept[0]),
+                "refreshed": refreshed}
+
+
+# ----------------------------------------------------------------------------- replica exchange
+def initial_ladder(betas, n_replicas: int, beta_min: float) -> np.ndarray:
+    """The ladder a replica-exchange step starts from: ``betas`` checked, or ``n_replicas`` rungs geometric to ``beta_min``.
+
+    Returns
+    -------
+    ndarray of shape (n_replicas,)
+        Decreasing from 1.
+    """
+    if betas is None:
+        n_replicas = check_positive_int(n_replicas, "n_replicas", 2)
+        if not 0.0 < float(beta_min) < 1.0:
+            raise ValueError(f"beta_min must lie in (0, 1), got {beta_min!r}")
+        betas = np.geomspace(1.0, float(beta_min), n_replicas)
+    betas = np.asarray(betas, dtype=np.float64).reshape(-1)
+    if betas.size < 2 or betas[0] != 1.0 or not np.all(np.diff(betas) < 0) or betas[-1] < 0:
+        raise ValueError(f"betas must decrease from 1 to a value >= 0 with at least 2 rungs, got {betas.tolist()}")
+    return betas
+
+
+@dataclass_state
+class LadderStepState(LayerStepState):
+    """:class:`LayerStepState` and the ladder: ``betas``, the hot replicas ``hot_visible`` and
+    ``hot_hidden`` (shape ``((n_replicas - 1) * n_chains, n)``), the round count whose parity picks the swaps,
+    the swap counts since the last adaptation, the draws done and the tuning draws at which the ladder adapts."""
+
+    betas: np.ndarray | None = field(default=None)
+    hot_visible: np.ndarray | None = field(default=None)
+    hot_hidden: np.ndarray | None = field(default=None)
+    n_rounds: int = field(default=0)
+    swap_accepted: np.ndarray | None = field(default=None)
+    swap_proposed: np.ndarray | None = field(default=None)
+    draws_done: int = field(default=0)
+    adapt_at: set | None = field(default=None)
+
+
+class LadderStep(LayerStep):
+    """Replica exchange (parallel tempering) of one RBM variable on a ladder adapted in tuning.
+
+    Replica ``r`` samples ``p_{β_r}(v, h) ∝ exp(-β_r E(v, h))`` with
+    ``β_0 = 1 > β_1 > … > β_{R-1}``; the cold replica is the variable, and it
+    alone carries the other model terms ``L(v)`` (its visible moves are
+    corrected as in :class:`LayerStep`). A round sweeps every replica through
+    the engine at its β (one sweep of all rows, β per row: the target of
+    :meth:`_ladder_target`) and then proposes to swap the joint states of
+    neighbours, pairs ``(0, 1), (2, 3), …`` on even rounds and ``(1, 2), (3, 4), …``
+    on odd ones (Syed, Bouchard-Côté, Deligiannidis & Doucet 2022), each
+    accepted with ``min(1, exp((β_r - β_{r+1}) (E(x_r) - E(x_{r+1}))))``, times
+    ``L(v_1) / L(v_0)`` for the pair that involves the cold replica. Every
+    round leaves ``π(x_0) Π_{r>0} p_{β_r}(x_r)`` invariant, so the cold
+    replica samples the full conditional ``∝ p_RBM(v) L(v)``; the hot replicas
+    are auxiliary state, kept between draws (their targets do not depend on
+    the point: the parameters must be constants or data) and redrawn at each
+    chain's start.
+
+    The ladder is adapted at tuning draws ``tune/4`` and ``tune/2``: the swap
+    rejection rates give the communication barrier ``Λ`` and the new ladder
+    has ``ceil(2Λ) + 1`` rungs (at least as many as the initial ladder, at
+    most ``max_replicas``) between 1 and ``β_min``, spaced evenly in ``Λ``
+    (:func:`~pymc_rbm.kernels.tempering.equalized_ladder`); the hot replicas
+    then restart and burn in during the rest of tuning. With ``tune < 40`` the
+    initial ladder is kept. Subclasses implement :meth:`_ladder_target` and
+    :meth:`_energy`.
+
+    Parameters
+    ----------
+    betas, n_replicas, beta_min
+        The initial ladder (:func:`initial_ladder`).
+    max_replicas : int, default 32
+        Most rungs the adaptation may choose.
+    **kwargs
+        As for :class:`LayerStep`.
+    """
+
+    _state_class = LadderStepState
+
+    def __init__(self, vars=None, *, betas=None, n_replicas: int = 8, beta_min: float = 0.05,
+                 max_replicas: int = 32, **kwargs):
+        betas = initial_ladder(betas, n_replicas, beta_min)
+        self.initial_betas = betas
+        self.betas = betas.copy()
+        self.max_replicas = check_positive_int(max_replicas, "max_replicas", 2)
+        self.adapt_at: set = set()
+        self.draws_done = 0
+        super().__init__(vars, **kwargs)
+        if self._param_fn is not None:
+            raise ValueError(
+                f"{type(self).__name__} needs constant parameters (or data): the hot replicas are kept between "
+                "draws; sample random parameters with a step that sweeps the cold chain alone"
+            )
+        self._reset_replicas()
+
+    # ------------------------------------------------------------ what a layer type says
+    def _ladder_target(self, betas_per_row: np.ndarray):
+        """The sweep target of all replicas' rows, β per row (``(R n_chains,)``, cold rows first)."""
+        raise NotImplementedError
+
+    def _energy(self, V: np.ndarray, Hh: np.ndarray) -> np.ndarray:
+        """``E(v, h)`` of every row, shape (rows,)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ the ladder
+    def _reset_replicas(self):
+        self.hot_visible = self.hot_hidden = None
+        self.n_rounds = 0
+        self.swap_accepted = np.zeros(self.betas.size - 1)
+        self.swap_proposed = np.zeros(self.betas.size - 1)
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self.betas = self.initial_betas.copy()
+        self.draws_done = 0
+        self.adapt_at = {tune // 4, tune // 2} if tune >= 40 else set()
+        self._reset_replicas()
+
+    def _adapt(self) -> None:
+        """Respace the ladder evenly in the communication barrier measured since the last adaptation."""
+        rates = self.swap_rates
+        if not np.all(np.isfinite(rates)):
+            return
+        lam = np.concatenate([[0.0], np.cumsum(1.0 - rates)])  # Λ at each rung, non-decreasing
+        total = float(lam[-1])
+        n = int(min(self.max_replicas, max(self.initial_betas.size, np.ceil(2.0 * total) + 1)))
+        lam = lam + 1e-12 * np.arange(lam.size)  # strictly increasing for the inverse
+        targets = np.linspace(0.0, lam[-1], n)
+        betas = np.interp(targets, lam, self.betas)  # β decreasing along Λ
+        betas[0], betas[-1] = 1.0, self.betas[-1]
+        if np.all(np.diff(betas) < 0):
+            self.betas = betas
+        self._reset_replicas()
+
+    @property
+    def swap_rates(self) -> np.ndarray:
+        """Acceptance rate of the swaps of each neighbouring pair so far in the chain, shape (n_replicas - 1,)."""
+        with np.errstate(invalid="ignore"):
+            return self.swap_accepted / self.swap_proposed
+
+    def step(self, point):
+        self._point = point
+        if self.draws_done in self.adapt_at:
+            self._adapt()
+        self.draws_done += 1
+        return super().step(point)
+
+    # ------------------------------------------------------------ a round
+    def _target(self):
+        return self._tilted(self._ladder_target(np.repeat(self.betas, self._n_chains)))
+
+    def _draw(self, v, h, accept):
+        R, n = self.betas.size, self._n_chains
+        if h is None:  # the cold replica's h, redrawn from p(h | v)
+            h, _ = BERNOULLI.update(self.rng, None, self.target.hidden_input(v), GIBBS)
+        if self.hot_visible is None:
+            self.hot_visible = self._random_visible(((R - 1) * n, self._shape[-1]))
+            a = self.target.hidden_input(self.hot_visible) * self.betas[1:].repeat(n)[:, None]
+            self.hot_hidden, _ = BERNOULLI.update(self.rng, None, a, GIBBS)
+        target = self._target()
+        V = np.concatenate([v, self.hot_visible])
+        Hh = np.concatenate([h, self.hot_hidden])
+
+        def accept_cold(v_old, v_new):
+            if accept is not None:
+                v_new[:n] = accept(v_old[:n], v_new[:n].copy())
+            return v_new
+
+        for _ in range(self.sweeps):
+            state, _ = sweep(self.rng, RBMState(V, Hh), target, self.rule, accept=accept_cold)
+            V, Hh = state.v, state.h
+            self._swap(V, Hh, n, accept)
+        self.hot_visible, self.hot_hidden = V[n:], Hh[n:]
+        return V[:n], Hh[:n]
+
+    def _swap(self, V, Hh, n, accept):
+        """One round of neighbour swaps (even or odd pairs, all decided in one call), in place on the replicas."""
+        R, betas = self.betas.size, self.betas
+        first = self.n_rounds % 2
+        self.n_rounds += 1
+        pairs = np.arange(first, R - 1, 2)
+        if pairs.size == 0:
+            return
+        E = self._energy(V, Hh).reshape(R, n)
+        log_ratio = (betas[pairs] - betas[pairs + 1])[:, None] * (E[pairs] - E[pairs + 1])  # (n_pairs, n)
+        if first == 0 and self.evidence is not None:
+            log_ratio[0] += self._evidence_change(V[:n], V[n : 2 * n])
+        elif first == 0 and accept is not None:
+            log_ratio[0] += self._log_rest_change(V[:n], V[n : 2 * n])
+        took = metropolis_accept(self.rng, log_ratio.ravel()).reshape(log_ratio.shape)
+        self.swap_proposed[pairs] += n
+        self.swap_accepted[pairs] += took.sum(axis=1)
+        a = (pairs[:, None] * n + np.arange(n))[took]  # rows of the lower rung of each accepted swap
+        b = a + n
+        V[np.concatenate([a, b])] = V[np.concatenate([b, a])]
+        Hh[np.concatenate([a, b])] = Hh[np.concatenate([b, a])]
+        if first == 0 and accept is not None and took[0].any():  # the correction's current state moved with the swap
+            self._current["v"][:] = V[:n].astype(self._dtype)
+            self._current["log"] = None
+
+    def _evidence_change(self, v_cold, v_new) -> np.ndarray:
+        """``log L(v') - log L(v)`` per row from per-unit evidence (steps that tilt it implement this)."""
+        raise NotImplementedError
+
+    def _log_rest_change(self, v_cold, v_new) -> np.ndarray:
+        """``log L(v'_k) - log L(v_k)`` per row ``k`` when row ``k`` of the cold replica alone becomes ``v'_k``.
+
+        Where ``L`` factorises over the rows (or the variable has one row) the
+        rows' swaps are independent; otherwise the swap is refused with an error.
+        """
+        shape, dt = self._shape, self._dtype
+        cur = v_cold.astype(dt)
+        if self._row_terms:
+            stack = np.stack([cur.reshape(shape), v_new.astype(dt).reshape(shape)])
+            values = self.other_terms.row_values(self._point, stack)
+            with np.errstate(invalid="ignore"):
+                return np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
+        if cur.shape[0] == 1:
+            old = self.other_terms.log_rest(self._point, cur.reshape(shape))
+            new = self.other_terms.log_rest(self._point, v_new.astype(dt).reshape(shape))
+            return np.array([np.inf if old == -np.inf else new - old])
+        raise ValueError(
+            f"{type(self).__name__}: other model terms involve several rows of the variable jointly; swaps "
+            "with the cold replica need them to factorise over rows (use a step that sweeps the cold chain alone)"
+        )
