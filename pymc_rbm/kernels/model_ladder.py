@@ -1,0 +1,483 @@
+"""Replica exchange along a ladder of models: one replica per RBM, swaps by the models' own free energies.
+
+Parallel trajectory tempering (Béreux, Decelle, Furtlehner & Seoane 2025) and
+the stacked tempering of Fernandez-de-Cossio-Diaz, Roussel, Cocco & Monasson
+(2024) replace the ladder of inverse temperatures of
+:mod:`pymc_rbm.kernels.tempering` by a sequence of RBMs on the same visible
+units, ``p_0, ..., p_{K-1}``: typically the parameters that training passed
+through (``fit(...).trajectory``), from an almost independent model to the
+trained one. Early models have no sharp modes and mix fast; each later one
+is close to its predecessor, so a replica can carry a state from the easy
+end to the target and back. Replica ``r`` samples its own model,
+
+    Π(x_0, ..., x_{K-1}) = Π_r p_r(v_r, h_r),
+
+and the models may have different numbers of hidden units.
+
+- A *sweep* moves replica ``r`` with any layer rule (Gibbs, flip-the-state,
+  their mixture) at model ``r`` (:func:`pymc_rbm.kernels.sweep.sweep` at
+  :class:`~pymc_rbm.kernels.sweep.RBMAtBeta`), invariant for ``p_r``.
+- A *swap round* proposes, for the disjoint pairs ``(0, 1), (2, 3), ...``
+  (even rounds) or ``(1, 2), (3, 4), ...`` (odd rounds, Syed et al. 2022's
+  non-reversible alternation), to exchange the visible states of models
+  ``a = r`` and ``b = r + 1``. The hidden units are summed out: the move is a
+  Metropolis move on the visible marginal ``Π_r p_r(v_r)``, ``p_r(v) ∝
+  exp(-F_r(v))``, accepted with
+
+      exp(F_a(v_a) + F_b(v_b) - F_a(v_b) - F_b(v_a))
+
+  (the partition functions cancel), decided by the shared
+  :func:`~pymc_rbm.kernels.metropolis.metropolis_accept` through
+  :func:`~pymc_rbm.kernels.tempering.exchange_pairs`. An accepted pair then
+  draws each replica's hidden units afresh from its model's ``p_r(h | v)``;
+  a rejected pair keeps them. The mass that reaches ``(v', h')`` is
+  ``p(h' | v') [Σ_{v ≠ v'} π(v) M(v, v') + π(v') M(v', v')] = π(v') p(h' | v')``,
+  so the round leaves ``Π`` invariant whatever the hidden sizes.
+  The hidden activations ``hbias_a + v_b W_a`` that the ratio needs are the
+  ones the fresh draw needs, computed once.
+
+The replicas carry labels (which starting replica sits at each rung), and
+the round trips of a label from the first model to the last and back are
+counted by :func:`~pymc_rbm.kernels.compiled.count_round_trips`, the
+counter of the tempered step.
+
+Arrays carry the rung axis first: ``v`` has shape ``(n_rungs, n_chains,
+n_visible)``; the hidden states are one array per rung, ``(n_chains,
+n_hidden_r)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from pymc_rbm.energy import RBMTensors, hidden_activation
+from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels.layer import GIBBS, LayerRule
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import RBMAtBeta, sweep
+from pymc_rbm.kernels.tempering import SwapInfo, exchange_pairs, swap_pairs
+from pymc_rbm.primitives import softplus
+from pymc_rbm.validation import check_binary, check_positive_int
+
+__all__ = [
+    "ModelRungs",
+    "ModelLadderState",
+    "ModelLadderInfo",
+    "model_rungs",
+    "init_model_ladder",
+    "rung_free_energies",
+    "model_swap_log_ratio",
+    "model_ladder_round",
+    "pair_rejection",
+    "equal_rejection_rungs",
+]
+
+
+class ModelRungs(NamedTuple):
+    """A validated ladder of binary RBMs on the same visible units, ready for the kernels.
+
+    Attributes
+    ----------
+    params : tuple of RBMTensors
+        ``W`` (n_visible, n_hidden_r) C-contiguous float64, ``vbias`` and
+        ``hbias`` float64; rung 0 first, the target last.
+    W_T : tuple of ndarray of shape (n_hidden_r, n_visible)
+        Each ``W.T`` in C order, for the compiled sweeps.
+    """
+
+    params: tuple
+    W_T: tuple
+
+    @property
+    def n_rungs(self) -> int:
+        """Number of models."""
+        return len(self.params)
+
+    @property
+    def n_visible(self) -> int:
+        """Number of visible units, shared by every model."""
+        return int(self.params[0].W.shape[0])
+
+
+def model_rungs(models) -> ModelRungs:
+    """Validate a ladder of models: a sequence of RBMParams, a training trajectory, or a ModelRungs.
+
+    Parameters
+    ----------
+    models : ModelRungs, Trajectory or sequence of RBMParams
+        At least two binary RBMs with the same number of visible units (any
+        numbers of hidden units); a :class:`~pymc_rbm.training.Trajectory`
+        (``fit(...).trajectory``) gives its ``params``. The last is the target.
+
+    Returns
+    -------
+    ModelRungs
+
+    Raises
+    ------
+    ValueError
+        For fewer than two models, models with different numbers of visible
+        units, or parameters that are not finite.
+    """
+    if isinstance(models, ModelRungs):
+        return models
+    models = list(getattr(models, "params", models))  # a Trajectory holds its models in .params
+    if len(models) < 2:
+        raise ValueError(f"a ladder of models needs at least two models (the last one the target), got {len(models)}")
+    params = []
+    for i, m in enumerate(models):
+        if not all(hasattr(m, k) for k in ("W", "vbias", "hbias")):
+            raise TypeError(f"models[{i}] is a {type(m).__name__}, not an RBMParams (W, vbias, hbias)")
+        W, vbias, hbias = (np.ascontiguousarray(getattr(m, k), dtype=np.float64) for k in ("W", "vbias", "hbias"))
+        if W.ndim != 2 or vbias.shape != (W.shape[0],) or hbias.shape != (W.shape[1],):
+            raise ValueError(f"models[{i}] has inconsistent shapes W {W.shape}, vbias {vbias.shape}, hbias {hbias.shape}")
+        if not (np.isfinite(W).all() and np.isfinite(vbias).all() and np.isfinite(hbias).all()):
+            raise ValueError(f"models[{i}] has parameters that are not finite")
+        params.append(RBMTensors(W, vbias, hbias))
+    n_visible = {p.W.shape[0] for p in params}
+    if len(n_visible) > 1:
+        raise ValueError(f"the models of a ladder must share their visible units, got n_visible {sorted(n_visible)}")
+    return ModelRungs(tuple(params), tuple(np.ascontiguousarray(p.W.T) for p in params))
+
+
+class ModelLadderState(NamedTuple):
+    """The replicas of a batch of model ladders, and their round-trip bookkeeping.
+
+    Attributes
+    ----------
+    v : ndarray of shape (n_rungs, n_chains, n_visible)
+        Visible states, 0/1 floats; ``v[r]`` samples model ``r``.
+    h : tuple of ndarray of shape (n_chains, n_hidden_r)
+        Hidden states of each rung.
+    hidden_input : tuple of ndarray of shape (n_chains, n_hidden_r)
+        ``hbias_r + v_r·W_r`` of each rung, kept with the state.
+    n_rounds : int
+        Rounds done; its parity picks the next swap pairs.
+    labels : ndarray of int64 of shape (n_rungs, n_chains)
+        Which replica (its rung at the start) sits at each rung.
+    trip_ends, trip_up : ndarray of shape (n_rungs, n_chains)
+        Per label: the last end of the ladder visited (int8: 0 none, 1 the
+        first model, 2 the last) and whether it reached the last model since
+        its last visit to the first (bool); see
+        :func:`~pymc_rbm.kernels.compiled.count_round_trips`.
+    round_trips : int
+        Round trips (first model, last, first) completed so far.
+    """
+
+    v: np.ndarray
+    h: tuple
+    hidden_input: tuple
+    n_rounds: int
+    labels: np.ndarray
+    trip_ends: np.ndarray
+    trip_up: np.ndarray
+    round_trips: int = 0
+
+
+class ModelLadderInfo(NamedTuple):
+    """What one round of :func:`model_ladder_round` did.
+
+    Attributes
+    ----------
+    n_changed : ndarray of int of shape (n_rungs, n_chains)
+        Visible units changed by the last sweep of each rung.
+    swap : SwapInfo
+        The swap round (as :func:`~pymc_rbm.kernels.tempering.swap_neighbours` reports it).
+    swap_accept : ndarray of shape (n_rungs - 1, n_chains)
+        Acceptance probability ``min(1, ratio)`` of each attempted pair (NaN where not attempted).
+    round_trips : int
+        Round trips completed in this round.
+    """
+
+    n_changed: np.ndarray
+    swap: SwapInfo
+    swap_accept: np.ndarray
+    round_trips: int
+
+
+def init_model_ladder(rng: np.random.Generator, v, models) -> ModelLadderState:
+    """A ladder state with the given visible values and ``h_r ~ p_r(h | v_r)`` (stochastic).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v : array_like of shape (n_chains, n_visible) or (n_rungs, n_chains, n_visible)
+        Binary; a 2-D array starts every rung of ladder ``c`` at ``v[c]``. Copied.
+    models : ModelRungs or sequence of RBMParams (:func:`model_rungs`)
+
+    Returns
+    -------
+    ModelLadderState
+        No rounds, labels ``0 .. n_rungs - 1`` in order, no round trips.
+    """
+    rungs = model_rungs(models)
+    k = rungs.n_rungs
+    v = check_binary(v, rungs.n_visible, name="v", dtype=np.float64)
+    if v.ndim == 2:
+        v = np.repeat(v[None], k, axis=0)
+    elif v.ndim != 3 or v.shape[0] != k:
+        raise ValueError(f"v must have shape (n_chains, n_visible) or (n_rungs={k}, n_chains, n_visible), got {v.shape}")
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    n_chains = v.shape[1]
+    a = tuple(hidden_activation(v[r], p) for r, p in enumerate(rungs.params))
+    h = tuple(GIBBS.update(rng, None, a_r)[0] for a_r in a)
+    labels = np.repeat(np.arange(k, dtype=np.int64)[:, None], n_chains, axis=1)
+    return ModelLadderState(v, h, a, 0, labels, np.zeros((k, n_chains), dtype=np.int8),
+                            np.zeros((k, n_chains), dtype=bool), 0)
+
+
+def rung_free_energies(v, hidden_input, params) -> np.ndarray:
+    """``F(v) = -v·vbias - Σ_j softplus(hidden_input_j)`` of one model, from its hidden input.
+
+    Parameters
+    ----------
+    v : ndarray of shape (..., n_visible)
+    hidden_input : ndarray of shape (..., n_hidden)
+        ``hbias + v·W`` of the same model.
+    params : RBMTensors or RBMParams
+
+    Returns
+    -------
+    ndarray of shape (...)
+    """
+    return -(v @ params.vbias) - softplus(hidden_input).sum(axis=-1)
+
+
+def _cross_terms(v, hidden_input, rungs: ModelRungs, pairs):
+    """Log swap ratios of the pairs and the cross hidden inputs ``hbias_a + v_b W_a``, ``hbias_b + v_a W_b``."""
+    k, n = v.shape[:2]
+    log_ratio = np.full((k - 1, n), np.nan)
+    cross = {}
+    for r in pairs:
+        a, b = rungs.params[r], rungs.params[r + 1]
+        a_of_b = hidden_activation(v[r + 1], a)
+        b_of_a = hidden_activation(v[r], b)
+        log_ratio[r] = (rung_free_energies(v[r], hidden_input[r], a) + rung_free_energies(v[r + 1], hidden_input[r + 1], b)
+                        - rung_free_energies(v[r + 1], a_of_b, a) - rung_free_energies(v[r], b_of_a, b))
+        cross[r] = (a_of_b, b_of_a)
+    return log_ratio, cross
+
+
+def model_swap_log_ratio(state: ModelLadderState, models) -> np.ndarray:
+    """Log Metropolis ratio of exchanging the visible states of every neighbouring pair of models.
+
+    Parameters
+    ----------
+    state : ModelLadderState
+    models : ModelRungs or sequence of RBMParams
+
+    Returns
+    -------
+    ndarray of shape (n_rungs - 1, n_chains)
+        Entry ``r``: ``F_r(v_r) + F_{r+1}(v_{r+1}) - F_r(v_{r+1}) - F_{r+1}(v_r)``,
+        each model's own free energy.
+    """
+    rungs = model_rungs(models)
+    _check_state(state, rungs)
+    return _cross_terms(state.v, state.hidden_input, rungs, range(rungs.n_rungs - 1))[0]
+
+
+def _check_state(state, rungs: ModelRungs) -> None:
+    if not isinstance(state, ModelLadderState):
+        raise TypeError(f"state must be a ModelLadderState, got {type(state).__name__}")
+    k = rungs.n_rungs
+    if state.v.ndim != 3 or state.v.shape[0] != k or state.v.shape[2] != rungs.n_visible:
+        raise ValueError(f"state.v must have shape (n_rungs={k}, n_chains, n_visible={rungs.n_visible}), "
+                         f"got {state.v.shape}")
+    for r, p in enumerate(rungs.params):
+        shape = (state.v.shape[1], p.W.shape[1])
+        if state.h[r].shape != shape or state.hidden_input[r].shape != shape:
+            raise ValueError(f"the hidden state of rung {r} must have shape {shape}, got {state.h[r].shape}")
+
+
+def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models, *, rule: LayerRule = GIBBS,
+                       sweeps: int = 1, parity: int | None = None, compiled_sweeps: bool = False,
+                       log_ratio_fn=None) -> tuple[ModelLadderState, ModelLadderInfo]:
+    """One round of model-ladder tempering: ``sweeps`` sweeps of every rung at its model, then a swap round (stochastic).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    state : ModelLadderState
+        Not modified.
+    models : ModelRungs or sequence of RBMParams (:func:`model_rungs`)
+        Validated once with :func:`model_rungs` when called in a loop.
+    rule : LayerRule, default Gibbs
+        The layer update of the sweeps (:func:`~pymc_rbm.kernels.operator_rule`).
+    sweeps : int, default 1
+        Sweeps of each rung before the swaps.
+    parity : {0, 1}, optional
+        Which pairs to attempt (:func:`~pymc_rbm.kernels.tempering.swap_pairs`);
+        default ``state.n_rounds % 2``.
+    compiled_sweeps : bool, default False
+        Run each rung's sweeps in one compiled call
+        (:func:`~pymc_rbm.kernels.compiled.carried_sweeps`: the same
+        transitions, another random stream).
+    log_ratio_fn : callable, optional
+        ``log_ratio_fn(v, hidden_input, rungs, pairs) -> (log_ratio, cross)``
+        instead of the models' own ratio (:func:`model_swap_log_ratio`), for
+        tests that check that a wrong ratio is caught: ``log_ratio`` of shape
+        (n_rungs - 1, n_chains), ``cross[r]`` the pair's hidden inputs
+        ``(hbias_r + v_{r+1} W_r, hbias_{r+1} + v_r W_{r+1})``.
+
+    Returns
+    -------
+    state : ModelLadderState
+        New arrays; ``n_rounds`` plus one, labels and round trips updated.
+    info : ModelLadderInfo
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm import RBMParams
+    >>> from pymc_rbm.kernels.model_ladder import init_model_ladder, model_ladder_round
+    >>> models = [RBMParams.random(6, h, scale=s, rng=h) for h, s in ((2, 0.5), (3, 1.0), (4, 2.0))]
+    >>> rng = np.random.default_rng(0)
+    >>> state = init_model_ladder(rng, np.zeros((5, 6)), models)
+    >>> state, info = model_ladder_round(rng, state, models)
+    >>> state.v.shape, [h.shape[1] for h in state.h], info.swap.attempted.tolist()
+    ((3, 5, 6), [2, 3, 4], [True, False])
+    """
+    rungs = model_rungs(models)
+    _check_state(state, rungs)
+    sweeps = check_positive_int(sweeps, "sweeps")
+    k, n = state.v.shape[:2]
+    v = state.v.copy()
+    h, a = list(state.h), list(state.hidden_input)
+    n_changed = np.zeros((k, n), dtype=np.int64)
+    for r, p in enumerate(rungs.params):
+        start = v[r].copy()
+        if compiled_sweeps:
+            v[r], h[r], a[r], _, _ = compiled.carried_sweeps(rng, v[r], h[r], a[r], None, p, sweeps, alpha=rule.alpha,
+                                                             gibbs=rule.gibbs, W_T=rungs.W_T[r])
+        else:
+            s = RBMState(v[r], h[r], a[r].copy())
+            for i in range(sweeps):
+                s, _ = sweep(rng, s, RBMAtBeta(p), rule, refresh=i == sweeps - 1)
+            v[r], h[r], a[r] = s
+        n_changed[r] = (v[r] != start).sum(axis=-1)
+    parity = state.n_rounds % 2 if parity is None else parity
+    pairs = swap_pairs(k, parity)
+    log_ratio, cross = (log_ratio_fn or _cross_terms)(v, a, rungs, pairs)
+    labels = state.labels.copy()
+    accepted = exchange_pairs(rng, v, labels, log_ratio, pairs)  # v and the labels follow the swaps
+    for r in pairs:
+        took = accepted[r]
+        if took.any():
+            a_of_b, b_of_a = cross[r]
+            for rung, new_a in ((r, a_of_b), (r + 1, b_of_a)):
+                a[rung] = a[rung].copy()
+                a[rung][took] = new_a[took]
+                h[rung] = h[rung].copy()
+                h[rung][took] = GIBBS.update(rng, None, new_a[took])[0]
+    trip_ends, trip_up = state.trip_ends.copy(), state.trip_up.copy()
+    trips = compiled.count_round_trips(labels, trip_ends, trip_up)
+    attempted = np.zeros(k - 1, dtype=bool)
+    attempted[pairs] = True
+    with np.errstate(over="ignore"):
+        swap_accept = np.where(attempted[:, None], np.minimum(1.0, np.exp(np.minimum(log_ratio, 0.0))), np.nan)
+    new = ModelLadderState(v, tuple(h), tuple(a), state.n_rounds + 1, labels, trip_ends, trip_up,
+                           state.round_trips + trips)
+    return new, ModelLadderInfo(n_changed, SwapInfo(attempted, accepted, log_ratio), swap_accept, trips)
+
+
+def pair_rejection(models, samples, *, n_pairings: int = 4, rng=None) -> np.ndarray:
+    """Estimated swap rejection rate between every two models, from draws of each (stochastic).
+
+    For models ``i`` and ``j`` with draws ``x ~ p_i`` and ``y ~ p_j`` paired
+    at random, the swap of :func:`model_ladder_round` would be rejected with
+    probability ``1 - min(1, exp(F_i(x) + F_j(y) - F_i(y) - F_j(x)))``; its
+    mean over ``n_pairings`` random pairings of the draws estimates the
+    rejection rate of the pair as neighbours on a ladder.
+
+    Parameters
+    ----------
+    models : ModelRungs or sequence of RBMParams
+    samples : sequence of array_like of shape (n_samples_r, n_visible)
+        Draws from each model (e.g. the rungs of a pilot run of the full ladder).
+    n_pairings : int, default 4
+    rng : numpy.random.Generator or seed, optional
+
+    Returns
+    -------
+    ndarray of shape (n_models, n_models)
+        Symmetric, zero on the diagonal, values in [0, 1].
+    """
+    rungs = model_rungs(models)
+    rng = np.random.default_rng(rng)
+    k = rungs.n_rungs
+    if len(samples) != k:
+        raise ValueError(f"samples must hold draws of each of the {k} models, got {len(samples)}")
+    xs = [check_binary(s, rungs.n_visible, name=f"samples[{r}]", dtype=np.float64).reshape(-1, rungs.n_visible)
+          for r, s in enumerate(samples)]
+    # F_m(x) for every model m and every draw of every model
+    f = [[rung_free_energies(x, hidden_activation(x, p), p) for x in xs] for p in rungs.params]
+    out = np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            m = min(xs[i].shape[0], xs[j].shape[0])
+            rej = []
+            for _ in range(n_pairings):
+                x, y = rng.permutation(xs[i].shape[0])[:m], rng.permutation(xs[j].shape[0])[:m]
+                log_ratio = f[i][i][x] + f[j][j][y] - f[i][j][y] - f[j][i][x]
+                rej.append(1.0 - np.exp(np.minimum(log_ratio, 0.0)))
+            out[i, j] = out[j, i] = float(np.mean(rej))
+    return out
+
+
+def equal_rejection_rungs(rejection, n_rungs: int) -> np.ndarray:
+    """Indices of ``n_rungs`` models, the first and the last among them, whose neighbours reject about equally.
+
+    Among all increasing subsets ``0 = i_0 < ... < i_{n-1} = M - 1`` it
+    returns one that minimises the largest neighbouring rejection rate
+    ``rejection[i_k, i_{k+1}]`` (dynamic programming, ``O(n M²)``); since the
+    rejections along a ladder add up to about its communication barrier
+    (Syed et al. 2022), the smallest maximum spreads them evenly.
+
+    Parameters
+    ----------
+    rejection : array_like of shape (M, M)
+        Rejection rate of each pair of models as neighbours (measured, or
+        :func:`pair_rejection`); only the upper triangle is read.
+    n_rungs : int
+        ``2 <= n_rungs <= M``.
+
+    Returns
+    -------
+    ndarray of int of shape (n_rungs,)
+        Increasing, from 0 to ``M - 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm.kernels.model_ladder import equal_rejection_rungs
+    >>> steps = np.array([0.05, 0.05, 0.05, 0.3, 0.05, 0.3])  # neighbouring rejections of 7 models
+    >>> cum = np.concatenate([[0], np.cumsum(steps)])  # rejections roughly add up along a ladder
+    >>> equal_rejection_rungs(np.minimum(np.abs(cum[:, None] - cum[None, :]), 1), 4).tolist()
+    [0, 3, 5, 6]
+    """
+    rej = np.asarray(rejection, dtype=np.float64)
+    if rej.ndim != 2 or rej.shape[0] != rej.shape[1] or rej.shape[0] < 2:
+        raise ValueError(f"rejection must be a square matrix of at least two models, got shape {rej.shape}")
+    m = rej.shape[0]
+    n_rungs = check_positive_int(n_rungs, "n_rungs", 2)
+    if n_rungs > m:
+        raise ValueError(f"n_rungs = {n_rungs} is more than the {m} models given")
+    # best[c, j]: the smallest largest rejection of a path 0 -> j with c steps; ties go to the smaller sum
+    best = np.full((n_rungs, m), np.inf)
+    total = np.full((n_rungs, m), np.inf)
+    prev = np.zeros((n_rungs, m), dtype=np.int64)
+    best[0, 0] = total[0, 0] = 0.0
+    for c in range(1, n_rungs):
+        for j in range(1, m):
+            cand = np.maximum(best[c - 1, :j], rej[:j, j])
+            sums = total[c - 1, :j] + rej[:j, j] ** 2
+            order = np.lexsort((sums, cand))
+            i = int(order[0])
+            best[c, j], total[c, j], prev[c, j] = cand[i], sums[i], i
+    path = [m - 1]
+    for c in range(n_rungs - 1, 0, -1):
+        path.append(int(prev[c, path[-1]]))
+    return np.array(path[::-1])
