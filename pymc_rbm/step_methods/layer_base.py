@@ -37,6 +37,7 @@ from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
+from pymc_rbm.kernels.tempering import equalized_ladder
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.step_methods.terms import OtherTerms
 from pymc_rbm.validation import check_positive_int
@@ -471,15 +472,11 @@ class LadderStep(LayerStep):
         rates = self.swap_rates
         if not np.all(np.isfinite(rates)):
             return
-        lam = np.concatenate([[0.0], np.cumsum(1.0 - rates)])  # Λ at each rung, non-decreasing
-        total = float(lam[-1])
+        total = float(np.sum(1.0 - rates))  # Λ
         n = int(min(self.max_replicas, max(self.initial_betas.size, np.ceil(2.0 * total) + 1)))
-        lam = lam + 1e-12 * np.arange(lam.size)  # strictly increasing for the inverse
-        targets = np.linspace(0.0, lam[-1], n)
-        betas = np.interp(targets, lam, self.betas)  # β decreasing along Λ
-        betas[0], betas[-1] = 1.0, self.betas[-1]
+        betas = equalized_ladder(self.betas[::-1], (1.0 - rates)[::-1], n)[::-1]  # the kernel's ladders increase
         if np.all(np.diff(betas) < 0):
-            self.betas = betas
+            self.betas = np.ascontiguousarray(betas)
         self._reset_replicas()
 
     @property
