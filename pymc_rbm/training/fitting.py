@@ -35,11 +35,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt, blas_threads, single_blas_thread
-from pymc_rbm.estimators import LOG_PARTITION_METHODS, LogPartitionEstimate, log_likelihood, log_partition
+from pymc_rbm.estimators import LOG_PARTITION_METHODS, LogPartitionEstimate, log_partition
 from pymc_rbm.estimators.exact import REPEATED_ENUMERATION_BITS
 from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
 from pymc_rbm.params import RBMParams
+from pymc_rbm.training.families import INITS, BernoulliFamily, family_for, family_of
 from pymc_rbm.training.gradients import DETERMINISTIC_METHODS, Gradient
 from pymc_rbm.training.gradients import centered_update
 from pymc_rbm.training.optimizers import SGD, check_schedule, clip, make_optimizer, schedule_factor
@@ -53,15 +54,17 @@ from pymc_rbm.training.trajectory import (
 from pymc_rbm.training.negative import (
     HIDDEN_MODES,
     SAMPLING_METHODS,
+    FAMILY_METHODS,
     NegativePhase,
     centered_phase_gradient,
     contrastive_divergence,
     deterministic,
+    family_phase,
     parallel_tempering,
     persistent_contrastive_divergence,
     phase_gradient,
 )
-from pymc_rbm.validation import check_binary, check_positive_int, check_real
+from pymc_rbm.validation import check_positive_int, check_real
 
 __all__ = [
     "fit",
@@ -223,41 +226,26 @@ class FitResult:
 
 
 # ------------------------------------------------------------------ validation
-#: ``init="data"``: the data means are clipped to ``[INIT_CLIP, 1 - INIT_CLIP]`` before their logits are taken.
-INIT_CLIP = 1e-4
-
-#: The starting parameters ``fit`` draws when none are given.
-INITS = ("data", "normal")
-
-
-def _initial_params(n_visible: int, n_hidden, params, init_scale: float, rng, init: str = "data",
-                    data=None) -> RBMParams:
+def _initial_params(family, n_visible: int, n_hidden, params, init_scale: float, rng, init: str = "data",
+                    data=None):
     if params is None:
         if n_hidden is None:
             raise ValueError("give n_hidden (the number of hidden units) or starting params")
         n_hidden = check_positive_int(n_hidden, "n_hidden")
-        W = rng.normal(0.0, init_scale, (n_visible, n_hidden))
-        if init == "data":
-            # Hinton (2010, "A practical guide to training RBMs", §8): visible biases at the logits of the data
-            # means, hidden biases 0; what rbms does, and what centering needs (measured in docs/training.md)
-            p = np.clip(np.asarray(data, dtype=np.float64).mean(axis=0), INIT_CLIP, 1.0 - INIT_CLIP)
-            return RBMParams(W, np.log(p) - np.log1p(-p), np.zeros(n_hidden))
-        # Brügge, Fischer & Igel (2013, §4.2): "weights and biases drawn [...] from a Gaussian distribution with 0 mean and
-        # standard deviation 0.01"
-        return RBMParams(W, rng.normal(0.0, init_scale, n_visible), rng.normal(0.0, init_scale, n_hidden))
-    if not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
+        return family.initial(n_visible, n_hidden, rng, init, init_scale, data)
     if params.n_visible != n_visible:
         raise ValueError(f"params have n_visible = {params.n_visible}, but the data have {n_visible} units per row")
     if n_hidden is not None and n_hidden != params.n_hidden:
         raise ValueError(f"n_hidden = {n_hidden!r} contradicts the starting params, which have {params.n_hidden}")
-    return params.astype(np.float64)
+    return family.astype(params, np.float64)
 
 
 def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options,
-                    hidden="redraw") -> NegativePhase:
+                    hidden="redraw", family=None) -> NegativePhase:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    if family is not None and family.name != "bernoulli":
+        return _family_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden)
     if method in DETERMINISTIC_METHODS:
         if wormholes is not None:
             raise ValueError(f"wormholes need a sampling method {SAMPLING_METHODS}, not the deterministic {method!r}")
@@ -297,6 +285,26 @@ def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormho
     return parallel_tempering(kernel, k, betas=betas, n_chains=n_chains, wormholes=wormholes)
 
 
+def _family_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden) -> NegativePhase:
+    """The negative phase of a categorical or Gaussian RBM, or a ValueError naming what is supported."""
+    if method not in FAMILY_METHODS:
+        raise ValueError(
+            f"fit trains {family.name} RBMs with the methods {FAMILY_METHODS} only, not {method!r} (parallel "
+            "tempering and the mean-field, TAP and Bethe model terms are written for binary units)"
+        )
+    if wormholes is not None:
+        raise ValueError(f"wormholes are written for binary RBMs; {family.name} RBMs train without them")
+    if hidden != "redraw":
+        raise ValueError(f"hidden={hidden!r} applies to binary PCD with block Gibbs; {family.name} chains always "
+                         "redraw h")
+    if method == "exact":
+        given = [name for name, was_set in (("operator", operator != "gibbs"), ("k", k != 1),
+                                            ("n_chains", n_chains is not None)) if was_set]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to the sampling methods; 'exact' draws no samples")
+    return family_phase(method, family, operator, k, n_chains=n_chains, **(moment_options or {}))
+
+
 class EvaluationFailed(ValueError):
     """The estimator of the log-likelihood records gave no finite ``log Z`` for finite parameters."""
 
@@ -310,11 +318,12 @@ class _Evaluator:
     :data:`EVAL_BUDGET` times the training time.
     """
 
-    def __init__(self, method, options, data, n_visible, n_hidden, rng):
+    def __init__(self, method, options, data, params, rng, family=None):
         self.data, self.rng, self.options = data, rng, dict(options or {})
+        self.family = BernoulliFamily() if family is None else family
         auto = isinstance(method, str) and method == "auto"
         if auto:
-            method = "exact" if min(n_visible, n_hidden) <= EXACT_EVAL_MAX_BITS else "ais"
+            method = _auto_eval_method(self.family, params)
         if not callable(method) and not (isinstance(method, str) and method in LOG_PARTITION_METHODS):
             raise ValueError(
                 f"eval_method must be 'auto', a callable params -> log Z, or one of {sorted(LOG_PARTITION_METHODS)}; "
@@ -420,7 +429,7 @@ class _Evaluator:
             # sized records run BLAS on one thread, as their probes did: on a busy machine several BLAS
             # threads on AIS's small products cost up to ten times more, and the budget needs a steady cost
             with single_blas_thread() if self.budgeted else contextlib.nullcontext():
-                est = log_partition(params, self.method, rng=self.rng, **self.options)
+                est = self.family.log_partition(params, self.method, rng=self.rng, **self.options)
         stderr = float(est.stderr) if isinstance(est, LogPartitionEstimate) else 0.0
         log_z = float(est)
         if not math.isfinite(log_z):  # the parameters are finite and bounded here (_Divergence): not the model's fault
@@ -429,7 +438,14 @@ class _Evaluator:
                 "log-likelihood records need a finite log Z: fix eval_method (or eval_options), or pass "
                 "eval_every=None for no records"
             )
-        return float(log_likelihood(params, self.data, log_z=log_z).mean()), stderr
+        return float(self.family.log_likelihood(params, self.data, log_z).mean()), stderr
+
+
+def _auto_eval_method(family, params) -> str | None:
+    """``eval_method="auto"``: exact where enumerable, else AIS for binary RBMs, else None (no records)."""
+    if family.enumerable(params, EXACT_EVAL_MAX_BITS):
+        return "exact"
+    return "ais" if family.name == "bernoulli" else None
 
 
 class _Recorder:
@@ -533,7 +549,8 @@ def fit(
     data,
     n_hidden: int | None = None,
     *,
-    params: RBMParams | None = None,
+    params=None,
+    visible=None,
     method: str = "cd",
     operator="gibbs",
     k: int = 1,
@@ -568,17 +585,31 @@ def fit(
     checkpoint_dir=None,
     resume=None,
 ) -> FitResult:
-    """Train a binary RBM on binary data (stochastic for the sampling methods).
+    """Train an RBM with binary, categorical (Potts) or Gaussian visible units (stochastic for the sampling methods).
 
     Parameters
     ----------
     data : array_like of shape (n_samples, n_visible)
-        Training data, values in {0, 1} (booleans allowed); never modified.
+        Training data, never modified: values in {0, 1} (booleans allowed)
+        for binary units; integer labels in ``[0, n_states)`` (or one-hot
+        data of shape (n_samples, n_visible, n_states)) for categorical
+        units; real numbers for Gaussian units.
     n_hidden : int, optional
         Number of hidden units; needed unless ``params`` are given.
-    params : RBMParams, optional
-        Starting parameters (copied, never modified). Default: ``W`` and the
-        biases as ``init`` says.
+    params : RBMParams, CategoricalRBMParams or GaussianRBMParams, optional
+        Starting parameters (copied, never modified); their type says which
+        RBM is trained. Default: ``W`` and the biases as ``init`` says.
+    visible : {"bernoulli", "categorical", "gaussian"}, Potts or Gaussian, optional
+        The visible units when ``params`` are not given (default binary):
+        :func:`~pymc_rbm.training.families.family_for`. ``"categorical"``
+        reads the number of values from the data (``pymc_rbm.layers.Potts(q)``
+        fixes it); ``"gaussian"`` fixes σ at each column's standard deviation
+        (``pymc_rbm.layers.Gaussian(sigma)`` gives it). σ is not trained. The
+        categorical and Gaussian RBMs train with ``"cd"``, ``"pcd"`` (operator
+        ``"gibbs"``; for categorical units also ``"flip"`` or ``α``: Liu's
+        Metropolised Gibbs mixed with Gibbs) and ``"exact"``
+        (:mod:`~pymc_rbm.training.families`); the gradient, the centering
+        and the optimiser are the binary ones on their sufficient statistics.
     method : str, default "cd"
         ``"cd"`` (CD-k), ``"pcd"`` (PCD-k), ``"pt"`` (t-PT k, Brügge, Fischer & Igel 2013, §4.2),
         or a deterministic model term: ``"exact"`` (enumeration: the true
@@ -700,11 +731,14 @@ def fit(
     Returns
     -------
     FitResult
+        Its ``params`` are of the type of the starting ones (the family of ``visible``).
 
     Raises
     ------
     ValueError
-        For non-binary data, mismatched shapes, unknown method or operator
+        For data that are not of the visible units' kind (non-binary, labels
+        out of range or not integers, NaN), mismatched shapes, a method that
+        the categorical and Gaussian RBMs do not train with, unknown method or operator
         names, options out of range, or chain options given to a
         deterministic method.
         Also for an unknown optimizer, schedule or dtype, ``max_grad_norm``
@@ -712,7 +746,7 @@ def fit(
         ``resume`` checkpoint that is missing or was written with other
         options; nothing is written or modified then.
     TypeError
-        For ``params`` that are not an ``RBMParams``, a ``wormholes`` object
+        For ``params`` that are not an ``RBMParams``, ``CategoricalRBMParams`` or ``GaussianRBMParams``, a ``wormholes`` object
         without ``propose``, or a callback that is not callable.
 
     Warns
@@ -738,12 +772,18 @@ def fit(
     >>> bool(ll[-1] > ll[0] + 1.0)
     True
     """
-    v = check_binary(data, name="data")
+    if resume is not None:  # the checkpoint's parameters say which RBM it trains
+        checkpoint = load_checkpoint(resume)
+        family = family_of(checkpoint.params)
+    else:
+        checkpoint = None
+        family = family_for(visible, data) if params is None else _family_of_start(params, visible)
+    dtype = _check_dtype(dtype)
+    v = family.check(data, name="data", dtype=dtype)
     if v.ndim != 2 or v.shape[0] == 0:
         raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
     n_samples, n_visible = v.shape
-    dtype = _check_dtype(dtype)
-    v = v.astype(dtype, copy=False)
+    x = family.features(v).astype(dtype, copy=False)  # the sufficient statistics' visible part: v for binary units
     learning_rate = check_real(learning_rate, "learning_rate", 0.0, lo_open=True)
     init_scale = check_real(init_scale, "init_scale", 0.0)
     if init not in INITS:
@@ -766,31 +806,41 @@ def fit(
     saved = check_save_updates(save_updates, n_updates)
     config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,
               "n_samples": n_samples, "n_visible": n_visible, "centered": bool(centered), "hidden": hidden,
-              "dtype": np.dtype(dtype).name, **updater.config()}
-    checkpoint = None
-    if resume is not None:
-        checkpoint = load_checkpoint(resume)
+              "dtype": np.dtype(dtype).name, **updater.config(), **family.config()}
+    if checkpoint is not None:
         _check_resume(checkpoint, config, params, chains, n_updates)
         params, chains = checkpoint.params, checkpoint.chains
 
     seed_rng = np.random.default_rng(rng)
     init_rng, train_rng, eval_rng = seed_rng.spawn(3)
-    params = _initial_params(n_visible, n_hidden, params, init_scale, init_rng, init, v).astype(dtype)
-    phase = _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden)
+    params = family.astype(_initial_params(family, n_visible, n_hidden, params, init_scale, init_rng, init, v), dtype)
+    phase = _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden,
+                            family)
+    flat = family.flat(params)  # the coordinates (W, a, c) of the features: params itself for binary units
     if chains is None:
-        chains = phase.init(train_rng, v, params, batch_size or n_samples)
+        chains = phase.init(train_rng, x, flat, batch_size or n_samples)
     else:
-        _check_chains(chains, phase.init(np.random.default_rng(0), v, params, batch_size or n_samples), phase.name)
+        _check_chains(chains, phase.init(np.random.default_rng(0), x, flat, batch_size or n_samples), phase.name)
         chains = _as_dtype(chains, dtype)
     evaluator = None
     if eval_every:
-        e_data = v if eval_data is None else check_binary(eval_data, n_visible, name="eval_data")
+        e_data = v if eval_data is None else family.check(eval_data, n_visible, name="eval_data")
         if e_data.ndim != 2:
             raise ValueError(f"eval_data must have shape (n_eval, n_visible), got {e_data.shape}")
-        evaluator = _Evaluator(eval_method, eval_options, e_data, n_visible, params.n_hidden, eval_rng)
+        if isinstance(eval_method, str) and eval_method == "auto" and _auto_eval_method(family, params) is None:
+            warnings.warn(
+                f"fit records no log-likelihood: this {family.name} RBM is too large to enumerate (more than "
+                f"2**{EXACT_EVAL_MAX_BITS} states in its smaller layer), and eval_method='auto' estimates log Z "
+                "only for binary RBMs; pass eval_method= a method of pymc_rbm.estimators.log_partition that "
+                "accepts these params, or a callable params -> log Z",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        else:
+            evaluator = _Evaluator(eval_method, eval_options, e_data, params, eval_rng, family)
     recorder = _Recorder(evaluator)
 
-    W, vbias, hbias = (np.array(a, dtype=dtype) for a in (params.W, params.vbias, params.hbias))
+    W, vbias, hbias = (np.array(a, dtype=dtype) for a in (flat.W, flat.vbias, flat.hbias))
     opt_state = updater.init((W, vbias, hbias))
     batches = _BatchStream(n_samples, batch_size)
     start = 0
@@ -815,27 +865,29 @@ def fit(
     probe = start + min(eval_every, n_updates - start, 10) if sizing else 0
     seconds: list[float] = []
     n_rows = (n_chains or batch_size or n_samples) * (n_temperatures if method == "pt" else 1)
+    n_features = flat.n_visible
     if checkpoint is None:
         trajectory.keep(0, params, snapshot)
     with (
         StopOnInterrupt() as guard,
-        blas_threads(n_rows, n_visible, params.n_hidden),
+        blas_threads(n_rows, n_features, params.n_hidden),
         Progress(n_updates - start, f"fit ({phase.name})", progress) as bar,
     ):
         if not sizing:
             _show(bar, recorder.record(start, params))
         while update < n_updates:
             t_update = time.perf_counter()
-            batch = v[batches.next(train_rng)]
+            batch = x[batches.next(train_rng)]
             if centered:  # the optimiser steps in the centered parameters; the step is mapped to (W, vbias, hbias)
-                grad, offsets, chains, info = centered_phase_gradient(phase, train_rng, chains, params, batch)
+                grad, offsets, chains, info = centered_phase_gradient(phase, train_rng, chains, flat, batch)
             else:
-                (grad, chains, info), offsets = phase_gradient(phase, train_rng, chains, params, batch), None
+                (grad, chains, info), offsets = phase_gradient(phase, train_rng, chains, flat, batch), None
             norm = updater.apply(opt_state, (W, vbias, hbias), grad, update, offsets)
             if divergence.parameters((W, vbias, hbias), update + 1):
                 stop_reason = "diverged"
                 break
-            params = RBMParams(W, vbias, hbias, dtype=dtype)
+            flat = RBMParams(W, vbias, hbias, dtype=dtype)
+            params = family.unflat(flat)
             update += 1
             seconds.append(time.perf_counter() - t_update)
             bar.advance()
@@ -904,6 +956,15 @@ def fit(
         stop_reason=stop_reason,
         trajectory=trajectory.result(),
     )
+
+
+def _family_of_start(params, visible):
+    """The family of starting ``params``, which ``visible`` (if given) must agree with."""
+    family = family_of(params)
+    if visible is not None and not (isinstance(visible, str) and visible == family.name) and not (
+            family.name != "bernoulli" and visible == family.layer):
+        raise ValueError(f"visible={visible!r} contradicts the starting params, a {type(params).__name__}")
+    return family
 
 
 def _check_dtype(dtype) -> np.dtype:

@@ -24,7 +24,6 @@ import numpy as np
 from pymc_rbm.energy import mean_hiddens
 from pymc_rbm.estimators import MOMENT_METHODS, Moments, moments
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary
 
 __all__ = [
     "Gradient",
@@ -243,23 +242,28 @@ def model_statistics(params: RBMParams, method: str = "exact", **options) -> Mom
     return moments(params, _check_method(method), **options)
 
 
-def log_likelihood_gradient(params: RBMParams, data, *, method: str = "exact", **options) -> Gradient:
+def log_likelihood_gradient(params, data, *, method: str = "exact", **options) -> Gradient:
     """Gradient of the mean log-likelihood of ``data``, with the model term from ``method``.
 
     Parameters
     ----------
-    params : RBMParams
+    params : RBMParams, CategoricalRBMParams or GaussianRBMParams
     data : array_like of shape (n_samples, n_visible)
-        Binary data; it is not modified.
+        Binary data, integer labels (or one-hot data) or real data, as
+        ``params`` has units; it is not modified.
     method : str, default "exact"
         See :func:`model_statistics`. With ``"exact"`` this is the true
-        gradient of ``mean(log p(data))``.
+        gradient of ``mean(log p(data))``; categorical and Gaussian RBMs have
+        ``"exact"`` only (:mod:`~pymc_rbm.training.families`).
     **options
         Passed to the moment function.
 
     Returns
     -------
     Gradient
+        In the parameters' own shapes: for a categorical RBM ``W`` (n, q, m)
+        and ``vbias`` (n, q); for a Gaussian RBM the derivatives with respect
+        to ``W``, ``vbias`` and ``hbias`` at fixed ``sigma``.
 
     Examples
     --------
@@ -271,9 +275,17 @@ def log_likelihood_gradient(params: RBMParams, data, *, method: str = "exact", *
     >>> g.W.shape, g.vbias.shape, g.hbias.shape
     ((4, 3), (4,), (3,))
     """
-    if not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
-    v = check_binary(data, params.n_visible, name="data", dtype=params.dtype)
+    from pymc_rbm.training.families import family_of
+
+    family = family_of(params)
+    v = family.check(data, params.n_visible, name="data", dtype=params.dtype)
     if v.ndim != 2 or v.shape[0] == 0:
         raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
-    return gradient_from_statistics(data_statistics(v, params), model_statistics(params, method, **options))
+    if family.name == "bernoulli":
+        negative = model_statistics(params, method, **options)
+    elif method == "exact":
+        negative = family.exact_moments(params, **options)
+    else:
+        raise ValueError(f"the gradient of a {family.name} RBM is computed with method='exact' only, not {method!r}")
+    positive = data_statistics(family.features(v), family.flat(params))
+    return family.gradient(gradient_from_statistics(positive, negative), params)

@@ -43,6 +43,7 @@ from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels import tempering as _tempering
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens
 from pymc_rbm.kernels.layer import GIBBS
+from pymc_rbm.kernels.operators import operator_rule
 from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.kernels.sweep import at_beta, sweep
 from pymc_rbm.training.gradients import (
@@ -69,6 +70,8 @@ __all__ = [
     "gibbs_sweeps_from_visible",
     "HIDDEN_MODES",
     "wormhole_move",
+    "family_phase",
+    "FAMILY_METHODS",
 ]
 
 #: Methods whose model term comes from Markov chains.
@@ -545,3 +548,84 @@ def deterministic(method: str, **options: Any) -> NegativePhase:
         return stats, None, info
 
     return NegativePhase(method, init, step)
+
+
+#: The methods :func:`family_phase` builds: what trains categorical and Gaussian RBMs.
+FAMILY_METHODS = ("cd", "pcd", "exact")
+
+
+def family_phase(method: str, family, operator="gibbs", k: int = 1, *, n_chains: int | None = None,
+                 **moment_options) -> NegativePhase:
+    """CD-k, PCD-k or the exact model term of an RBM of any visible family (stochastic for CD and PCD).
+
+    The phase works in the family's flat coordinates
+    (:mod:`~pymc_rbm.training.families`): ``params`` is the flat
+    :class:`~pymc_rbm.params.RBMParams` ``(W, a, c)``, batches and samples are
+    features ``x = φ(v)``, so the data term, the centered gradient and the
+    optimisers are the binary ones. The chains hold the family's own values
+    (labels, reals) and are swept at the family's target
+    (:meth:`~pymc_rbm.training.families.BernoulliFamily.target`) by
+    :func:`~pymc_rbm.kernels.sweep.sweep`, each layer updated by its type: Gibbs,
+    or for categorical units Liu's (1996) Metropolised Gibbs mixed with Gibbs by ``α``.
+    Every update starts the chains from their visible values with ``h``
+    drawn from ``p(h | v)`` at the current parameters (a stale ``h`` breaks
+    the invariance of the Metropolised update).
+
+    Parameters
+    ----------
+    method : {"cd", "pcd", "exact"}
+        ``"exact"``: the model term by enumeration
+        (:meth:`~pymc_rbm.training.families.BernoulliFamily.exact_moments`).
+    family : BernoulliFamily, CategoricalFamily or GaussianFamily
+    operator : {"gibbs", "flip"} or float in [0, 1], default "gibbs"
+        The layer rule (:func:`~pymc_rbm.kernels.operators.operator_rule`):
+        ``"flip"`` is Metropolised Gibbs on categorical units (flip-the-state
+        for q = 2) and flip-the-state on the hidden units; Gaussian units are
+        always drawn exactly from their conditional.
+    k : int, default 1
+        Sweeps per update.
+    n_chains : int, optional
+        PCD: persistent chains, default the batch size; they start at training rows.
+    **moment_options
+        ``"exact"``: passed to the enumeration (``max_states``, ``max_hidden``).
+
+    Returns
+    -------
+    NegativePhase
+    """
+    if method not in FAMILY_METHODS:
+        raise ValueError(f"{family.name} RBMs train with the methods {FAMILY_METHODS}, not {method!r}")
+    if method == "exact":
+
+        def step(rng, chains, params, batch):
+            return family.exact_moments(family.unflat(params), **moment_options), None, {}
+
+        return NegativePhase("exact", lambda rng, data, params, batch_size=None: None, step)
+    if moment_options:
+        raise ValueError(f"moment options apply to method 'exact', not {method!r}")
+    rule = operator_rule(operator)
+    k = check_positive_int(k, "k")
+    n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
+    if method == "cd" and n_chains is not None:
+        raise ValueError("CD starts one chain at every row of the batch; n_chains applies to 'pcd'")
+
+    def run(rng, v, params):
+        target = family.target(family.unflat(params))
+        state = RBMState(v, None)  # the first sweep draws h ~ p(h | v) at these parameters
+        for _ in range(k):
+            state, _ = sweep(rng, state, target, rule)
+        x = family.features(state.v)
+        return x, mean_hiddens(x, params), state
+
+    def init(rng, data, params, batch_size=None):
+        if method == "cd":
+            return None
+        v = family.values(_start_rows(rng, data, n_chains or batch_size or data.shape[0]))
+        a = family.target(family.unflat(params)).hidden_input(v)
+        return RBMState(v, GIBBS.update(rng, None, a)[0])
+
+    def samples(rng, chains, params, batch):
+        x, ph, state = run(rng, family.values(batch) if method == "cd" else chains.v, params)
+        return x, ph, (None if method == "cd" else state), {}
+
+    return _from_samples(method, init, samples)

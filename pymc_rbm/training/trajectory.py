@@ -3,8 +3,9 @@
 :class:`Trajectory` is what ``fit`` keeps in memory: the parameters at the
 updates of ``save_updates`` (log-spaced by default, :func:`log_spaced_updates`).
 With ``checkpoint_dir`` each of them is also written to disk as
-``update_<n>.npz``: the keys ``W``, ``vbias`` and ``hbias`` (so
-:meth:`RBMParams.load <pymc_rbm.params.RBMParams.load>` reads it as a model)
+``update_<n>.npz``: the keys of the parameters (``W``, ``vbias`` and ``hbias``,
+and ``sigma`` for a Gaussian RBM; so the ``load`` of their class, e.g.
+:meth:`RBMParams.load <pymc_rbm.params.RBMParams.load>`, reads it as a model)
 and everything a run needs to go on exactly where it was: the persistent
 chains, the optimiser's state, the bit-generator states of the training and
 evaluation streams, the batch order of the current epoch and the position in
@@ -22,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from pymc_rbm.categorical.params import CategoricalRBMParams
+from pymc_rbm.gaussian import GaussianRBMParams
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.tempering import TemperedState
 from pymc_rbm.params import RBMParams
@@ -34,6 +37,9 @@ __all__ = ["Trajectory", "Checkpoint", "log_spaced_updates", "check_save_updates
 DEFAULT_SAVED = 20
 
 _CHAIN_TYPES = {"RBMState": RBMState, "TemperedState": TemperedState}
+
+#: The parameter classes a checkpoint may hold, by the name written in it (none written: binary).
+_PARAMS_TYPES = {cls.__name__: cls for cls in (RBMParams, CategoricalRBMParams, GaussianRBMParams)}
 
 
 def log_spaced_updates(n_updates: int, n_saved: int = DEFAULT_SAVED) -> np.ndarray:
@@ -100,7 +106,7 @@ class Checkpoint:
 
     Attributes
     ----------
-    params : RBMParams
+    params : RBMParams, CategoricalRBMParams or GaussianRBMParams
     update, epoch : int
     chains : RBMState, TemperedState or None
     optimizer_state : dict of str to ndarray
@@ -134,12 +140,14 @@ def save_checkpoint(directory, cp: Checkpoint) -> str:
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    arrays = {"W": cp.params.W, "vbias": cp.params.vbias, "hbias": cp.params.hbias,
-              "update": np.int64(cp.update), "epoch": np.int64(cp.epoch),
-              "batch_position": np.int64(cp.batch_position)}
+    arrays = {name: getattr(cp.params, name) for name in cp.params.ARRAY_NAMES}
+    arrays.update({"update": np.int64(cp.update), "epoch": np.int64(cp.epoch),
+                   "batch_position": np.int64(cp.batch_position)})
     if cp.batch_order is not None:
         arrays["batch_order"] = np.asarray(cp.batch_order)
     meta = {"train_rng": cp.train_rng, "eval_rng": cp.eval_rng, "config": cp.config, "chains": None}
+    if type(cp.params) is not RBMParams:
+        meta["params"] = type(cp.params).__name__
     if cp.chains is not None:
         kind = type(cp.chains).__name__
         if kind not in _CHAIN_TYPES:
@@ -185,8 +193,11 @@ def load_checkpoint(path) -> Checkpoint:
         if "n_rounds" in fields:
             fields["n_rounds"] = int(fields["n_rounds"])
         chains = _CHAIN_TYPES[meta["chains"]](**fields)
+    kind = _PARAMS_TYPES.get(meta.get("params", "RBMParams"))
+    if kind is None:
+        raise ValueError(f"{p} holds parameters of an unknown kind {meta['params']!r}")
     return Checkpoint(
-        params=RBMParams(arrays["W"], arrays["vbias"], arrays["hbias"], dtype=arrays["W"].dtype),
+        params=kind(*(arrays[name] for name in kind.ARRAY_NAMES), dtype=arrays["W"].dtype),
         update=int(arrays["update"]),
         epoch=int(arrays["epoch"]),
         chains=chains,
