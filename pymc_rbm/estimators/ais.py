@@ -39,6 +39,7 @@ from pymc_rbm.estimators.schedules import (
     pilot_run,
     thermodynamic_length,
 )
+from pymc_rbm.categorical.params import CategoricalRBMParams
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
 
@@ -135,9 +136,10 @@ def ais(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams or AnnealingPath
-        The target RBM ``B`` (binary units, or ±1 spins: the path takes its
-        layer types, :class:`~pymc_rbm.estimators.path.AnnealingPath`), or an
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams or AnnealingPath
+        The target RBM ``B`` (binary units, ±1 spins or categorical visible
+        units: the path takes its layer types,
+        :class:`~pymc_rbm.estimators.path.AnnealingPath`), or an
         annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
         base distribution, ``dtype`` and ``operator``.
@@ -159,10 +161,12 @@ def ais(
         added to the run's).
     operator : {"gibbs", "flip"} or float, default "gibbs"
         Update of the visible layer: block Gibbs, flip-the-state, or the
-        mixture ``α T + (1 - α) G`` for a float ``α``. The hidden layer is
-        always drawn from ``p_k(h | v)``.
+        mixture ``α T + (1 - α) G`` for a float ``α`` (for categorical units
+        "flip" is Liu's Metropolised Gibbs sampler, :class:`~pymc_rbm.layers.Potts`).
+        The hidden layer is always drawn from ``p_k(h | v)``.
     data : array_like of shape (n_samples, n_visible), optional
-        Training data: gives the base-rate model its biases (smoothed means).
+        Training data: gives the base-rate model its biases (smoothed means;
+        for a categorical model, smoothed state frequencies of labels or one-hot rows).
     base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
         The base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`): by default fitted to
         ``data`` when given, else to the model's naive mean-field solution.
@@ -349,7 +353,7 @@ def reverse_ais(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams or AnnealingPath
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams or AnnealingPath
         The target, or a path to it (as in :func:`ais`; ``base_data`` then
         belongs to the path).
     data : array_like of shape (n_samples, n_visible)
@@ -377,7 +381,10 @@ def reverse_ais(
     rng = np.random.default_rng(rng)
     model = params.models[0] if isinstance(params, AnnealingPath) else params
     if not isinstance(model, MODEL_TYPES):
-        raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
+        raise TypeError(
+            f"params must be an RBMParams, SpinRBMParams, CategoricalRBMParams or an AnnealingPath, "
+            f"got {type(params).__name__}"
+        )
     x = check_states(data, model, name="data")
     n_chains = check_start_rows(x.shape[0], n_chains)
     n_jobs = check_positive_int(n_jobs, "n_jobs")
@@ -408,7 +415,10 @@ def reverse_ais(
     if guard.interrupted:
         return interrupted_estimate("reverse_ais", t0, rows.size)
     log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
-    from pymc_rbm.energy import free_energy
+    if isinstance(params, CategoricalRBMParams):
+        from pymc_rbm.categorical.params import free_energy
+    else:
+        from pymc_rbm.energy import free_energy
 
     loglik = -free_energy(start, params) - log_z0 + log_w
     return LogPartitionEstimate(

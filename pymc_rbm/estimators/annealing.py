@@ -128,7 +128,8 @@ def anneal(
     activations ``a = hbias + v·W`` carried by the sweep from step to step
     (updated by the rows of ``W`` of the visible units that changed,
     :func:`~pymc_rbm.kernels.activations.propagate_activation`, the step
-    methods' update) and serving the weight too: near ``β = 1`` a step changes 1-5 % of the visible
+    methods' update; recomputed by a gather at every step on a Potts path,
+    :attr:`~pymc_rbm.estimators.path.AnnealingPath.incremental`) and serving the weight too: near ``β = 1`` a step changes 1-5 % of the visible
     units of a trained MNIST model, and the update costs a fifth to a tenth
     of the product. When more than
     :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` changed, and on every
@@ -154,14 +155,14 @@ def anneal(
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
     dt = path.dtype
-    d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a)
+    d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a) (Potts: d·one-hot(v))
     # hidden units with values low < high (0 and 1 for Bernoulli): their log normaliser in a field z is
     # low z + softplus(gap z), so the softplus terms below take gap β a and the increment gains low δ Σ a
     low, gap = path.hidden_layer.low, path.hidden_layer.spacing
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
     state = RBMState(v, None, path.hidden_activation(v))
-    dv = (v @ d).astype(np.float64)
+    dv = path.visible_dot(v, d)
     log_w = np.zeros(n)
     sig = sigmoid_(state.hidden_input * dt.type(betas[0] * gap))  # sigmoid(β a) of the current state at the current β
     K = betas.size - 1
@@ -187,8 +188,9 @@ def anneal(
         if low != 0.0:
             log_w += (low * step) * a.sum(axis=-1, dtype=np.float64)
         if k < K:  # the sweep at β_k; the carried activations are refreshed on every FULL_EVERY-th step
-            state, _ = sweep(rng, state, path.at(path.coefficients(beta)), path.rule, refresh=k % FULL_EVERY == 0)
-            dv = (state.v @ d).astype(np.float64)
+            refresh = k % FULL_EVERY == 0 or not path.incremental
+            state, _ = sweep(rng, state, path.at(path.coefficients(beta)), path.rule, refresh=refresh)
+            dv = path.visible_dot(state.v, d)
             sig = sigmoid_(state.hidden_input * dt.type(beta * gap))
         if k in slot:
             trace[slot[k]] = log_w

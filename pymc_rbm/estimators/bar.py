@@ -208,8 +208,8 @@ def bar(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams or AnnealingPath
-        The target RBM (binary units or ±1 spins, as in
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams or AnnealingPath
+        The target RBM (binary units, ±1 spins or categorical visible units, as in
         :func:`~pymc_rbm.estimators.ais.ais`), or an annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
         base distribution, ``dtype`` and ``operator``.

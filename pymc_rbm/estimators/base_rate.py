@@ -3,19 +3,88 @@
 Salakhutdinov & Murray (2008) start AIS from a model ``A`` without couplings, whose visible
 biases ``b_A`` are fitted to the data; :func:`base_rate_vbias` gives those and the other
 starts (the model's mean-field solution, its own biases, the uniform distribution).
-:class:`~pymc_rbm.estimators.path.AnnealingPath` takes the biases.
+:class:`~pymc_rbm.estimators.path.AnnealingPath` takes the biases. For a categorical (Potts)
+model they are fields of shape ``(n_visible, q)``: the log of the smoothed state frequencies
+(:func:`categorical_mean_field` gives the mean-field ones).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from pymc_rbm.categorical.params import as_labels, visible_fields
 from pymc_rbm.estimators.mean_field import log_partition_mean_field
-from pymc_rbm.layers import BERNOULLI
+from pymc_rbm.layers import BERNOULLI, Potts, softmax_last
 from pymc_rbm.params import RBMParams
+from pymc_rbm.primitives import sigmoid
 from pymc_rbm.validation import check_binary
 
-__all__ = ["base_rate_vbias"]
+__all__ = ["base_rate_vbias", "categorical_mean_field"]
+
+
+def categorical_mean_field(params, *, damping: float = 0.5, max_iter: int = 1000, tol: float = 1e-9) -> np.ndarray:
+    """The visible marginals of the naive mean-field solution of a categorical RBM (deterministic).
+
+    Iterates ``m_h = sigmoid(hbias + Σ_{i,k} m_v[i, k] W[i, k, :])`` and
+    ``m_v ← (1 - d) softmax(vbias + W·m_h) + d m_v`` (damping ``d``) from
+    ``m_v = softmax(vbias)`` until ``m_v`` moves by less than ``tol``; the
+    one-hot form of the binary naive mean field. Used as a base distribution
+    only, so an iteration that does not converge (sharp models) still gives a
+    valid, if less close, base.
+
+    Parameters
+    ----------
+    params : CategoricalRBMParams
+    damping : float in [0, 1), default 0.5
+    max_iter : int, default 1000
+    tol : float, default 1e-9
+
+    Returns
+    -------
+    ndarray of float64 of shape (n_visible, n_states)
+        Each row a distribution over the unit's states.
+    """
+    W_flat = np.asarray(params.W_flat, dtype=np.float64)
+    m_v = softmax_last(np.asarray(params.vbias, dtype=np.float64))
+    for _ in range(max_iter):
+        m_h = sigmoid(params.hbias + m_v.ravel() @ W_flat)
+        new = (1.0 - damping) * softmax_last(visible_fields(m_h, params)) + damping * m_v
+        moved = float(np.max(np.abs(new - m_v)))
+        m_v = new
+        if moved < tol:
+            break
+    return m_v
+
+
+def _categorical_base(params, data, base, smoothing: float) -> np.ndarray:
+    """:func:`base_rate_vbias` of a categorical model: fields (n_visible, q), the log of smoothed frequencies."""
+    n, q = params.n_visible, params.n_states
+    if isinstance(base, str):
+        if base in ("data", "mean_field"):
+            s = float(smoothing)
+            if not (np.isfinite(s) and s > 0.0):
+                raise ValueError(f"smoothing must be a positive number, got {smoothing!r}")
+            if base == "mean_field":
+                freq = categorical_mean_field(params)
+            else:
+                if data is None:
+                    raise ValueError('base="data" needs data=')
+                labels = as_labels(data, params).reshape(-1, n)
+                if labels.shape[0] == 0:
+                    raise ValueError("data has no rows")
+                freq = params.visible.one_hot(labels).mean(axis=0)
+            return np.log((freq + s) / (1.0 + q * s))
+        if base == "target":
+            return np.array(params.vbias, dtype=np.float64)
+        if base == "zero":
+            return np.zeros((n, q))
+        raise ValueError(
+            f'base must be "data", "mean_field", "target", "zero" or an array of shape ({n}, {q}), got {base!r}'
+        )
+    b = np.array(base, dtype=np.float64, copy=True)
+    if b.shape != (n, q) or not np.all(np.isfinite(b)):
+        raise ValueError(f"base fields must be finite numbers of shape ({n}, {q}), got shape {b.shape}")
+    return b
 
 
 def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float = 0.005) -> np.ndarray:
@@ -23,12 +92,18 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
 
     Parameters
     ----------
-    params : RBMParams or SpinRBMParams
+    params : RBMParams, SpinRBMParams or CategoricalRBMParams
         The target RBM. For a model of other units than {0, 1} (±1 spins)
         the biases are the fields of its visible layer type in which the unit
         is "high" with the probabilities below, ``logit(p_i) / (high - low)``.
+        For categorical (Potts) units they are fields of shape
+        ``(n_visible, q)``: ``log p_ik`` with ``p_ik = (f_ik + s) / (1 + q s)``
+        for the state frequencies ``f`` (the data's, or the mean-field
+        marginals of :func:`categorical_mean_field`), the model's ``vbias``
+        for ``"target"``, zeros for ``"zero"``.
     data : array_like of shape (n_samples, n_visible), optional
-        Binary training data for the data-based base rate.
+        Training data for the data-based base rate: binary, spins, or labels
+        (one-hot rows of shape (n_samples, n_visible, q) too) of a categorical model.
     base : {None, "data", "mean_field", "target", "zero"} or array_like of shape (n_visible,)
         ``"data"`` (the default when ``data`` is given): Salakhutdinov &
         Murray's base-rate model, independent units with the smoothed mean
@@ -57,12 +132,14 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
 
     Returns
     -------
-    ndarray of float64 of shape (n_visible,)
+    ndarray of float64 of shape (n_visible,), or (n_visible, q) for a categorical model
     """
     n = params.n_visible
-    layer = type(params).visible
+    layer = params.visible
     if base is None:
         base = "data" if data is not None else "mean_field"
+    if isinstance(layer, Potts):
+        return _categorical_base(params, data, base, smoothing)
     if isinstance(base, str):
         if base in ("data", "mean_field"):
             s = float(smoothing)

@@ -70,6 +70,26 @@ contribute their layer's log normaliser, ``softplus`` for bits and
 enumerating the spins, that a spin path's marginals, fields and sweeps are
 those of its intermediate spin RBM, and AIS and BAR against the exact ``log Z``.
 
+Categorical (Potts) visible units
+--------------------------------
+A :class:`~pymc_rbm.categorical.CategoricalRBMParams` goes through the same
+path: a visible unit's field is then a vector of ``q`` entries, the base
+distribution is independent categorical units in the fields ``b_A`` of shape
+``(n_visible, q)`` (drawn by the layer's own Gibbs draw), and every formula
+above holds with ``v`` read as its one-hot encoding: ``vbias·v`` is
+``Σ_i vbias[i, v_i]`` and the hidden input ``hbias + Σ_i W[i, v_i, :]``
+(:func:`pymc_rbm.categorical.hidden_input`). The path stores the visible
+biases and couplings flattened over ``(unit, state)``, so the visible fields
+``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)`` are one matrix product reshaped to
+``(n_chains, n_visible, q)``, and the visible layer is updated by
+:meth:`~pymc_rbm.layers.Potts.update` (Gibbs, or Liu's Metropolised Gibbs
+for ``operator="flip"``). The hidden input of labels is a gather of one row
+of ``W`` per unit, as cheap as updating it by the rows that changed, so it is
+recomputed at every sweep rather than carried (:attr:`AnnealingPath.incremental`).
+The tests check the path's densities and fields against the intermediate
+categorical RBM, ``p K = p`` of its sweep by enumeration (with negative
+controls), and AIS and BAR against the exact ``log Z``.
+
 The base-rate model the path starts from is :mod:`~pymc_rbm.estimators.base_rate`; the β
 schedules and the pilot runs that place them are :mod:`~pymc_rbm.estimators.schedules`.
 """
@@ -82,11 +102,13 @@ import numpy as np
 from scipy.special import logsumexp
 
 from pymc_rbm._runtime import blas_threads, map_blocks
+from pymc_rbm.categorical.params import CategoricalRBMParams, hidden_input
 from pymc_rbm.estimators.base_rate import base_rate_vbias
+from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.layers import BERNOULLI, TwoState
+from pymc_rbm.layers import BERNOULLI, Layer, TwoState
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_sampling_dtype
 
@@ -102,13 +124,14 @@ __all__ = [
     "layers_of",
 ]
 
-#: The RBM parametrisations a path anneals to: binary units, or ±1 spins (:mod:`pymc_rbm.layers`).
-MODEL_TYPES = (RBMParams, SpinRBMParams)
+#: The RBM parametrisations a path anneals to: binary units, ±1 spins, or categorical (Potts) visible units
+#: (:mod:`pymc_rbm.layers`).
+MODEL_TYPES = (RBMParams, SpinRBMParams, CategoricalRBMParams)
 
 
-def layers_of(model) -> tuple[TwoState, TwoState]:
+def layers_of(model) -> tuple[Layer, TwoState]:
     """The visible and hidden layer types of a model of :data:`MODEL_TYPES`."""
-    return type(model).visible, type(model).hidden
+    return model.visible, model.hidden
 
 
 # ----------------------------------------------------------------- numerics
@@ -161,12 +184,13 @@ class AnnealingPath:
 
     Parameters
     ----------
-    models : RBMParams, SpinRBMParams or a sequence of them
+    models : RBMParams, SpinRBMParams, CategoricalRBMParams or a sequence of them
         Target RBMs, all with the same number of visible units and the same
-        layer types (binary units, or ±1 spins: :mod:`pymc_rbm.layers`). The
-        base distribution, the sweeps and the weights use those layers: the
-        base's units are the visible layer's units in the fields ``b_A``.
-    base_vbias : array_like of shape (n_visible,)
+        layer types (binary units, ±1 spins, or Potts units of one number of
+        states: :mod:`pymc_rbm.layers`). The base distribution, the sweeps and
+        the weights use those layers: the base's units are the visible
+        layer's units in the fields ``b_A``.
+    base_vbias : array_like of shape (n_visible,), or (n_visible, q) for Potts units
         Visible biases ``b_A`` of the base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`).
     dtype : numpy dtype, default float64
         Floating type of the sampling arithmetic (log weights are always
@@ -190,35 +214,47 @@ class AnnealingPath:
         models = list(models)
         if not models or not all(isinstance(m, MODEL_TYPES) for m in models):
             raise TypeError("models must be an RBMParams or a non-empty sequence of RBMParams")
-        if len({type(m) for m in models}) > 1:
-            raise TypeError("the models of a path must have the same layer types, got " + ", ".join(type(m).__name__ for m in models))
+        if len({(type(m), *layers_of(m)) for m in models}) > 1:
+            raise TypeError(
+                "the models of a path must have the same layer types, got "
+                + ", ".join(f"{type(m).__name__} ({layers_of(m)[0].name})" for m in models)
+            )
         nv = models[0].n_visible
         for i, m in enumerate(models):
             if m.n_visible != nv:
                 raise ValueError(f"model {i} has {m.n_visible} visible units, model 0 has {nv}")
+        #: the models' layer types (:mod:`pymc_rbm.layers`), read by the sweeps of :meth:`at`
+        self.visible_layer, self.hidden_layer = layers_of(models[0])
+        #: whether the visible units are categorical (Potts): fields of shape (n_visible, q), labels as states
+        self.categorical = not isinstance(self.visible_layer, TwoState)
+        #: the visible fields of one chain: (n_visible,) for two-state units, (n_visible, q) for Potts units
+        self.field_shape = (nv, self.visible_layer.n_values) if self.categorical else (nv,)
+        #: whether sweeps update the carried hidden input by the rows of the visible units that changed
+        #: (two-state units); a Potts path recomputes it, a gather of one row of W per unit, as cheap
+        self.incremental = not self.categorical
         b = np.asarray(base_vbias, dtype=np.float64)
-        if b.shape != (nv,) or not np.all(np.isfinite(b)):
-            raise ValueError(f"base_vbias must be {nv} finite numbers, got shape {b.shape}")
+        if b.shape != self.field_shape or not np.all(np.isfinite(b)):
+            shape = f"{nv}" if b.ndim <= 1 and not self.categorical else f"an array of shape {self.field_shape} of"
+            raise ValueError(f"base_vbias must be {shape} finite numbers, got shape {b.shape}")
         self.dtype = check_sampling_dtype(dtype)
         #: the visible operator's mixture weight α (0 for Gibbs) and its layer rule
         self.alpha = operator_alpha(operator)
         self.rule = operator_rule(operator)
         self.models = models
-        #: the layer types of the models (:mod:`pymc_rbm.layers`), read by the sweeps of :meth:`at`
-        self.visible_layer, self.hidden_layer = layers_of(models[0])
         self.n_models = len(models)
         self.n_visible = nv
         self.hidden_sizes = np.array([m.n_hidden for m in models])
         self.n_hidden = int(self.hidden_sizes.sum())
         self.base_vbias = b
         #: (nv, H) couplings of all models side by side (C-contiguous: its rows are added to carried
-        #: activations), and (H,) hidden biases
-        self.W = np.ascontiguousarray(np.concatenate([m.W for m in models], axis=1), dtype=self.dtype)
-        self.WT = np.ascontiguousarray(self.W.T)
+        #: activations), or (nv, q, H) for Potts units, and (H,) hidden biases
+        self.W = np.ascontiguousarray(np.concatenate([m.W for m in models], axis=-1), dtype=self.dtype)
+        #: (H, nv) or (H, nv q): the couplings transposed, flattened over the visible fields
+        self.WT = np.ascontiguousarray(self.W.reshape(-1, self.n_hidden).T)
         self.hbias = np.concatenate([m.hbias for m in models]).astype(self.dtype)
-        #: (1 + M, nv) visible biases of the base and of each model
-        self.vbiases = np.vstack([b] + [m.vbias for m in models]).astype(self.dtype)
-        self._vb64 = np.vstack([b] + [m.vbias for m in models]).astype(np.float64)
+        #: (1 + M, nv) or (1 + M, nv q) visible biases of the base and of each model, flattened
+        self.vbiases = np.vstack([b.ravel()] + [m.vbias.ravel() for m in models]).astype(self.dtype)
+        self._vb64 = np.vstack([b.ravel()] + [m.vbias.ravel() for m in models]).astype(np.float64)
         #: model (1..M) of each hidden unit
         self.model_of_hidden = np.repeat(np.arange(1, self.n_models + 1), self.hidden_sizes)
 
@@ -246,8 +282,9 @@ class AnnealingPath:
     def log_z_base(self) -> float:
         """``log Z`` of the path at the base, ``λ = (1, 0, ..., 0)``: ``Σ softplus(b_A) + H log 2`` (binary units).
 
-        In general the visible layer's log normaliser summed over ``b_A``, plus
-        ``log 2`` per hidden unit of any two-state layer (a unit in a zero field).
+        In general the visible layer's log normaliser summed over ``b_A``
+        (``Σ_i logsumexp_k b_A[i, k]`` for Potts units), plus ``log 2`` per
+        hidden unit of any two-state layer (a unit in a zero field).
         """
         if self.visible_layer == BERNOULLI:
             visible = np.logaddexp(0.0, self.base_vbias).sum()
@@ -278,7 +315,7 @@ class AnnealingPath:
 
         Returns
         -------
-        RBMParams or SpinRBMParams (the models' type)
+        RBMParams, SpinRBMParams or CategoricalRBMParams (the models' type)
             ``n_visible`` × ``H`` with ``W = [λ_1 W_1, ...]``,
             ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]``.
         """
@@ -286,7 +323,7 @@ class AnnealingPath:
         if c.shape != (1 + self.n_models,):
             raise ValueError(f"coef must have shape ({1 + self.n_models},), got {c.shape}")
         scale = c[self.model_of_hidden]
-        return type(self.models[0])(self.W * scale, c @ self._vb64, self.hbias * scale)
+        return type(self.models[0])(self.W * scale, (c @ self._vb64).reshape(self.field_shape), self.hbias * scale)
 
     def _hidden_scale(self, coef: np.ndarray) -> np.ndarray:
         """Per-hidden-unit coefficients: (..., 1) for one model, (..., H) for several."""
@@ -301,17 +338,49 @@ class AnnealingPath:
         return v, self.hidden_activation(v), self._visible_terms(v)
 
     def hidden_activation(self, v: np.ndarray) -> np.ndarray:
-        """``hbias + v·W`` of states ``v`` (n, n_visible) in the sampling dtype, by one matrix product."""
+        """``hbias + v·W`` of states ``v`` (n, n_visible) in the sampling dtype.
+
+        One matrix product for two-state units; for Potts labels
+        ``hbias + Σ_i W[i, v_i, :]`` (:func:`pymc_rbm.categorical.hidden_input`).
+        """
+        if self.categorical:
+            return hidden_input(v, self)
         a = v @ self.W
         a += self.hbias
         return a
 
+    def visible_dot(self, v: np.ndarray, fields: np.ndarray) -> np.ndarray:
+        """``Σ_i f_i(v_i)`` of states ``v`` for fields flattened over the visible units (and their states), float64.
+
+        Parameters
+        ----------
+        v : ndarray of shape (n, n_visible)
+        fields : ndarray of shape (F,) or (F, k)
+            ``F = n_visible`` for two-state units (the sum is ``v·f``), ``n_visible q`` for
+            Potts units, flattened as ``(unit, state)`` (the sum is ``Σ_i f[i, v_i]``).
+
+        Returns
+        -------
+        ndarray of float64 of shape (n,) or (n, k)
+        """
+        if self.categorical:
+            q = self.field_shape[1]
+            index = np.arange(self.n_visible) * q + np.asarray(v).astype(np.int64)
+            return fields[index].sum(axis=1, dtype=np.float64)
+        return (v @ fields).astype(np.float64)
+
     def _visible_terms(self, v: np.ndarray) -> np.ndarray:
-        return np.asarray(v, dtype=np.float64) @ self._vb64.T
+        return self.visible_dot(np.asarray(v, dtype=np.float64), self._vb64.T)
 
     def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` exact draws of ``v`` from the base-rate model (stochastic): visible units in the fields ``b_A``."""
+        """``n`` exact draws of ``v`` from the base-rate model (stochastic): visible units in the fields ``b_A``.
+
+        Potts units are the layer's Gibbs draw in those fields (one uniform per unit).
+        """
         layer = self.visible_layer
+        if self.categorical:
+            labels, _ = layer.update(rng, None, np.broadcast_to(self.base_vbias, (n,) + self.field_shape), GIBBS)
+            return labels.astype(self.dtype)
         p = 1.0 / (1.0 + np.exp(-layer.logits(self.base_vbias)))
         bits = (rng.random((n, self.n_visible)) < p).astype(self.dtype)
         return bits if layer == BERNOULLI else layer.from_bits(bits).astype(self.dtype)
@@ -321,9 +390,14 @@ class AnnealingPath:
         return self._hidden_scale(np.atleast_2d(np.asarray(coef, dtype=self.dtype))) * a
 
     def visible_logits(self, h: np.ndarray, coef) -> np.ndarray:
-        """Visible logits ``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)`` of hidden states ``h`` (n, H)."""
+        """Visible logits ``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)`` of hidden states ``h`` (n, H).
+
+        Shape (n, n_visible), or (n, n_visible, q) for Potts units (the same
+        product over the flattened fields, reshaped).
+        """
         c = np.atleast_2d(np.asarray(coef, dtype=self.dtype))
-        return c @ self.vbiases + (h * self._hidden_scale(c)) @ self.WT
+        fields = c @ self.vbiases + (h * self._hidden_scale(c)) @ self.WT
+        return fields.reshape(fields.shape[:-1] + self.field_shape) if self.categorical else fields
 
     def at(self, coef) -> "PathPoint":
         """The point ``λ = coef`` as a target of :func:`pymc_rbm.kernels.sweep.sweep`.
@@ -356,12 +430,14 @@ class AnnealingPath:
             ``False`` they are ``a`` updated by the rows of ``W`` of the
             visible units that changed (the sweep's carried hidden input);
             callers that carry activations pass ``False`` and refresh every
-            :data:`~pymc_rbm.kernels.activations.FULL_EVERY` sweeps.
+            :data:`~pymc_rbm.kernels.activations.FULL_EVERY` sweeps. A Potts
+            path always recomputes them (:attr:`incremental`).
 
         Returns
         -------
         v, a, vb : the new state as :meth:`start` returns it.
         """
+        refresh = refresh or not self.incremental
         state, _ = sweep(rng, RBMState(v, None, a), self.at(coef), self.rule, refresh=refresh)
         return state.v, state.hidden_input, self._visible_terms(state.v)
 
@@ -437,7 +513,8 @@ class PathPoint(NamedTuple):
 
     @property
     def W(self) -> np.ndarray:
-        """The couplings of all models side by side, (n_visible, H)."""
+        """The couplings of all models side by side, (n_visible, H) (Potts units: (n_visible, q, H), not used to
+        carry the hidden input, :attr:`AnnealingPath.incremental`)."""
         return self.path.W
 
     @property
@@ -451,7 +528,7 @@ class PathPoint(NamedTuple):
         return self.path.hidden_layer
 
     def hidden_input(self, v: np.ndarray) -> np.ndarray:
-        """``hbias + v·W`` (n, H), the same at every point."""
+        """``hbias + v·W`` (n, H), the same at every point (Potts: ``hbias + Σ_i W[i, v_i, :]``)."""
         return self.path.hidden_activation(v)
 
     def hidden_logits(self, a: np.ndarray) -> np.ndarray:
@@ -471,10 +548,10 @@ def annealing_path(
 
     Parameters
     ----------
-    models : RBMParams or sequence of RBMParams
+    models : RBMParams, SpinRBMParams, CategoricalRBMParams or a sequence of one of them
         The target(s); the base distribution is fitted against the first.
     data : array_like of shape (n_samples, n_visible), optional
-        Binary training data for the data base rate.
+        Training data for the data base rate (binary, spins, or labels / one-hot rows of a categorical model).
     base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
         The base distribution (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`); default ``"data"``
         with data, else ``"mean_field"``.
@@ -502,7 +579,10 @@ def annealing_path(
     elif isinstance(models, (list, tuple)) and models and all(isinstance(m, MODEL_TYPES) for m in models):
         first = models[0]
     else:
-        raise TypeError(f"params must be an RBMParams or a non-empty sequence of them, got {type(models).__name__}")
+        raise TypeError(
+            "params must be an RBMParams, SpinRBMParams or CategoricalRBMParams or a non-empty sequence of them, "
+            f"got {type(models).__name__}"
+        )
     b_a = base_rate_vbias(first, data, base=base, smoothing=base_smoothing)
     return AnnealingPath(models, b_a, dtype=dtype, operator=operator)
 

@@ -4,7 +4,8 @@ AIS, reverse AIS, BAR, RTS and SAMS accept either an RBM (with the options of
 :func:`~pymc_rbm.estimators.path.annealing_path`) or an
 :class:`~pymc_rbm.estimators.path.AnnealingPath`; :func:`as_path` and
 :func:`single_model_path` turn either into the path, refusing options that a
-given path already fixes, and :func:`check_states` checks rows of visible
+given path already fixes (and categorical models for the estimators not in
+:data:`CATEGORICAL_ESTIMATORS`), and :func:`check_states` checks rows of visible
 states against the model's layer type.
 """
 
@@ -14,20 +15,42 @@ import inspect
 
 import numpy as np
 
+from pymc_rbm.categorical.params import CategoricalRBMParams, as_labels
 from pymc_rbm.estimators.path import MODEL_TYPES, AnnealingPath, annealing_path, layers_of
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.validation import check_binary
 
-__all__ = ["as_path", "single_model_path", "check_states"]
+__all__ = ["CATEGORICAL_ESTIMATORS", "as_path", "single_model_path", "check_states"]
+
+#: The annealing estimators that take categorical (Potts) models; the others (RTS, SAMS) refuse them.
+CATEGORICAL_ESTIMATORS = ("ais", "reverse_ais", "bar")
 
 
 def check_states(x, model, *, name: str = "data") -> np.ndarray:
-    """Visible states of ``model`` as rows (shape (n, n_visible)), checked against its visible layer type."""
+    """Visible states of ``model`` as rows (shape (n, n_visible)), checked against its visible layer type.
+
+    A categorical model's states are labels (float64), given as labels or as
+    one-hot rows of shape (n, n_visible, q) (:func:`pymc_rbm.categorical.as_labels`).
+    """
     n = model.n_visible
     layer = layers_of(model)[0]
     if layer == BERNOULLI:
         return check_binary(x, n, name=name).reshape(-1, n)
+    if isinstance(model, CategoricalRBMParams):
+        return as_labels(x, model, name=name).astype(np.float64).reshape(-1, n)
     return layer.check(x, n, name=name).reshape(-1, n)
+
+
+def check_categorical_support(params, estimator) -> None:
+    """A ValueError when ``estimator`` (a function, or None for :func:`annealing_path`) cannot take the
+    categorical model ``params`` (a model or a path), naming the estimators that can."""
+    name = getattr(estimator, "__name__", "annealing_path")
+    categorical = params.categorical if isinstance(params, AnnealingPath) else isinstance(params, CategoricalRBMParams)
+    if categorical and name not in CATEGORICAL_ESTIMATORS + ("annealing_path",):
+        raise ValueError(
+            f"{name} does not support categorical (Potts) RBMs; log Z of a CategoricalRBMParams is estimated by "
+            f"{', '.join(CATEGORICAL_ESTIMATORS)} (or computed by method='exact' where it can be enumerated)"
+        )
 
 
 def as_path(params, data=None, *, estimator=None, data_name: str = "data", **options) -> AnnealingPath:
@@ -37,6 +60,7 @@ def as_path(params, data=None, *, estimator=None, data_name: str = "data", **opt
     them; with a path they must be left at the estimator's defaults (the path fixes them), and ``data``
     (the estimator's argument ``data_name``) None, else a ValueError names them.
     """
+    check_categorical_support(params, estimator)
     if not isinstance(params, AnnealingPath):
         return annealing_path(params, data, **options)
     defaults = inspect.signature(estimator if estimator is not None else annealing_path).parameters
