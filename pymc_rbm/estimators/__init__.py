@@ -10,6 +10,7 @@ import inspect
 
 import numpy as np
 
+from pymc_rbm.categorical.params import CategoricalRBMParams
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.estimators.ais import ais, reverse_ais
@@ -86,6 +87,9 @@ LOG_PARTITION_METHODS = {
     "sams": sams,
 }
 
+#: The methods of :func:`log_partition` that take a categorical (Potts) RBM.
+CATEGORICAL_LOG_PARTITION_METHODS = ("exact", "ais", "reverse_ais", "bar")
+
 MOMENT_METHODS = {
     "exact": moments_exact,
     "tap": moments_tap,
@@ -108,6 +112,33 @@ def _accepts_rng(fn) -> bool:
     return any(p.name == "rng" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
+def _categorical_log_partition_exact(params: CategoricalRBMParams, **options) -> LogPartitionEstimate:
+    """:func:`pymc_rbm.categorical.log_partition_exact` as an estimate of ``log Z``, like the binary exact method's."""
+    from pymc_rbm.categorical.exact import MAX_ENUMERATED_STATES, enumeration_plan
+    from pymc_rbm.categorical.exact import log_partition_exact as categorical_exact
+
+    max_states = options.pop("max_states", MAX_ENUMERATED_STATES)
+    plan = enumeration_plan(params, max_states)
+    return LogPartitionEstimate(
+        fingerprint=params.fingerprint(),
+        log_z=categorical_exact(params, max_states=max_states, **options),
+        method="exact",
+        kind="exact",
+        diagnostics={"n_states": plan.n_configurations, "enumerated_layer": plan.layer},
+    )
+
+
+def _categorical_method(method: str, backend: str):
+    """The function of ``method`` for a categorical RBM, or a ValueError naming the methods that take one."""
+    if backend != "numpy" or method not in CATEGORICAL_LOG_PARTITION_METHODS:
+        what = f'backend="{backend}"' if backend != "numpy" else f"method {method!r}"
+        raise ValueError(
+            f"log_partition: {what} does not support categorical (Potts) RBMs; for a CategoricalRBMParams "
+            f"use one of {list(CATEGORICAL_LOG_PARTITION_METHODS)} with the numpy backend"
+        )
+    return _categorical_log_partition_exact if method == "exact" else LOG_PARTITION_METHODS[method]
+
+
 def log_partition(
     params: RBMParams, method: str = "exact", *, rng=None, backend: str = "numpy", **options
 ) -> LogPartitionEstimate:
@@ -115,7 +146,10 @@ def log_partition(
 
     Parameters
     ----------
-    params : RBMParams
+    params : RBMParams, SpinRBMParams or CategoricalRBMParams (or an AnnealingPath for the annealing methods)
+        A categorical (Potts) RBM takes the methods of
+        ``CATEGORICAL_LOG_PARTITION_METHODS`` (``"exact"``, ``"ais"``,
+        ``"reverse_ais"``, ``"bar"``); the others refuse it with a ValueError.
     method : str, default "exact"
         One of the keys of ``LOG_PARTITION_METHODS``.
     rng : numpy.random.Generator or seed, optional
@@ -131,6 +165,15 @@ def log_partition(
     -------
     LogPartitionEstimate
     """
+    categorical = isinstance(params, CategoricalRBMParams) or (
+        isinstance(params, AnnealingPath) and params.categorical
+    )
+    if categorical:
+        _lookup(LOG_PARTITION_METHODS, method, "log_partition")  # an unknown name is told as such first
+        fn = _categorical_method(method, backend)
+        if rng is not None and _accepts_rng(fn):
+            options["rng"] = rng
+        return fn(params, **options)
     if backend == "jax":
         try:
             from pymc_rbm.jax import LOG_PARTITION_METHODS as table
