@@ -29,6 +29,7 @@ __all__ = [
     "RBMParams",
     "CategoricalRBMParams",
     "GaussianRBMParams",
+    "ModelLadder",
     "ReplicaExchange",
     "SpinRBMParams",
     "WormholeMetropolis",
@@ -44,6 +45,7 @@ _LAZY = {
     "BlockGibbs": "pymc_rbm.step_methods",
     "ExactDraws": "pymc_rbm.step_methods",
     "FlipTheState": "pymc_rbm.step_methods",
+    "ModelLadder": "pymc_rbm.step_methods",
     "ReplicaExchange": "pymc_rbm.step_methods",
     "WormholeMetropolis": "pymc_rbm.step_methods",
 }

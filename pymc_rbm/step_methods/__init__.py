@@ -35,6 +35,7 @@ from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable, r
 from pymc_rbm.step_methods.enumerated import ExactDraws
 from pymc_rbm.step_methods.flip import FlipTheState
 from pymc_rbm.step_methods.gibbs import BlockGibbs
+from pymc_rbm.step_methods.model_ladder import ModelLadder
 from pymc_rbm.step_methods.tempered import ReplicaExchange
 from pymc_rbm.step_methods.wormhole import WormholeMetropolis
 
@@ -42,6 +43,7 @@ __all__ = [
     "BlockGibbs",
     "ExactDraws",
     "FlipTheState",
+    "ModelLadder",
     "RBMStep",
     "RBMStepState",
     "ReplicaExchange",
