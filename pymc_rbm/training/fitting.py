@@ -836,6 +836,7 @@ def fit(
                 RuntimeWarning,
                 stacklevel=2,
             )
+            eval_every = 0
         else:
             evaluator = _Evaluator(eval_method, eval_options, e_data, params, eval_rng, family)
     recorder = _Recorder(evaluator)

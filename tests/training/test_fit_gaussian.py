@@ -1,0 +1,70 @@
+"""``fit`` on Gaussian-Bernoulli RBMs: it learns a mixture of Gaussians with σ fixed, resumes, refuses bad input."""
+
+import re
+
+import numpy as np
+import pytest
+
+from pymc_rbm.gaussian import GaussianRBMParams, log_prob_exact, sample_exact
+from pymc_rbm.layers import Gaussian
+from pymc_rbm.training import fit
+from pymc_rbm.training.negative import FAMILY_METHODS
+
+# four equally likely, well separated components (hbias_j = -|W_j|² / 2), σ = 0.5
+TRUE = GaussianRBMParams(2.0 * np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 1.0]]), np.zeros(4),
+                         np.array([-6.0, -6.0]), np.full(4, 0.5))
+DATA = sample_exact(TRUE, 400, rng=1)  # exact mean log-likelihood of TRUE on DATA: -4.160
+FAST = dict(progress=False, rng=0)
+LEARN = dict(visible=Gaussian(TRUE.sigma), learning_rate=0.05, init_scale=0.1, batch_size=50, n_updates=400,
+             eval_every=100, **FAST)
+
+
+@pytest.mark.parametrize("method", ["pcd", "cd", "exact"])
+def test_training_learns_the_mixture(method):
+    res = fit(DATA, 2, method=method, **LEARN)
+    ll = res.history.log_likelihood
+    best = log_prob_exact(DATA, TRUE).mean()
+    assert res.history.estimator == "exact"
+    assert isinstance(res.params, GaussianRBMParams)
+    np.testing.assert_array_equal(res.params.sigma, TRUE.sigma)  # σ is not trained
+    # the start is one Gaussian at the data mean (-5.75); training reaches the true model's likelihood
+    assert ll[0] < -5.5 and ll[-1] > best - 0.05, (ll, best)
+    np.testing.assert_allclose(ll[-1], log_prob_exact(DATA, res.params).mean(), rtol=1e-12)
+
+
+def test_sigma_from_the_data_and_uncentered_training():
+    res = fit(DATA, 2, method="pcd", centered=False, **dict(LEARN, visible="gaussian"))
+    np.testing.assert_allclose(res.params.sigma, DATA.std(axis=0))
+    ll = res.history.log_likelihood
+    assert ll[-1] > ll[0]
+
+
+def test_resume_gives_the_uninterrupted_run(tmp_path):
+    options = dict(LEARN, method="pcd", n_updates=30, eval_every=10, optimizer="adam", learning_rate=0.01)
+    whole = fit(DATA, 2, **options)
+    fit(DATA, 2, save_updates=[12], checkpoint_dir=tmp_path, callback=lambda step: step.update == 12, **options)
+    resumed = fit(DATA, resume=tmp_path, **dict(options, visible=None))
+    assert resumed.params == whole.params  # sigma included: it was written to the checkpoint
+    np.testing.assert_array_equal(resumed.chains.v, whole.chains.v)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.where(DATA > 1.0, np.nan, DATA), "non-finite"),
+        (np.where(DATA > 1.0, np.inf, DATA), "non-finite"),
+        (DATA[:, :3], r"4 units in its last axis, got shape \(400, 3\)"),
+        (DATA > 0, "dtype bool"),
+    ],
+)
+def test_bad_data_is_refused_and_not_mutated(bad, match):
+    copy = np.array(bad, copy=True)
+    with pytest.raises(ValueError, match=match):
+        fit(bad, params=TRUE, method="pcd", n_updates=2, **FAST)
+    np.testing.assert_array_equal(bad, copy)
+
+
+@pytest.mark.parametrize("method", ["pt", "tap", "mean_field"])
+def test_other_methods_are_refused_by_name(method):
+    with pytest.raises(ValueError, match=re.escape(f"with the methods {FAMILY_METHODS!r} only, not {method!r}")):
+        fit(DATA, params=TRUE, method=method, n_updates=2, **FAST)
