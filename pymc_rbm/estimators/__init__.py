@@ -35,6 +35,7 @@ from pymc_rbm.estimators.rts import rts
 from pymc_rbm.estimators.sams import sams
 from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling
 from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
+from pymc_rbm.estimators.trajectory import log_partition_trajectory
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_real
 
@@ -71,6 +72,7 @@ __all__ = [
     "bar",
     "rts",
     "sams",
+    "log_partition_trajectory",
 ]
 
 #: The estimators :func:`log_partition` dispatches to, by name.
