@@ -1,4 +1,4 @@
-"""Training binary RBMs: CD-k, PCD-k, parallel tempering and deterministic gradients.
+"""Training RBMs: CD-k, PCD-k, parallel tempering and deterministic gradients.
 
 :func:`~pymc_rbm.training.fitting.fit` trains by gradient ascent on the log-likelihood. The model term of
 the gradient comes from Markov chains driven by the kernels of
@@ -7,10 +7,13 @@ kernels ``pm.sample`` uses), optionally with wormhole moves (Hinton, Welling & M
 from a deterministic moment computation of :mod:`pymc_rbm.estimators` (exact
 enumeration, naive mean field, TAP, Bethe, mixture mean field). The result's
 ``params`` is an :class:`~pymc_rbm.params.RBMParams` ready for
-:class:`pymc_rbm.RBM`.
+:class:`pymc_rbm.RBM`. Categorical (Potts) and Gaussian visible units train
+through the same loop with CD, PCD and the exact gradient
+(:mod:`~pymc_rbm.training.families`).
 
 - :mod:`~pymc_rbm.training.gradients`: data and model terms, exact and approximate gradients.
-- :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic).
+- :mod:`~pymc_rbm.training.families`: the visible units' sufficient statistics, sweep target and exact moments.
+- :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic; any family's CD, PCD, exact).
 - :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit`, the training loop, history and callback.
 - :mod:`~pymc_rbm.training.optimizers`: gradient ascent with momentum, Adam, learning-rate schedules, clipping.
 - :mod:`~pymc_rbm.training.trajectory`: the parameters kept along training, checkpoints and resuming.
@@ -30,6 +33,7 @@ from pymc_rbm.training.fitting import (
     TrainingStep,
     fit,
 )
+from pymc_rbm.training.families import BernoulliFamily, CategoricalFamily, GaussianFamily, family_for, family_of
 from pymc_rbm.training.gradients import (
     DETERMINISTIC_METHODS,
     Gradient,
@@ -46,9 +50,11 @@ from pymc_rbm.training.gradients import (
 from pymc_rbm.training.negative import (
     SAMPLING_METHODS,
     NegativePhase,
+    FAMILY_METHODS,
     contrastive_divergence,
     centered_phase_gradient,
     deterministic,
+    family_phase,
     gibbs_sweeps_from_visible,
     gibbs_sweeps_visible_first,
     parallel_tempering,
@@ -67,6 +73,13 @@ __all__ = [
     "METHODS",
     "SAMPLING_METHODS",
     "DETERMINISTIC_METHODS",
+    "FAMILY_METHODS",
+    "BernoulliFamily",
+    "CategoricalFamily",
+    "GaussianFamily",
+    "family_of",
+    "family_for",
+    "family_phase",
     "EXACT_EVAL_MAX_BITS",
     "Gradient",
     "data_statistics",

@@ -87,6 +87,8 @@ class BernoulliFamily:
 
     name = "bernoulli"
     params_type = RBMParams
+    #: The estimator of ``log Z`` for the log-likelihood records of models too large to enumerate (None: none).
+    estimator = "ais"
 
     def config(self) -> dict:
         """What a checkpoint must agree on beyond the shapes (nothing for binary units)."""
@@ -177,6 +179,7 @@ class CategoricalFamily(BernoulliFamily):
 
     name = "categorical"
     params_type = CategoricalRBMParams
+    estimator = "ais"  # pymc_rbm.estimators.ais anneals categorical RBMs too
 
     def __init__(self, n_states: int):
         self.layer = Potts(n_states)
@@ -282,6 +285,7 @@ class GaussianFamily(BernoulliFamily):
 
     name = "gaussian"
     params_type = gaussian.GaussianRBMParams
+    estimator = None  # no estimator of pymc_rbm.estimators takes Gaussian RBMs
 
     def __init__(self, sigma):
         self.layer = Gaussian(sigma)

@@ -1,4 +1,4 @@
-"""``fit``: train a binary RBM by gradient ascent on the log-likelihood.
+"""``fit``: train an RBM (binary, categorical or Gaussian visible units) by gradient ascent on the log-likelihood.
 
 One loop serves every method, in three small parts: a batch stream (each
 epoch's rows in a fresh random order), the gradient of a
@@ -19,6 +19,11 @@ was done (``stopped_early``, as ``pm.sample`` does), and a learning rate too
 large for the model (parameters that become non-finite or explode, a
 log-likelihood that collapses) stops it with a warning that names the
 learning rate, keeping ``best_params``.
+
+The visible units are a *family* (:mod:`~pymc_rbm.training.families`): the
+loop works on the family's sufficient statistics in flat coordinates, where
+every gradient, centering and optimiser step is the binary one, and only the
+chains, the exact moments and the records use the family's own model.
 """
 
 from __future__ import annotations
@@ -153,11 +158,13 @@ class TrainingStep(NamedTuple):
         Updates done so far (1 after the first).
     epoch : int
         Passes over the data started so far (1 during the first).
-    params : RBMParams
+    params : RBMParams, CategoricalRBMParams or GaussianRBMParams
         The parameters after this update.
     gradient : Gradient
         The gradient estimate of this update (before momentum and decay); with
         ``centered=True`` the centered gradient, in the centered parameters.
+        For categorical and Gaussian RBMs it is in the flat coordinates
+        ``(W, a, c)`` of :mod:`~pymc_rbm.training.families`.
     log_likelihood : float
         The recorded log-likelihood if one was recorded after this update, else NaN.
     info : dict
@@ -178,11 +185,12 @@ class FitResult:
 
     Attributes
     ----------
-    params : RBMParams
+    params : RBMParams, CategoricalRBMParams or GaussianRBMParams
         The final parameters; drop them into :class:`pymc_rbm.RBM` as
-        ``RBM("v", params.W, params.vbias, params.hbias)``.
+        ``RBM("v", params.W, params.vbias, params.hbias)`` (or
+        ``CategoricalRBM``, ``GaussianRBM``).
     history : History
-    best_params : RBMParams
+    best_params : RBMParams, CategoricalRBMParams or GaussianRBMParams
         The parameters at the largest recorded log-likelihood (``params``
         when nothing was recorded).
     n_updates : int
@@ -190,7 +198,8 @@ class FitResult:
     stopped_early : bool
         Whether training stopped before ``n_updates``: see ``stop_reason``.
     chains : object
-        The persistent chains (PCD: an ``RBMState``; PT: a ``TemperedState``;
+        The persistent chains (PCD: an ``RBMState``, whose ``v`` holds labels
+        or reals for categorical and Gaussian units; PT: a ``TemperedState``;
         else None); pass them back as ``fit(..., chains=...)`` to resume.
     method : str
     operator : object
@@ -442,10 +451,10 @@ class _Evaluator:
 
 
 def _auto_eval_method(family, params) -> str | None:
-    """``eval_method="auto"``: exact where enumerable, else AIS for binary RBMs, else None (no records)."""
+    """``eval_method="auto"``: exact where enumerable, else the family's estimator (AIS), else None (no records)."""
     if family.enumerable(params, EXACT_EVAL_MAX_BITS):
         return "exact"
-    return "ais" if family.name == "bernoulli" else None
+    return family.estimator
 
 
 class _Recorder:
@@ -830,9 +839,9 @@ def fit(
         if isinstance(eval_method, str) and eval_method == "auto" and _auto_eval_method(family, params) is None:
             warnings.warn(
                 f"fit records no log-likelihood: this {family.name} RBM is too large to enumerate (more than "
-                f"2**{EXACT_EVAL_MAX_BITS} states in its smaller layer), and eval_method='auto' estimates log Z "
-                "only for binary RBMs; pass eval_method= a method of pymc_rbm.estimators.log_partition that "
-                "accepts these params, or a callable params -> log Z",
+                f"2**{EXACT_EVAL_MAX_BITS} states in its smaller layer), and no estimator of "
+                f"pymc_rbm.estimators.log_partition takes {family.name} RBMs; pass eval_method= a callable "
+                "params -> log Z for records",
                 RuntimeWarning,
                 stacklevel=2,
             )

@@ -119,13 +119,22 @@ def test_other_options_are_refused():
         fit(DATA, params=CategoricalRBMParams.random(5, 3, 2, rng=0), visible="gaussian", n_updates=2, **FAST)
 
 
-def test_no_records_beyond_enumeration_with_a_clear_warning():
+def test_records_by_ais_agree_with_exact_and_leave_training_alone():
+    options = dict(visible="categorical", method="pcd", n_updates=40, eval_every=20, **FAST)
+    exact = fit(DATA, 3, **options)
+    ais = fit(DATA, 3, eval_method="ais", eval_options={"n_steps": 300, "n_chains": 50}, **options)
+    assert ais.params == exact.params  # the records draw from their own stream
+    assert ais.history.estimator == "ais" and np.all(ais.history.stderr > 0)
+    np.testing.assert_allclose(ais.history.log_likelihood, exact.history.log_likelihood, atol=0.03)
+
+
+def test_records_beyond_enumeration_are_estimated_by_ais():
     rng = np.random.default_rng(0)
     data = rng.integers(0, 21, (20, 8))  # 21**8 sequences, 2**21 hidden states: not enumerable
-    with pytest.warns(RuntimeWarning, match="records no log-likelihood") as caught:
-        res = fit(data, 21, visible=Potts(21), method="cd", n_updates=2, **FAST)
-    assert len(caught) == 1
-    assert len(res.history) == 0 and res.n_updates == 2 and not res.stopped_early
+    res = fit(data, 21, visible=Potts(21), method="cd", n_updates=2, eval_options={"n_steps": 20, "n_chains": 10},
+              **FAST)
+    assert res.history.estimator == "ais" and len(res.history) == 2
+    assert np.all(np.isfinite(res.history.log_likelihood))
 
 
 def test_float32_runs():

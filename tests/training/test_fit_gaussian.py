@@ -68,3 +68,12 @@ def test_bad_data_is_refused_and_not_mutated(bad, match):
 def test_other_methods_are_refused_by_name(method):
     with pytest.raises(ValueError, match=re.escape(f"with the methods {FAMILY_METHODS!r} only, not {method!r}")):
         fit(DATA, params=TRUE, method=method, n_updates=2, **FAST)
+
+
+def test_no_records_beyond_enumeration_with_a_clear_warning():
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(20, 3))  # 17 hidden units: 2**17 mixture components, beyond the enumeration
+    with pytest.warns(RuntimeWarning, match="records no log-likelihood") as caught:
+        res = fit(data, 17, visible="gaussian", method="cd", n_updates=2, **FAST)
+    assert len(caught) == 1
+    assert len(res.history) == 0 and res.n_updates == 2 and not res.stopped_early
