@@ -19,6 +19,9 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
   swap round (Brügge, Fischer & Igel 2013, §4.2; :mod:`pymc_rbm.kernels.tempering`); the
   replicas at β = 1 are the samples.
 - Deterministic: the moments of :func:`pymc_rbm.estimators.moments`.
+- Categorical and Gaussian RBMs: CD-k, PCD-k and the exact model term of
+  :func:`family_phase`, in the flat coordinates of
+  :mod:`~pymc_rbm.training.families` (chains of labels or reals).
 
 The sweeps are the kernels of :mod:`pymc_rbm.kernels` (block Gibbs,
 flip-the-state, the α mixture), the ones ``pm.sample`` uses. Whenever the
