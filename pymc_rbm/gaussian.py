@@ -50,8 +50,11 @@ __all__ = [
     "GaussianRBMParams",
     "energy",
     "free_energy",
+    "gaussian_at_beta",
+    "gaussian_params_of",
     "hidden_input",
     "hidden_marginal",
+    "is_gaussian_rbm_variable",
     "log_partition_exact",
     "log_prob_exact",
     "mean_exact",
@@ -183,12 +186,23 @@ def free_energy(v, params):
 
 # ----------------------------------------------------------------------------- the sweep target
 class GaussianAtBeta(NamedTuple):
-    """A Gaussian-Bernoulli RBM as a target of :func:`pymc_rbm.kernels.sweep.sweep` (block Gibbs; β = 1 only).
+    """A Gaussian-Bernoulli RBM at inverse temperature β > 0, ``exp(-β E(v, h))``: a target of
+    :func:`pymc_rbm.kernels.sweep.sweep`.
 
-    The visible fields are ``vbias / σ² + (W h) / σ`` for the
-    :class:`~pymc_rbm.layers.Gaussian` layer. Tempering a Gaussian layer also
-    rescales its variances, which this target does not do: it refuses
-    ``beta`` other than None or 1.
+    Given ``h`` the visible units are ``N(vbias + σ ∘ W h, σ² / β)``; given
+    ``v`` the hidden units are Bernoulli with logits
+    ``β (hbias + (v / σ)·W)``. The visible fields are
+    ``β (vbias / σ² + (W h) / σ)`` for a :class:`~pymc_rbm.layers.Gaussian`
+    layer of standard deviations ``σ / √β`` (one row per chain where β is).
+    The v-marginal of ``exp(-β E)`` is proper for every β > 0 (the quadratic
+    term keeps its sign); β = 0 is not, and is refused. Build it with
+    :func:`gaussian_at_beta`, which validates β.
+
+    Attributes
+    ----------
+    params : GaussianRBMParams
+    beta : None, float or ndarray of shape (n_chains, 1)
+        As :func:`~pymc_rbm.kernels.state.check_beta` returns it (None: β = 1).
     """
 
     params: GaussianRBMParams
@@ -196,7 +210,10 @@ class GaussianAtBeta(NamedTuple):
 
     @property
     def visible_layer(self) -> Gaussian:
-        return self.params.visible
+        """Gaussian units of standard deviations ``σ`` (β = 1), else ``σ / √β``, shape (n_chains, n_visible)."""
+        if self.beta is None:
+            return self.params.visible
+        return _ChainGaussian(self.params.sigma / np.sqrt(self.beta))
 
     @property
     def hidden_layer(self) -> Layer:
@@ -211,17 +228,42 @@ class GaussianAtBeta(NamedTuple):
         return hidden_input(v, self.params)
 
     def hidden_logits(self, a):
-        self._check_beta()
-        return a
+        """``β a`` (``a`` itself at β = 1)."""
+        return a if self.beta is None else a * self.beta
 
     def visible_logits(self, h):
-        self._check_beta()
+        """``β (vbias / σ² + (W h) / σ)``, shape (n_chains, n_visible)."""
         p = self.params
-        return p.vbias / p.sigma**2 + (h @ p.W.T) / p.sigma
+        f = p.vbias / p.sigma**2 + (h @ p.W.T) / p.sigma
+        return f if self.beta is None else f * self.beta
 
-    def _check_beta(self):
-        if self.beta is not None and not (np.ndim(self.beta) == 0 and float(self.beta) == 1.0):
-            raise ValueError("GaussianAtBeta samples at beta = 1 only (tempering would rescale the variances)")
+
+def gaussian_at_beta(params: GaussianRBMParams, beta=None, n_chains: int = 1) -> GaussianAtBeta:
+    """The target ``params`` at ``beta`` (None, a scalar or one value per chain of ``n_chains``), validated.
+
+    Raises
+    ------
+    ValueError
+        For β <= 0 (the v-marginal of ``exp(-β E)`` is improper at β = 0), a
+        non-finite β or a wrong shape.
+    """
+    from pymc_rbm.kernels.state import check_beta
+
+    beta = check_beta(beta, n_chains)
+    if beta is not None and not np.all(np.asarray(beta) > 0):
+        raise ValueError("a Gaussian RBM is tempered at beta > 0 only (at beta = 0 its v-marginal is improper)")
+    return GaussianAtBeta(params, beta)
+
+
+class _ChainGaussian(Gaussian):
+    """:class:`~pymc_rbm.layers.Gaussian` units whose standard deviations may differ per chain, (n_chains, n)."""
+
+    def __init__(self, sigma):
+        sigma = np.array(sigma, dtype=np.float64, copy=True)
+        if sigma.size == 0 or not np.all(np.isfinite(sigma)) or not np.all(sigma > 0):
+            raise ValueError("a Gaussian layer needs finite standard deviations sigma > 0")
+        sigma.setflags(write=False)
+        self.sigma = sigma
 
 
 # ----------------------------------------------------------------------------- exact enumeration of h
@@ -283,6 +325,18 @@ def sample_exact(params: GaussianRBMParams, size=(), rng=None, *, max_hidden: in
     h = Hs[rng.choice(len(p), size=m, p=p / p.sum())]
     v = visible_mean(h, params) + params.sigma * rng.standard_normal((m, params.n_visible))
     return v.reshape(size + (params.n_visible,))
+
+
+def is_gaussian_rbm_variable(var) -> bool:
+    """Whether ``var`` is a random variable of the :class:`GaussianRBM` distribution (loads PyMC)."""
+    op = getattr(getattr(var, "owner", None), "op", None)
+    return op is not None and isinstance(op, _pymc_layer()["GaussianRBMRV"])
+
+
+def gaussian_params_of(rv) -> tuple:
+    """The symbolic ``(W, vbias, hbias, sigma)`` of a :class:`GaussianRBM` variable."""
+    W, vbias, hbias, sigma, _ = rv.owner.op.dist_params(rv.owner)
+    return W, vbias, hbias, sigma
 
 
 # ----------------------------------------------------------------------------- the PyMC distribution
@@ -446,5 +500,10 @@ def _pymc_layer() -> dict:
             if not rv_size_is_none(size):
                 v = pt.full((*size, v.shape[-1]), v)
             return v
+
+    # Register the Gaussian step methods with pm.sample (they find GaussianRBM variables through this module).
+    from pymc_rbm.step_methods.gaussian import register
+
+    register()
 
     return {"GaussianRBM": GaussianRBM, "GaussianRBMRV": GaussianRBMRV}
