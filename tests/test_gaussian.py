@@ -1,4 +1,4 @@
-"""Gaussian-Bernoulli RBMs: log Z by numerical integration, logp as the explicit mixture, NUTS means vs exact."""
+"""Gaussian-Bernoulli RBMs: log Z by numerical integration, logp as the explicit mixture, sampled means vs exact."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pymc_rbm.gaussian import (
     GaussianRBMParams,
     energy,
     free_energy,
+    gaussian_at_beta,
     hidden_marginal,
     log_partition_exact,
     log_prob_exact,
@@ -108,12 +109,14 @@ def test_exact_draws_and_gibbs_sweeps_have_the_exact_mean_and_second_moment():
         acc_s += state.v.T @ state.v / len(state.v) / 50
     assert np.max(np.abs(acc_m - m)) < 0.03
     assert np.max(np.abs(acc_s - second)) < 0.08
-    with pytest.raises(ValueError, match="beta = 1"):
-        sweep(rng, state, GaussianAtBeta(p, 0.5), GIBBS)
+    with pytest.raises(ValueError, match="beta > 0"):
+        gaussian_at_beta(p, 0.0)
 
 
-def test_pm_sample_nuts_means_within_006_of_exact():
+def test_pm_sample_defaults_means_within_006_of_exact():
+    """pm.sample's pick for a GaussianRBM with constant parameters and no other term: replica exchange."""
     from pymc_rbm.gaussian import GaussianRBM
+    from pymc_rbm.step_methods.gaussian import GaussianReplicaExchange
 
     p = GaussianRBMParams.random(4, 3, scale=1.0, rng=7)
     with pm.Model() as model:
@@ -121,7 +124,7 @@ def test_pm_sample_nuts_means_within_006_of_exact():
         idata = pm.sample(draws=2000, tune=500, chains=2, random_seed=3, progressbar=False,
                           compute_convergence_checks=False)
         _, chosen = assign_step_methods(model)
-    assert list(chosen) == [pm.NUTS]
+    assert list(chosen) == [GaussianReplicaExchange]
     means = idata.posterior["v"].mean(("chain", "draw")).values
     assert np.max(np.abs(means - mean_exact(p))) <= 0.06
     logp = model.compile_logp()

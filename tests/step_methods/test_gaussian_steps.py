@@ -1,0 +1,250 @@
+"""The Gaussian RBM step methods: the tempered block Gibbs kernel exactly, the steps against exact answers.
+
+``v`` is continuous, so the transition matrix over joint states does not
+exist; what can be checked exactly is the chain of the hidden layer that
+block Gibbs at β induces, ``h -> v -> h'``, whose kernel
+
+    K(h, h') = ∫ N(v; b + σ∘Wh, σ²/β) Π_j Bern(h'_j; sigmoid(β (c + (v/σ)·W)_j)) dv
+
+is computed by Gauss-Hermite quadrature on a model of 2 visible units (exact
+to rounding: the integrand is analytic) from the target's own fields and
+layer. It must leave the hidden marginal of ``exp(-β E)``,
+``p_β(h) ∝ exp(β (c·h + (b/σ)·Wh + |Wh|²/2))``, invariant; with the
+untempered variance ``σ²`` it does not (negative control). The steps
+themselves are checked by fixed-seed runs against exact means and mixture
+weights.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pymc as pm
+import pytest
+from pymc.sampling.mcmc import assign_step_methods
+from scipy import integrate
+
+from pymc_rbm import testing as ht
+from pymc_rbm.gaussian import (
+    GaussianRBM,
+    GaussianRBMParams,
+    energy,
+    gaussian_at_beta,
+    hidden_input,
+    hidden_marginal,
+    mean_exact,
+)
+from pymc_rbm.kernels.layer import GIBBS
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import sweep
+from pymc_rbm.step_methods.gaussian import GaussianGibbs, GaussianReplicaExchange
+
+TINY = GaussianRBMParams.random(2, 2, scale=1.0, rng=11)
+HS = np.array(list(itertools.product((0, 1), repeat=2)), dtype=np.float64)
+
+
+def tempered_hidden_marginal(p, beta):
+    """``p_β(h) ∝ exp(β (c·h + (b/σ)·Wh + |Wh|²/2))`` over ``HS``: ``exp(-β E)`` with ``v`` integrated out."""
+    m = HS @ p.W.T
+    lw = beta * (HS @ p.hbias + m @ (p.vbias / p.sigma) + 0.5 * (m**2).sum(axis=-1))
+    w = np.exp(lw - lw.max())
+    return w / w.sum()
+
+
+def hidden_kernel(target, *, variance_tempered=True, n_nodes=60):
+    """``K(h, h')`` of the collapsed chain ``h -> v -> h'`` at ``target`` by tensor Gauss-Hermite quadrature.
+
+    ``v | h`` is the target's visible layer at its fields (mean ``s² f``,
+    standard deviation ``s``); with ``variance_tempered=False`` its standard
+    deviation is the untempered ``σ`` (the mean kept): the negative control.
+    """
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    nodes = np.array(list(itertools.product(x, repeat=2)))  # (n_nodes², 2): standard normal abscissae
+    weights = np.prod(np.array(list(itertools.product(w, repeat=2))), axis=1) / (2 * np.pi)
+    s = np.broadcast_to(target.visible_layer.sigma, (1, 2))[0]
+    K = np.zeros((len(HS), len(HS)))
+    for k, h in enumerate(HS):
+        mean = s**2 * target.visible_logits(h[None])[0]
+        sd = s if variance_tempered else target.params.sigma
+        q = 1.0 / (1.0 + np.exp(-target.hidden_logits(target.hidden_input(mean + sd * nodes))))  # (nodes, 2)
+        K[k] = np.prod(np.where(HS[:, None, :] == 1, q[None], 1 - q[None]), axis=-1) @ weights
+    return K
+
+
+def test_the_tempered_hidden_marginal_is_v_integrated_out():
+    """One visible unit: ``∫ Σ exp(-β E(v, h)) dv`` per ``h`` by adaptive quadrature equals the closed form, and the
+    tempered model is the RBM of parameters ``(√β W, b, β c, σ/√β)``."""
+    p = GaussianRBMParams.random(1, 2, scale=1.3, rng=2)
+    beta = 0.4
+    z = np.array([integrate.quad(lambda v: np.exp(-beta * energy(np.array([v]), h, p)), -60, 60,
+                                 epsabs=1e-13, epsrel=1e-12)[0] for h in HS])
+    m = HS @ p.W.T
+    lw = beta * (HS @ p.hbias + m @ (p.vbias / p.sigma) + 0.5 * (m**2).sum(axis=-1))
+    np.testing.assert_allclose(z / z.sum(), np.exp(lw) / np.exp(lw).sum(), rtol=1e-9)
+    rescaled = GaussianRBMParams(np.sqrt(beta) * p.W, p.vbias, beta * p.hbias, p.sigma / np.sqrt(beta))
+    np.testing.assert_allclose(hidden_marginal(rescaled)[1], z / z.sum(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.3, 0.05])
+def test_block_gibbs_at_beta_leaves_the_hidden_marginal_invariant(beta):
+    K = hidden_kernel(gaussian_at_beta(TINY, beta))
+    np.testing.assert_allclose(K.sum(axis=1), 1.0, atol=1e-13)
+    p = tempered_hidden_marginal(TINY, beta)
+    ht.assert_stationary(p, K, atol=1e-12)
+    assert ht.is_irreducible(K)
+
+
+@pytest.mark.parametrize("beta", [0.3, 0.05])
+def test_the_untempered_variance_is_caught(beta):
+    """Negative control: ``v | h`` with variance σ² (the mean tempered) does not leave ``p_β(h)`` invariant."""
+    K = hidden_kernel(gaussian_at_beta(TINY, beta), variance_tempered=False)
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(tempered_hidden_marginal(TINY, beta), K, atol=1e-6)
+
+
+def test_a_beta_per_chain_is_each_chains_own_target():
+    betas = np.array([1.0, 0.3, 0.05])
+    joint = gaussian_at_beta(TINY, np.repeat(betas, 4), 12)
+    h = np.tile(HS, (3, 1))
+    v = np.random.default_rng(0).normal(size=(12, 2))
+    for r, beta in enumerate(betas):
+        one = gaussian_at_beta(TINY, beta)
+        rows = slice(4 * r, 4 * r + 4)
+        np.testing.assert_allclose(joint.visible_logits(h)[rows], one.visible_logits(h[rows]), rtol=1e-14)
+        np.testing.assert_allclose(np.broadcast_to(joint.visible_layer.sigma, (12, 2))[rows],
+                                   np.broadcast_to(one.visible_layer.sigma, (4, 2)), rtol=1e-14)
+        np.testing.assert_allclose(joint.hidden_logits(joint.hidden_input(v))[rows],
+                                   one.hidden_logits(one.hidden_input(v[rows])), rtol=1e-14)
+    with pytest.raises(ValueError, match="beta > 0"):
+        gaussian_at_beta(TINY, 0.0)
+
+
+def test_the_engines_sweep_at_beta_samples_the_hidden_marginal():
+    """Through :func:`sweep` (the engine the steps run): hidden states of many chains at three β per chain."""
+    betas = np.repeat([1.0, 0.3, 0.05], 3000)
+    target = gaussian_at_beta(TINY, betas, betas.size)
+    rng = np.random.default_rng(4)
+    state = RBMState(rng.normal(size=(betas.size, 2)), None)
+    for _ in range(30):
+        state, _ = sweep(rng, state, target, GIBBS)
+    index = (state.h @ [2, 1]).astype(int)
+    for r, beta in enumerate([1.0, 0.3, 0.05]):
+        counts = np.bincount(index[3000 * r : 3000 * (r + 1)], minlength=4)
+        ht.assert_frequencies(counts, tempered_hidden_marginal(TINY, beta))
+
+
+# ----------------------------------------------------------------------------- the steps in pm.sample
+def sharp():
+    """Two components 8.5 σ apart with weights 0.3 and 0.7 (one hidden unit): NUTS and Gibbs stay in one."""
+    return GaussianRBMParams(np.array([[6.0], [6.0]]), np.zeros(2), np.array([-36.0 + np.log(7 / 3)]))
+
+
+def mode_weights(v, p):
+    """``mean over draws of p(h | v)``, shape (2**n_hidden,): its expectation under ``p(v)`` is ``p(h)`` exactly."""
+    Hs, _ = hidden_marginal(p)
+    a = hidden_input(v, p)
+    log_q = Hs @ (-np.logaddexp(0, -a)).T + (1 - Hs) @ (-np.logaddexp(0, a)).T
+    return np.exp(log_q).mean(axis=1)
+
+
+def _sample(p, step=None, seed=1, **kwargs):
+    with pm.Model() as model:
+        GaussianRBM("v", p.W, p.vbias, p.hbias, p.sigma)
+        if step is not None:
+            kwargs["step"] = step()
+        idata = pm.sample(draws=2000, tune=500, chains=4, cores=1, random_seed=seed, progressbar=False,
+                          compute_convergence_checks=False, **kwargs)
+    return model, idata.posterior["v"].values.reshape(-1, p.n_visible)
+
+
+def test_pm_sample_defaults_on_a_sharp_mixture_get_the_weights_where_nuts_does_not():
+    p = sharp()
+    _, w = hidden_marginal(p)
+    model, draws = _sample(p)
+    with model:
+        _, chosen = assign_step_methods(model)
+    assert list(chosen) == [GaussianReplicaExchange]
+    assert np.abs(mode_weights(draws, p) - w).max() <= 0.05
+    assert np.abs(draws.mean(axis=0) - mean_exact(p)).max() <= 0.3
+    _, nuts = _sample(p, pm.NUTS)
+    assert np.abs(mode_weights(nuts, p) - w).max() > 0.1  # chains stuck in the component they started in
+
+
+def test_other_terms_are_sampled_exactly_and_left_to_nuts_by_default():
+    """A Normal likelihood of ``v``: the posterior is a mixture of Gaussians in closed form (conjugate per
+    component); the steps, passed explicitly, correct their moves by ``L`` and get its mean; ``pm.sample``
+    leaves the variable to NUTS."""
+    p = GaussianRBMParams.random(2, 2, scale=1.0, rng=3)
+    y, s = np.array([1.0, -0.5]), 0.8
+    Hs, w = hidden_marginal(p)
+    mu = p.vbias + p.sigma * (Hs @ p.W.T)  # component means (4, 2)
+    var = p.sigma**2 + s**2
+    post_w = w * np.exp(-0.5 * ((y - mu) ** 2 / var).sum(axis=1) - 0.5 * np.log(var).sum())
+    post_w /= post_w.sum()
+    post_mu = (mu / p.sigma**2 + y / s**2) / (1 / p.sigma**2 + 1 / s**2)
+    exact = post_w @ post_mu
+    for step in (GaussianGibbs, GaussianReplicaExchange):
+        with pm.Model() as model:
+            v = GaussianRBM("v", p.W, p.vbias, p.hbias, p.sigma)
+            pm.Normal("y", mu=v, sigma=s, observed=y)
+            idata = pm.sample(draws=3000, tune=300, chains=2, cores=1, step=step(), random_seed=5,
+                              progressbar=False, compute_convergence_checks=False)
+        means = idata.posterior["v"].mean(("chain", "draw")).values
+        assert np.abs(means - exact).max() <= 0.06, step.__name__
+        assert 0.05 < float(idata.sample_stats["accept"].mean()) < 1.0
+    with model:
+        _, chosen = assign_step_methods(model)
+    assert list(chosen) == [pm.NUTS]
+
+
+def test_random_parameters_are_left_to_nuts_and_refused_by_replica_exchange():
+    p = TINY
+    with pm.Model() as model:
+        scale = pm.HalfNormal("scale", 1.0)
+        GaussianRBM("v", p.W * scale, p.vbias, p.hbias, p.sigma)
+        _, chosen = assign_step_methods(model)
+        assert pm.NUTS in chosen and GaussianReplicaExchange not in chosen
+        with pytest.raises(ValueError, match="constant parameters"):
+            GaussianReplicaExchange()
+        with pytest.raises(ValueError, match="beta > 0"):
+            GaussianReplicaExchange(vars=[model["v"]], betas=[1.0, 0.5, 0.0])
+        GaussianGibbs(vars=[model["v"]])  # the parameters computed from the point
+
+
+def test_a_resumed_replica_exchange_continues_draw_for_draw():
+    with pm.Model() as model:
+        GaussianRBM("v", TINY.W, TINY.vbias, TINY.hbias, TINY.sigma)
+        whole, first, resumed = (GaussianReplicaExchange(rng=r) for r in (3, 3, 99))
+    for s in (whole, first):
+        s.setup_chain(np.random.default_rng(5), tune=80, draws=40)
+    resumed.setup_chain(np.random.default_rng(0), tune=80, draws=40)
+    a = b = model.initial_point()
+    for _ in range(60):
+        a, _ = whole.step(a)
+        b, _ = first.step(b)
+    resumed.sampling_state = first.sampling_state
+    for _ in range(40):
+        a, _ = whole.step(a)
+        b, _ = resumed.step(b)
+        np.testing.assert_array_equal(a["v"], b["v"])
+
+
+def test_using_the_distribution_alone_registers_its_steps():
+    """In a fresh process, ``pymc_rbm.GaussianRBM`` alone makes pm.sample pick replica exchange; without it, not."""
+    code = (
+        "import numpy as np, pymc as pm, pymc_rbm\n"
+        "from pymc.sampling.mcmc import assign_step_methods\n"
+        "with pm.Model() as m:\n"
+        "    x = pm.Normal('x')\n"
+        "from pymc.step_methods import STEP_METHODS\n"
+        "print(sorted(s.__name__ for s in STEP_METHODS if s.__name__.startswith('Gaussian')))\n"
+        "p = pymc_rbm.GaussianRBMParams(np.ones((2, 1)), np.zeros(2), np.zeros(1))\n"
+        "with pm.Model() as m:\n"
+        "    pymc_rbm.GaussianRBM('v', p.W, p.vbias, p.hbias)\n"
+        "    print([s.__name__ for s in assign_step_methods(m)[1]])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["[]", "['GaussianReplicaExchange']"]
