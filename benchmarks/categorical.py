@@ -29,6 +29,20 @@ for all 21 values of each unit in turn). All numbers of one table come from
 one run. Run from the repository root::
 
     python benchmarks/categorical.py [--draws 4000] [--pymc-draws 1000] [--chains 2] [--hidden 10]
+
+``--estimators`` runs the other section instead: AIS and BAR estimates of
+``log Z`` (:func:`pymc_rbm.estimators.ais`, :func:`~pymc_rbm.estimators.bar`,
+the annealing path with a Potts visible layer) on a 20-unit, 21-state RBM with
+``--est-hidden`` hidden units (default 60, far beyond enumeration), weights
+uniform on ``[-est-scale, est-scale]``, at ``--est-chains`` chains and each of
+``--est-steps`` schedule lengths (Salakhutdinov & Murray's schedule; base: the
+naive mean-field marginals, the default), against a long BAR reference run
+(``--ref-chains`` chains, ``--ref-steps`` steps each way) whose standard error,
+forward (lower-side) and reverse (upper-side) estimates are printed. Where
+``2**est-hidden`` hidden states can be enumerated (``--est-hidden 20``) the exact
+``log Z`` is printed too. One thread each (``n_jobs=1``)::
+
+    python benchmarks/categorical.py --estimators [--est-hidden 60] [--est-scale 1.0] [--est-steps 500,2000]
 """
 
 from __future__ import annotations
@@ -42,8 +56,9 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from pymc_rbm.categorical import CategoricalRBM, CategoricalRBMParams, free_energy, moments_exact
+from pymc_rbm.categorical import CategoricalRBM, CategoricalRBMParams, free_energy, log_partition_exact, moments_exact
 from pymc_rbm.energy import RBMTensors
+from pymc_rbm.estimators import ais, bar
 from pymc_rbm.step_methods.categorical import CategoricalGibbs, CategoricalMetropolisedGibbs, CategoricalReplicaExchange
 
 
@@ -90,6 +105,36 @@ def table(params, name, args):
               f"{tv:9.3f}", flush=True)
 
 
+def estimator_table(args):
+    """AIS and BAR against a long BAR reference (and exact log Z where the hidden layer is enumerable)."""
+    params = CategoricalRBMParams.random(20, 21, args.est_hidden, scale=args.est_scale, rng=args.seed)
+    print(f"\n## AIS and BAR: 20 units x 21 states, {args.est_hidden} hidden, weights U[-{args.est_scale:g}, "
+          f"{args.est_scale:g}], seed {args.seed}; base: naive mean field; n_jobs=1")
+    t = time.perf_counter()
+    ref = bar(params, n_chains=args.ref_chains, n_steps=args.ref_steps, rng=1000 + args.seed, n_jobs=1)
+    ref_seconds = time.perf_counter() - t
+    fwd, rev = ref.diagnostics["forward"], ref.diagnostics["reverse"]
+    print(f"reference: BAR {args.ref_chains} chains x {args.ref_steps} steps each way: log Z = {ref.log_z:.4f} "
+          f"± {ref.stderr:.4f} (forward {fwd['log_z']:.4f} ± {fwd['stderr']:.4f}, reverse {rev['log_z']:.4f} "
+          f"± {rev['stderr']:.4f}; {ref_seconds:.0f} s)")
+    if args.est_hidden <= 20:
+        t = time.perf_counter()
+        exact = log_partition_exact(params)
+        print(f"exact (2**{args.est_hidden} hidden states): log Z = {exact:.4f}; reference - exact = "
+              f"{ref.log_z - exact:+.4f} ({time.perf_counter() - t:.0f} s)")
+    print(f"{'method':7s} {'chains':>6s} {'steps':>6s} {'seconds':>8s} {'log Z':>10s} {'stderr':>7s} "
+          f"{'- ref':>8s} {'z':>6s}")
+    for steps in args.est_steps:
+        for name, fn, options in (("AIS", ais, {}), ("BAR", bar, {"n_jobs": 1})):
+            t = time.perf_counter()
+            est = fn(params, n_chains=args.est_chains, n_steps=steps, rng=args.seed, **options)
+            seconds = time.perf_counter() - t
+            err = est.log_z - ref.log_z
+            z = err / np.hypot(est.stderr, ref.stderr)
+            print(f"{name:7s} {args.est_chains:6d} {steps:6d} {seconds:8.1f} {est.log_z:10.4f} {est.stderr:7.4f} "
+                  f"{err:+8.4f} {z:+6.1f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=4000)
@@ -99,7 +144,17 @@ def main():
     parser.add_argument("--scale", type=float, default=0.5)
     parser.add_argument("--sharp-scale", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--estimators", action="store_true", help="the AIS/BAR section instead of the samplers")
+    parser.add_argument("--est-hidden", type=int, default=60)
+    parser.add_argument("--est-scale", type=float, default=1.0)
+    parser.add_argument("--est-chains", type=int, default=100)
+    parser.add_argument("--est-steps", type=lambda x: [int(s) for s in x.split(",")], default=[500, 2000])
+    parser.add_argument("--ref-chains", type=int, default=300)
+    parser.add_argument("--ref-steps", type=int, default=3000)
     args = parser.parse_args()
+    if args.estimators:
+        estimator_table(args)
+        return
     logging.getLogger("pymc").setLevel(logging.ERROR)
     for scale, name in ((args.scale, "mild"), (args.sharp_scale, "sharp")):
         params = CategoricalRBMParams.random(20, 21, args.hidden, scale=scale, rng=args.seed)
