@@ -11,7 +11,9 @@ whole model once per row.
 :func:`axis_map` reads it off the PyTensor graph of a term by following the
 value variable's axes through the graph, op by op, with rules written for a
 short list of ops (elementwise ops, dimension shuffles, reductions,
-broadcasts, parameter checks, matrix products, basic indexing). An axis that a reduction or a
+broadcasts, parameter checks, matrix products, basic indexing, and integer
+indexing: a table indexed by the value, ``table[x]``, and the
+``take_along_axis`` of PyMC's ``Categorical``). An axis that a reduction or a
 product sums over, that two operands carry in different positions, or that
 reaches an op the rules do not know, is lost: the term is then not taken to
 factorise along it. The analysis can only err towards "coupled", never
@@ -29,15 +31,24 @@ model's logp ``-inf`` as a whole.
 
 from __future__ import annotations
 
+from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import io_toposort
 from pytensor.raise_op import CheckAndRaise
 from pytensor.scalar.basic import AND
-from pytensor.tensor.basic import Alloc, MakeVector, ScalarFromTensor, TensorFromScalar
+from pytensor.tensor.basic import (
+    Alloc,
+    ARange,
+    MakeVector,
+    ScalarFromTensor,
+    TensorFromScalar,
+    get_underlying_scalar_constant_value,
+)
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from pytensor.tensor.exceptions import NotScalarConstantError
 from pytensor.tensor.math import Dot
-from pytensor.tensor.shape import Shape, Shape_i, SpecifyShape
-from pytensor.tensor.subtensor import Subtensor
+from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
+from pytensor.tensor.subtensor import AdvancedSubtensor, Subtensor
 
 __all__ = ["axis_map", "factorised_axes"]
 
@@ -115,6 +126,97 @@ def _subtensor(node, i):
     return lambda a: moves[a] if a < rest else a - rest + out
 
 
+def _constant(x):
+    """The value of a scalar constant graph, or None where ``x`` is not one."""
+    try:
+        return int(get_underlying_scalar_constant_value(x))
+    except (NotScalarConstantError, TypeError, ValueError):
+        return None
+
+
+def _is_axis_length(n, array, axis) -> bool:
+    """Whether ``n`` is ``array.shape[axis]`` (read off the graph, or a constant equal to a static length)."""
+    value = _constant(n)
+    if value is not None:
+        return array.type.shape[axis] == value
+    node = n.owner
+    if node is None:
+        return False
+    if isinstance(node.op, Shape_i):
+        return node.op.i == axis and node.inputs[0] is array
+    if isinstance(node.op, Subtensor) and len(node.inputs) == 2:  # shape(array)[axis]
+        shape = node.inputs[0].owner
+        return (shape is not None and isinstance(shape.op, Shape) and shape.inputs[0] is array
+                and _constant(node.inputs[1]) == axis)
+    return False
+
+
+def _identity_position(index, array, axis):
+    """Where ``index`` enumerates ``axis`` of ``array`` in order, ``arange(array.shape[axis])`` reshaped to one
+    non-unit axis (as ``take_along_axis`` builds it): that axis of ``index``; else None."""
+    node = index.owner
+    shape = [-1]
+    if node is not None and isinstance(node.op, Reshape):
+        if not isinstance(node.inputs[1], Constant):
+            return None
+        shape = [int(d) for d in node.inputs[1].data.reshape(-1)]
+        index = node.inputs[0]
+        node = index.owner
+    if shape.count(-1) != 1 or any(d not in (-1, 1) for d in shape):
+        return None
+    if node is None or not isinstance(node.op, ARange):
+        return None
+    start, stop, step = node.inputs
+    if _constant(start) != 0 or _constant(step) != 1 or not _is_axis_length(stop, array, axis):
+        return None
+    return shape.index(-1)
+
+
+def _advanced_subtensor(node, i):
+    """Integer-array indexing ``array[i_0, …, i_{m-1}]`` (no slices, no boolean masks).
+
+    The output is the broadcast block of the indices (``B`` axes, aligned from
+    the right) followed by the axes of ``array`` beyond ``m``. An index that
+    holds the value (``table[x]``) keeps its axes in the block. For the indexed
+    array, axis ``d`` is kept where its index is the identity along that axis
+    (``take_along_axis``: output position ``j`` reads ``array`` at position ``j``
+    of axis ``d`` only); any other index mixes the positions of the axis. An
+    axis that another index broadcasts (static length 1 against a longer one,
+    or lengths not known) is lost: its one position would feed many.
+    """
+    array, indices = node.inputs[0], node.inputs[1:]
+    entries = node.op.idx_list
+    if len(entries) != len(indices) or any(isinstance(e, slice) for e in entries):
+        return None
+    if any(ix.type.dtype == "bool" for ix in indices):
+        return None
+    block, m = max(ix.type.ndim for ix in indices), len(indices)
+    # each index's position in the block where it is the identity along its axis of the array, else LOST
+    identity = [_identity_position(ix, array, d) for d, ix in enumerate(indices)]
+    identity = [LOST if p is None else block - ix.type.ndim + p for p, ix in zip(identity, indices)]
+    # static length of every index at every position of the block (1 where an index does not reach it)
+    lengths = []
+    for d, ix in enumerate(indices):
+        ls = [1] * (block - ix.type.ndim) + list(ix.type.shape)
+        if identity[d] is not LOST:
+            ls[identity[d]] = array.type.shape[d]
+        lengths.append(ls)
+
+    def unbroadcast(q, length):
+        return length is not None and all(ls[q] in (1, length) for ls in lengths)
+
+    if i > 0:
+        index = node.inputs[i]
+        shift = block - index.type.ndim
+        return lambda a: a + shift if unbroadcast(a + shift, index.type.shape[a]) else LOST
+    moves = {d: q if q is not LOST and unbroadcast(q, array.type.shape[d]) else LOST for d, q in enumerate(identity)}
+    kept = [q for q in moves.values() if q is not LOST]
+    for d, q in moves.items():
+        if q is not LOST and kept.count(q) > 1:  # two axes read along one output axis (a diagonal): mixed
+            moves[d] = LOST
+    return lambda a: moves[a] if a < m else block + a - m
+
+
 #: The op types whose effect on the axes is known, and the rule of each (first match wins).
 _RULES = (
     (Elemwise, _elemwise),
@@ -125,6 +227,7 @@ _RULES = (
     (Dot, _dot),
     (Blockwise, _matmul),
     (Subtensor, _subtensor),
+    (AdvancedSubtensor, _advanced_subtensor),
 )
 
 

@@ -9,11 +9,16 @@ whole model's ``log L`` evaluated state by state.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pymc as pm
+import pytensor.tensor as pt
 import pytest
 
 from pymc_rbm import RBM, RBMParams
+from pymc_rbm.categorical import CategoricalRBM, CategoricalRBMParams
+from pymc_rbm.step_methods.categorical import CategoricalMetropolisedGibbs
 from pymc_rbm.step_methods.terms import INFINITE_TILT, OtherTerms
 
 K, N = 3, 4
@@ -125,3 +130,49 @@ def test_a_unit_value_ruled_out_is_a_finite_stand_in_for_infinity():
     tilt = terms.unit_tilt(point, (K, N), point["v"].dtype)
     assert tilt[0, 0] == INFINITE_TILT  # y = 1 needs v = 1
     assert (tilt.reshape(-1)[1:] == -INFINITE_TILT).all()  # y = 0 needs v = 0
+
+
+# ----------------------------------------------------------------------------- categorical reads through a table
+CAT = CategoricalRBMParams.random(N, 3, 2, rng=2)
+TABLE = np.array([[0.7, 0.2, 0.1], [0.15, 0.7, 0.15], [0.1, 0.2, 0.7]])  # p(read | label), rows by label
+READS = RNG.integers(0, 3, size=(K, N))
+
+
+def categorical_step(p_of):
+    """A CategoricalRBM ``x`` of K rows read through ``pm.Categorical("y", p=p_of(table, x))``, and its step."""
+    with pm.Model() as model:
+        x = CategoricalRBM("x", CAT.W, CAT.vbias, CAT.hbias, shape=(K, N))
+        pm.Categorical("y", p=p_of(pt.as_tensor(TABLE), x), observed=READS)
+        step = CategoricalMetropolisedGibbs(rng=0)
+    return model, step
+
+
+def test_a_table_indexed_by_the_labels_is_per_site_evidence():
+    """``p=table[x]`` is one term per site: the step tilts each site's fields by ``log table[c, y_ki]``, equal to
+    the model's own logp differences (site ``(k, i)`` set to ``c`` against 0) at every site and label."""
+    model, step = categorical_step(lambda t, x: t[x])
+    assert step.other_terms.structure == "units" and step.uses_evidence
+    point = model.initial_point()
+    point["x"] = RNG.integers(0, 3, size=(K, N)).astype(point["x"].dtype)
+    step.step(point)
+    ev = step.evidence  # (K, N, q)
+    expected = np.log(TABLE[:, READS]).transpose(1, 2, 0) - np.log(TABLE[0, READS])[..., None]
+    np.testing.assert_allclose(ev, expected, rtol=0, atol=1e-12)
+    logp_y = model.compile_logp(vars=[model["y"]])
+    zeros = np.zeros((K, N), dtype=point["x"].dtype)
+    base = logp_y({**point, "x": zeros})
+    for k, i, c in itertools.product(range(K), range(N), range(3)):
+        x = zeros.copy()
+        x[k, i] = c
+        assert abs(ev[k, i, c] - (logp_y({**point, "x": x}) - base)) <= 1e-12
+
+
+@pytest.mark.parametrize("name", ["every row reads row 0", "every site reads site 0"])
+def test_a_table_indexed_by_other_sites_is_not_per_site(name):
+    """Negative controls: ``p`` of every row from ``x[0]`` couples the rows, ``p`` of every site from
+    ``x[:, 0]`` couples the sites: neither is per-site evidence (the correction by Metropolis is used)."""
+    p_of = {"every row reads row 0": lambda t, x: t[x[0]], "every site reads site 0": lambda t, x: t[x[:, :1]]}[name]
+    _, step = categorical_step(p_of)
+    assert step.other_terms.active and step.other_terms.structure != "units" and not step.uses_evidence
+    if name == "every row reads row 0":
+        assert step.other_terms.structure is None
