@@ -48,6 +48,7 @@ __all__ = [
     "MAX_HIDDEN_ENUMERATED",
     "GaussianAtBeta",
     "GaussianRBMParams",
+    "core_parameters",
     "energy",
     "free_energy",
     "gaussian_at_beta",
@@ -333,6 +334,11 @@ def is_gaussian_rbm_variable(var) -> bool:
     return op is not None and isinstance(op, _pymc_layer()["GaussianRBMRV"])
 
 
+def core_parameters(W, vbias, hbias, sigma) -> list:
+    """The parameters without the leading batch axes PyTensor adds to a batched variable's (NumPy or PyTensor)."""
+    return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in ((W, 2), (vbias, 1), (hbias, 1), (sigma, 1))]
+
+
 def gaussian_params_of(rv) -> tuple:
     """The symbolic ``(W, vbias, hbias, sigma)`` of a :class:`GaussianRBM` variable."""
     W, vbias, hbias, sigma, _ = rv.owner.op.dist_params(rv.owner)
@@ -374,10 +380,8 @@ def _pymc_layer() -> dict:
             super().__init__(*args, **kwargs)
 
         def rng_fn(self, rng, W, vbias, hbias, sigma, log_z, size):
-            core = [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x
-                    for x, nd in ((W, 2), (vbias, 1), (hbias, 1), (sigma, 1))]
             size = () if size is None else tuple(size)
-            return sample_exact(GaussianRBMParams(*core), size, rng, max_hidden=self.max_hidden)
+            return sample_exact(GaussianRBMParams(*core_parameters(W, vbias, hbias, sigma)), size, rng, max_hidden=self.max_hidden)
 
     def symbolic_log_z(W, vbias, hbias, sigma, n_hidden):
         Hs = pt.constant(BERNOULLI.states(n_hidden))
@@ -388,8 +392,7 @@ def _pymc_layer() -> dict:
     @_logprob.register(GaussianRBMRV)
     def _gaussian_rbm_logp(op, values, rng, size, W, vbias, hbias, sigma, log_z, **kwargs):
         [value] = values
-        W, vbias, hbias, sigma = (x[(0,) * (x.ndim - nd)] if x.ndim > nd else x
-                                  for x, nd in ((W, 2), (vbias, 1), (hbias, 1), (sigma, 1)))
+        W, vbias, hbias, sigma = core_parameters(W, vbias, hbias, sigma)
         log_z = log_z[(0,) * log_z.ndim] if log_z.ndim else log_z
         logp = -free_energy(value, _Tensors(W, vbias, hbias, sigma))
         if op.log_partition == "exact":
@@ -496,6 +499,7 @@ def _pymc_layer() -> dict:
 
         def support_point(rv, size, W, vbias, hbias, sigma, log_z):
             """``vbias + σ ∘ (W sigmoid(hbias))``: the mean given the hidden layer's prior means."""
+            W, vbias, hbias, sigma = core_parameters(W, vbias, hbias, sigma)
             v = vbias + sigma * (W @ pt.sigmoid(hbias))
             if not rv_size_is_none(size):
                 v = pt.full((*size, v.shape[-1]), v)

@@ -150,3 +150,15 @@ def test_random_parameters_get_exact_gradients():
         with pm.Model():
             W = pm.Normal("W", 0.0, 1.0, shape=P2.W.shape)
             GaussianRBM("v", W, P2.vbias, P2.hbias, log_partition=None)
+
+
+def test_a_batched_variable_has_a_start_and_draws():
+    """``shape=(K, n_visible)``: PyTensor adds batch axes to the parameters; the start point strips them."""
+    from pymc_rbm.gaussian import GaussianRBM
+
+    with pm.Model() as model:
+        v = GaussianRBM("v", P2.W, P2.vbias, P2.hbias, P2.sigma, shape=(4, 2))
+    start = model.initial_point()["v"]
+    assert start.shape == (4, 2)
+    assert_allclose(start, np.tile(P2.vbias + P2.sigma * (P2.W @ (1 / (1 + np.exp(-P2.hbias)))), (4, 1)))
+    assert pm.draw(v, random_seed=0).shape == (4, 2)

@@ -38,6 +38,7 @@ from pytensor.graph.traversal import ancestors
 from pymc_rbm.gaussian import (
     GaussianAtBeta,
     GaussianRBMParams,
+    core_parameters,
     energy,
     free_energy,
     gaussian_at_beta,
@@ -66,7 +67,8 @@ class GaussianStep(LayerStep):
         return gaussian_params_of(rv)
 
     def _set_params(self, W, vbias, hbias, sigma):
-        self.params = GaussianRBMParams(np.asarray(W), np.asarray(vbias), np.asarray(hbias), np.asarray(sigma))
+        arrays = core_parameters(np.asarray(W), np.asarray(vbias), np.asarray(hbias), np.asarray(sigma))
+        self.params = GaussianRBMParams(*arrays)
         if self.params.n_visible != self._shape[-1]:
             raise ValueError(f"W has {self.params.n_visible} visible units but the variable has {self._shape[-1]}")
         self.target = GaussianAtBeta(self.params)

@@ -248,3 +248,36 @@ def test_using_the_distribution_alone_registers_its_steps():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["[]", "['GaussianReplicaExchange']"]
+
+
+class _SwapsWithoutTheQuadraticTerm(GaussianReplicaExchange):
+    """Negative control: swaps decided by ``E(v, h)`` less its quadratic term."""
+
+    def _energy(self, V, Hh):
+        return energy(V, Hh, self.params) - (((V - self.params.vbias) / self.params.sigma) ** 2 / 2).sum(axis=-1)
+
+
+@pytest.mark.parametrize("step_class", [GaussianReplicaExchange, _SwapsWithoutTheQuadraticTerm])
+def test_replica_exchange_rounds_sample_every_rung(step_class):
+    """2000 rows of a batched variable (independent chains), a fixed ladder: after 100 rounds the hidden states
+    of every rung follow ``p_β(h)``; with the wrong swap energy the cold rung does not."""
+    p, betas, K = GaussianRBMParams.random(2, 2, scale=1.6, rng=11), (1.0, 0.5, 0.2), 2000
+    with pm.Model() as model:
+        GaussianRBM("v", p.W, p.vbias, p.hbias, p.sigma, shape=(K, 2))
+        step = step_class(betas=list(betas), rng=1)
+    step.setup_chain(np.random.default_rng(2), tune=0, draws=100)
+    point = model.initial_point()
+    for _ in range(100):
+        point, _ = step.step(point)
+    rungs = (np.concatenate([step.hidden_state, step.hot_hidden]) @ [2, 1]).astype(int).reshape(len(betas), K)
+    passed = []
+    for r, beta in enumerate(betas):
+        try:
+            ht.assert_frequencies(np.bincount(rungs[r], minlength=4), tempered_hidden_marginal(p, beta))
+            passed.append(True)
+        except AssertionError:
+            passed.append(False)
+    if step_class is GaussianReplicaExchange:
+        assert all(passed)
+    else:
+        assert not passed[0]  # the cold replica, the variable's draws
