@@ -70,6 +70,7 @@ __all__ = [
     "rung_free_energies",
     "model_swap_log_ratio",
     "model_ladder_round",
+    "PairRejection",
     "pair_rejection",
     "equal_rejection_rungs",
 ]
@@ -383,71 +384,135 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
     return new, ModelLadderInfo(n_changed, SwapInfo(attempted, accepted, log_ratio), swap_accept, trips)
 
 
-def pair_rejection(models, samples, *, n_pairings: int = 4, rng=None) -> np.ndarray:
-    """Estimated swap rejection rate between every two models, from draws of each (stochastic).
+class PairRejection:
+    """Estimated swap rejection rate of two models as neighbours, from draws of each, computed when asked.
 
-    For models ``i`` and ``j`` with draws ``x ~ p_i`` and ``y ~ p_j`` paired
-    at random, the swap of :func:`model_ladder_round` would be rejected with
-    probability ``1 - min(1, exp(F_i(x) + F_j(y) - F_i(y) - F_j(x)))``; its
-    mean over ``n_pairings`` random pairings of the draws estimates the
-    rejection rate of the pair as neighbours on a ladder.
+    For models ``i`` and ``j`` with draws ``x ~ p_i`` and ``y ~ p_j``, the
+    swap of :func:`model_ladder_round` would be rejected with probability
+    ``1 - min(1, exp(F_i(x) + F_j(y) - F_i(y) - F_j(x)))``; ``rejection(i, j)``
+    is its mean over every pairing of a draw of ``i`` with a draw of ``j``.
+    Free energies are computed once, the first time a pair needs them, so
+    that :func:`equal_rejection_rungs` pays only for the pairs it visits.
 
     Parameters
     ----------
     models : ModelRungs or sequence of RBMParams
     samples : sequence of array_like of shape (n_samples_r, n_visible)
         Draws from each model (e.g. the rungs of a pilot run of the full ladder).
-    n_pairings : int, default 4
-    rng : numpy.random.Generator or seed, optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm import RBMParams
+    >>> from pymc_rbm.kernels.model_ladder import PairRejection
+    >>> models = [RBMParams(np.zeros((3, 1)), np.full(3, b), np.zeros(1)) for b in (0.0, 0.0, 5.0)]
+    >>> rej = PairRejection(models, [np.eye(3)] * 3)
+    >>> rej(0, 1), rej(1, 2) > 0
+    (0.0, False)
+    """
+
+    def __init__(self, models, samples):
+        self.rungs = model_rungs(models)
+        k = self.rungs.n_rungs
+        if len(samples) != k:
+            raise ValueError(f"samples must hold draws of each of the {k} models, got {len(samples)}")
+        self.samples = [check_binary(s, self.rungs.n_visible, name=f"samples[{r}]", dtype=np.float64)
+                        .reshape(-1, self.rungs.n_visible) for r, s in enumerate(samples)]
+        self._free = {}
+        self._rejection = {}
+
+    @property
+    def n_models(self) -> int:
+        """Number of models."""
+        return self.rungs.n_rungs
+
+    def free_energy(self, model: int, draws: int) -> np.ndarray:
+        """``F_model(x)`` of the draws of model ``draws``, shape (n_samples_draws,)."""
+        key = (model, draws)
+        if key not in self._free:
+            p, x = self.rungs.params[model], self.samples[draws]
+            self._free[key] = rung_free_energies(x, hidden_activation(x, p), p)
+        return self._free[key]
+
+    def __call__(self, i: int, j: int) -> float:
+        """The estimated rejection rate of models ``i`` and ``j`` as neighbours, in [0, 1]."""
+        if i == j:
+            return 0.0
+        i, j = min(i, j), max(i, j)
+        if (i, j) not in self._rejection:
+            f = self.free_energy
+            log_ratio = f(i, i)[:, None] + f(j, j)[None, :] - f(i, j)[None, :] - f(j, i)[:, None]
+            self._rejection[i, j] = float(np.mean(-np.expm1(np.minimum(log_ratio, 0.0))))
+        return self._rejection[i, j]
+
+
+def pair_rejection(models, samples, *, stop_at: float = 0.99) -> np.ndarray:
+    """The matrix of :class:`PairRejection` over every pair of models.
+
+    Parameters
+    ----------
+    models : ModelRungs or sequence of RBMParams
+    samples : sequence of array_like of shape (n_samples_r, n_visible)
+    stop_at : float, default 0.99
+        For each model ``i``, the models ``j > i`` are visited in order until
+        one rejects at least this often; the rest are set to 1 without being
+        computed (along a trajectory the rejection grows with the distance).
 
     Returns
     -------
     ndarray of shape (n_models, n_models)
         Symmetric, zero on the diagonal, values in [0, 1].
     """
-    rungs = model_rungs(models)
-    rng = np.random.default_rng(rng)
-    k = rungs.n_rungs
-    if len(samples) != k:
-        raise ValueError(f"samples must hold draws of each of the {k} models, got {len(samples)}")
-    xs = [check_binary(s, rungs.n_visible, name=f"samples[{r}]", dtype=np.float64).reshape(-1, rungs.n_visible)
-          for r, s in enumerate(samples)]
-    # F_m(x) for every model m and every draw of every model
-    f = [[rung_free_energies(x, hidden_activation(x, p), p) for x in xs] for p in rungs.params]
-    out = np.zeros((k, k))
+    rejection = PairRejection(models, samples)
+    k = rejection.n_models
+    out = np.ones((k, k))
+    np.fill_diagonal(out, 0.0)
     for i in range(k):
         for j in range(i + 1, k):
-            m = min(xs[i].shape[0], xs[j].shape[0])
-            rej = []
-            for _ in range(n_pairings):
-                x, y = rng.permutation(xs[i].shape[0])[:m], rng.permutation(xs[j].shape[0])[:m]
-                log_ratio = f[i][i][x] + f[j][j][y] - f[i][j][y] - f[j][i][x]
-                rej.append(1.0 - np.exp(np.minimum(log_ratio, 0.0)))
-            out[i, j] = out[j, i] = float(np.mean(rej))
+            out[i, j] = out[j, i] = rejection(i, j)
+            if out[i, j] >= stop_at:
+                break
     return out
 
 
-def equal_rejection_rungs(rejection, n_rungs: int) -> np.ndarray:
-    """Indices of ``n_rungs`` models, the first and the last among them, whose neighbours reject about equally.
+def _greedy_rungs(rejection, m: int, threshold: float) -> list:
+    """From model 0, each next rung the farthest model that rejects at most ``threshold`` (at least the next)."""
+    path = [0]
+    while path[-1] < m - 1:
+        i, j = path[-1], path[-1] + 1
+        while j + 1 < m and rejection(i, j + 1) <= threshold:
+            j += 1
+        path.append(j)
+    return path
 
-    Among all increasing subsets ``0 = i_0 < ... < i_{n-1} = M - 1`` it
-    returns one that minimises the largest neighbouring rejection rate
-    ``rejection[i_k, i_{k+1}]`` (dynamic programming, ``O(n M²)``); since the
-    rejections along a ladder add up to about its communication barrier
-    (Syed et al. 2022), the smallest maximum spreads them evenly.
+
+def equal_rejection_rungs(rejection, n_rungs: int) -> np.ndarray:
+    """Indices of at most ``n_rungs`` models, the first and the last among them, whose neighbours reject about equally.
+
+    The smallest threshold ``ρ`` (by bisection) for which the greedy ladder,
+    from model 0 each next rung the farthest model whose swap with the
+    current one rejects at most ``ρ``, reaches the last model in
+    ``n_rungs - 1`` steps. When the rejection grows with the distance between
+    models (as along a trajectory) the greedy ladder is the shortest for its
+    threshold, so the largest neighbouring rejection is as small as
+    ``n_rungs`` rungs allow, and since the rejections along a ladder add up to
+    about its communication barrier (Syed et al. 2022), the steps reject
+    about equally. Only the pairs the greedy passes visit are evaluated.
 
     Parameters
     ----------
-    rejection : array_like of shape (M, M)
-        Rejection rate of each pair of models as neighbours (measured, or
-        :func:`pair_rejection`); only the upper triangle is read.
+    rejection : array_like of shape (M, M) or callable
+        Rejection rate of each pair of models as neighbours: a matrix (only
+        its upper triangle is read; measured, or :func:`pair_rejection`) or
+        ``rejection(i, j) -> float`` (a :class:`PairRejection`), with ``M``
+        then ``rejection.n_models``.
     n_rungs : int
-        ``2 <= n_rungs <= M``.
+        ``>= 2``.
 
     Returns
     -------
-    ndarray of int of shape (n_rungs,)
-        Increasing, from 0 to ``M - 1``.
+    ndarray of int of shape (n,)
+        Increasing, from 0 to ``M - 1``, ``n <= n_rungs``.
 
     Examples
     --------
@@ -458,26 +523,29 @@ def equal_rejection_rungs(rejection, n_rungs: int) -> np.ndarray:
     >>> equal_rejection_rungs(np.minimum(np.abs(cum[:, None] - cum[None, :]), 1), 4).tolist()
     [0, 3, 5, 6]
     """
-    rej = np.asarray(rejection, dtype=np.float64)
-    if rej.ndim != 2 or rej.shape[0] != rej.shape[1] or rej.shape[0] < 2:
-        raise ValueError(f"rejection must be a square matrix of at least two models, got shape {rej.shape}")
-    m = rej.shape[0]
+    if callable(rejection):
+        m, rej = int(rejection.n_models), rejection
+    else:
+        matrix = np.asarray(rejection, dtype=np.float64)
+        if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+            raise ValueError(f"rejection must be a square matrix, got shape {matrix.shape}")
+        m = matrix.shape[0]
+
+        def rej(i, j):
+            return matrix[i, j]
+    if m < 2:
+        raise ValueError(f"a ladder needs at least two models, got {m}")
     n_rungs = check_positive_int(n_rungs, "n_rungs", 2)
     if n_rungs > m:
         raise ValueError(f"n_rungs = {n_rungs} is more than the {m} models given")
-    # best[c, j]: the smallest largest rejection of a path 0 -> j with c steps; ties go to the smaller sum
-    best = np.full((n_rungs, m), np.inf)
-    total = np.full((n_rungs, m), np.inf)
-    prev = np.zeros((n_rungs, m), dtype=np.int64)
-    best[0, 0] = total[0, 0] = 0.0
-    for c in range(1, n_rungs):
-        for j in range(1, m):
-            cand = np.maximum(best[c - 1, :j], rej[:j, j])
-            sums = total[c - 1, :j] + rej[:j, j] ** 2
-            order = np.lexsort((sums, cand))
-            i = int(order[0])
-            best[c, j], total[c, j], prev[c, j] = cand[i], sums[i], i
-    path = [m - 1]
-    for c in range(n_rungs - 1, 0, -1):
-        path.append(int(prev[c, path[-1]]))
-    return np.array(path[::-1])
+    best = _greedy_rungs(rej, m, 1.0)
+    if len(best) <= n_rungs:
+        lo, hi = 0.0, 1.0
+        for _ in range(30):
+            mid = 0.5 * (lo + hi)
+            path = _greedy_rungs(rej, m, mid)
+            if len(path) <= n_rungs:
+                hi, best = mid, path
+            else:
+                lo = mid
+    return np.array(best)

@@ -33,10 +33,11 @@ alone. Use :class:`~pymc_rbm.step_methods.ReplicaExchange` for those, which
 corrects the cold replica's moves by the other terms.
 
 **The rungs** are chosen by equal swap rejection. With ``rungs="auto"``
-the first quarter of the tune phase runs every given model; each rung's
-visible states are kept, the rejection rate of every pair of models as
+a pilot runs every given model for :data:`PILOT_ROUNDS` rounds (at most the
+first quarter of the tune phase); each rung's newest visible states are kept,
+the rejection rate of every pair of models as
 neighbours is estimated from them
-(:func:`~pymc_rbm.kernels.model_ladder.pair_rejection`), the communication
+(:class:`~pymc_rbm.kernels.model_ladder.PairRejection`), the communication
 barrier ``Λ`` is the sum of the neighbouring rates along the full ladder,
 and ``⌈2Λ⌉ + 1`` models (Syed, Bouchard-Côté, Deligiannidis & Doucet 2022),
 the first and the last among them, are kept so that the largest
@@ -74,7 +75,7 @@ from pymc_rbm.kernels.model_ladder import (
     init_model_ladder,
     model_ladder_round,
     model_rungs,
-    pair_rejection,
+    PairRejection,
     rung_free_energies,
 )
 from pymc_rbm.kernels.operators import operator_rule
@@ -82,9 +83,12 @@ from pymc_rbm.step_methods.base import RBMStep
 
 __all__ = ["ModelLadder"]
 
-#: Visible states kept per rung in the pilot phase of ``rungs="auto"``, to estimate the pairs' rejection.
-PILOT_SAMPLES = 256
-#: The fraction of the tune phase run on every given model before the rungs are chosen.
+#: Visible states kept per rung (the newest) in the pilot phase of ``rungs="auto"``, to estimate the pairs'
+#: rejection: every pairing of two rungs' states is used, so a few dozen give a smooth estimate.
+PILOT_SAMPLES = 64
+#: Rounds of the pilot on every given model (it ends sooner at :data:`PILOT_FRACTION` of the tune phase).
+PILOT_ROUNDS = 400
+#: The largest fraction of the tune phase run on every given model before the rungs are chosen.
 PILOT_FRACTION = 0.25
 
 
@@ -289,7 +293,8 @@ class ModelLadder(RBMStep):
         k = self.n_temperatures
         v_start, h_start = self._state.v[-1].copy(), self._state.h[-1].copy()
         swap_sum, swap_n = np.zeros(k - 1), np.zeros(k - 1)
-        for _ in range(k if self.auto_rounds else self.rounds):
+        rounds = k if self.auto_rounds else self.rounds
+        for _ in range(rounds):
             self._state, info = model_ladder_round(self.rng, self._state, self._rungs, rule=self.rule,
                                                    sweeps=self.sweeps, compiled_sweeps=self.compiled)
             tried = info.swap.attempted
@@ -306,7 +311,8 @@ class ModelLadder(RBMStep):
         if self.record_hidden:
             stats["hidden"] = s.h[-1].astype(np.int8).reshape(-1)
         stats.update(self._ladder_stats(swap_sum, swap_n))
-        if self._pilot is not None and self._draw == self._choose_at and self._draw <= self._tune:
+        if self._pilot is not None and self._draw <= self._tune and (
+                self._draw >= self._choose_at or self._draw * rounds >= PILOT_ROUNDS):
             self._choose_rungs()
         elif self._draw == self._tune:  # round trips of the frozen ladder only
             self._state = self._state._replace(round_trips=0, trip_ends=np.zeros_like(s.trip_ends),
@@ -342,14 +348,13 @@ class ModelLadder(RBMStep):
         """Keep the models whose neighbouring swaps reject about equally, from the pilot's draws (tuning only)."""
         samples = [np.concatenate(kept) for kept in self._pilot]
         self._pilot = None
-        rejection = pair_rejection(self._all_rungs, samples, rng=self.rng)
+        rejection = PairRejection(self._all_rungs, samples)
         m = self._all_rungs.n_rungs
+        self.barrier_estimate = float(sum(rejection(i, i + 1) for i in range(m - 1)))
         if isinstance(self.rung_choice, int):
             n = self.rung_choice
         else:
-            barrier = float(np.diagonal(rejection, 1).sum())
-            n = int(min(m, max(2, np.ceil(2.0 * barrier) + 1)))
-        self.barrier_estimate = float(np.diagonal(rejection, 1).sum())
+            n = int(min(m, max(2, np.ceil(2.0 * self.barrier_estimate) + 1)))
         idx = equal_rejection_rungs(rejection, n)
         s = self._state
         self._state = init_model_ladder(self.rng, s.v[idx], self._subset(idx))
