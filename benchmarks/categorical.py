@@ -42,7 +42,7 @@ forward (lower-side) and reverse (upper-side) estimates are printed. Where
 ``2**est-hidden`` hidden states can be enumerated (``--est-hidden 20``) the exact
 ``log Z`` is printed too. One thread each (``n_jobs=1``)::
 
-    python benchmarks/categorical.py --estimators [--est-hidden 60] [--est-scale 1.0] [--est-steps 500,2000]
+    python benchmarks/categorical.py --estimators [--est-hidden 60] [--est-scale 1.0] [--est-steps 500,2000,5000]
 """
 
 from __future__ import annotations
@@ -148,9 +148,9 @@ def main():
     parser.add_argument("--est-hidden", type=int, default=60)
     parser.add_argument("--est-scale", type=float, default=1.0)
     parser.add_argument("--est-chains", type=int, default=100)
-    parser.add_argument("--est-steps", type=lambda x: [int(s) for s in x.split(",")], default=[500, 2000])
-    parser.add_argument("--ref-chains", type=int, default=300)
-    parser.add_argument("--ref-steps", type=int, default=3000)
+    parser.add_argument("--est-steps", type=lambda x: [int(s) for s in x.split(",")], default=[500, 2000, 5000])
+    parser.add_argument("--ref-chains", type=int, default=400)
+    parser.add_argument("--ref-steps", type=int, default=6000)
     args = parser.parse_args()
     if args.estimators:
         estimator_table(args)
