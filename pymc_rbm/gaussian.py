@@ -199,22 +199,37 @@ class GaussianAtBeta(NamedTuple):
     term keeps its sign); β = 0 is not, and is refused. Build it with
     :func:`gaussian_at_beta`, which validates β.
 
+    A ``tilt`` ``(a, b)``, arrays of shape (m, n_visible) with ``a <= 0``,
+    multiplies the visible conditionals of the first ``m`` chains (every
+    chain where β is shared) by ``exp(Σ_i a_i v_i² + b_i v_i)``, per-unit
+    evidence of a Gaussian form: their fields gain ``b`` and their
+    precisions ``-2a``.
+
     Attributes
     ----------
     params : GaussianRBMParams
     beta : None, float or ndarray of shape (n_chains, 1)
         As :func:`~pymc_rbm.kernels.state.check_beta` returns it (None: β = 1).
+    tilt : None or tuple of two ndarrays of shape (m, n_visible)
     """
 
     params: GaussianRBMParams
     beta: object = None
+    tilt: object = None
 
     @property
     def visible_layer(self) -> Gaussian:
-        """Gaussian units of standard deviations ``σ`` (β = 1), else ``σ / √β``, shape (n_chains, n_visible)."""
-        if self.beta is None:
+        """Gaussian units of standard deviations ``σ`` (β = 1), else ``σ / √β``, per chain where β or a tilt is."""
+        if self.beta is None and self.tilt is None:
             return self.params.visible
-        return _ChainGaussian(self.params.sigma / np.sqrt(self.beta))
+        sd = self.params.sigma if self.beta is None else self.params.sigma / np.sqrt(self.beta)
+        if self.tilt is not None:
+            a = self.tilt[0]
+            rows = a.shape[0] if np.ndim(self.beta) == 0 else max(a.shape[0], np.shape(self.beta)[0])
+            precision = np.array(np.broadcast_to(sd**-2.0, (rows, a.shape[1])))
+            precision[: a.shape[0]] -= 2.0 * a
+            sd = precision**-0.5
+        return _ChainGaussian(sd)
 
     @property
     def hidden_layer(self) -> Layer:
@@ -233,10 +248,14 @@ class GaussianAtBeta(NamedTuple):
         return a if self.beta is None else a * self.beta
 
     def visible_logits(self, h):
-        """``β (vbias / σ² + (W h) / σ)``, shape (n_chains, n_visible)."""
+        """``β (vbias / σ² + (W h) / σ)`` plus the tilt's ``b`` on its rows, shape (n_chains, n_visible)."""
         p = self.params
         f = p.vbias / p.sigma**2 + (h @ p.W.T) / p.sigma
-        return f if self.beta is None else f * self.beta
+        if self.beta is not None:
+            f = f * self.beta
+        if self.tilt is not None:
+            f[: self.tilt[1].shape[0]] += self.tilt[1]
+        return f
 
 
 def gaussian_at_beta(params: GaussianRBMParams, beta=None, n_chains: int = 1) -> GaussianAtBeta:

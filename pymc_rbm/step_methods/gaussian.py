@@ -10,22 +10,25 @@ answer. The steps here sweep the RBM through the one engine
 auxiliary state:
 
 - :class:`GaussianReplicaExchange` (what ``pm.sample`` picks for a
-  GaussianRBM variable with constant parameters that no other model term
-  involves): replicas at ``exp(-β E(v, h))`` on a ladder adapted in tuning,
-  swept by block Gibbs at their β and swapped with the exact energy
-  differences. At β the conditionals are ``v | h ~ N(b + σ∘Wh, σ²/β)`` and
-  ``h | v ~ Bernoulli(sigmoid(β (c + (v/σ)·W)))``.
+  GaussianRBM variable with constant parameters whose other model terms, if
+  any, are per-unit evidence): replicas at ``exp(-β E(v, h))`` on a ladder
+  adapted in tuning, swept by block Gibbs at their β and swapped with the
+  exact energy differences. At β the conditionals are
+  ``v | h ~ N(b + σ∘Wh, σ²/β)`` and ``h | v ~ Bernoulli(sigmoid(β (c + (v/σ)·W)))``.
 - :class:`GaussianGibbs`: block Gibbs sweeps, ``h ~ p(h | v)`` then
   ``v ~ p(v | h)``, exact draws of each block.
 
-**Other model terms.** Where other terms ``L(v)`` involve the visible units
-(a likelihood of noisy measurements, a Potential), both steps are exact: the
-visible update is a proposal reversible for ``p_RBM(v | h)`` accepted with
-``min(1, L(v') / L(v))`` (:class:`~pymc_rbm.step_methods.layer_base.LayerStep`),
-and the swap of the cold replica carries ``L(v_1) / L(v_0)``. Such proposals
-ignore what ``L`` says about ``v`` and are rarely accepted where ``L`` is
-informative, so ``pm.sample`` does not pick them by itself there: it refuses
-competence and NUTS samples the posterior. Pass ``step=`` to use them anyway.
+**Other model terms** ``L(v)`` are handled exactly in one of two ways.
+Per-unit evidence, ``log L = Σ_{k,i} ℓ_{ki}(v_{ki})`` (a Normal or Student-t
+reading of each unit), tilts the visible conditional by a quadratic fitted to
+each ``ℓ_{ki}`` (:class:`GaussianStep`): the tilted conditional is a Gaussian,
+drawn exactly, and the move is accepted with ``min(1, L(v') T(v) / (L(v) T(v')))``,
+which is 1 where ``ℓ`` is quadratic (a Normal likelihood of ``s v + c``). Any
+other ``L`` makes the RBM's visible update a proposal accepted with
+``min(1, L(v') / L(v))``, and the cold replica's swaps carry ``L(v_1) / L(v_0)``;
+such proposals ignore what ``L`` says about ``v`` and are rarely accepted
+where ``L`` is informative, so there ``pm.sample`` refuses competence and NUTS
+samples the posterior. Pass ``step=`` to use them anyway.
 """
 
 from __future__ import annotations
@@ -48,15 +51,28 @@ from pymc_rbm.gaussian import (
 )
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.layer_base import LadderStep, LayerStep
+from pymc_rbm.step_methods.structure import factorises_over_units
 
 __all__ = ["GaussianGibbs", "GaussianReplicaExchange", "GaussianStep", "register", "replica_exchange_pays"]
 
 
 class GaussianStep(LayerStep):
-    """The adapter of the Gaussian steps: :class:`LayerStep` for GaussianRBM variables (other terms corrected)."""
+    """The adapter of the Gaussian steps: :class:`LayerStep` for GaussianRBM variables.
+
+    Where the other terms are per-unit evidence, ``log L(v) = Σ_{k,i} ℓ_{ki}(v_{ki})``
+    (a Normal likelihood of each unit, say), each draw fits to every
+    ``ℓ_{ki}`` the quadratic ``T_{ki}(v) = a v² + b v`` through its values at
+    ``vbias_i`` and ``vbias_i ± σ_i`` (``a`` capped at 0), and the visible
+    update draws from the tilted conditional ``N(vbias + σ ∘ W h, σ²) T(v)``,
+    a Gaussian, accepted with ``min(1, L(v') T(v) / (L(v) T(v')))``. Exact
+    for any ``ℓ``; where ``ℓ`` is quadratic in ``v`` (a Normal likelihood of
+    ``s v + c``) the tilt is the exact conditional and every move is accepted.
+    """
 
     name = "gaussian_rbm"
     variable_kind = "GaussianRBM"
+    tilts_evidence = True
+    corrects_tilt = True
 
     @staticmethod
     def is_variable(var) -> bool:
@@ -87,14 +103,41 @@ class GaussianStep(LayerStep):
     def _free_energy(self, v):
         return free_energy(v, self.params)
 
+    def _unit_evidence(self, point):
+        """The quadratic tilt ``(a, b)``, each of shape (n_chains, n_visible) (class docstring); None where a
+        term is not finite at the fitting points (the moves are then corrected by ``L`` alone)."""
+        n, rows, p = self._shape[-1], self._n_chains, self.params
+        units = np.arange(n)
+        stack = np.repeat(np.broadcast_to(p.vbias, (rows, n))[None], 2 * n + 1, axis=0)  # (2n + 1, rows, n)
+        stack[1 + units, :, units] += p.sigma[:, None]
+        stack[1 + n + units, :, units] -= p.sigma[:, None]
+        values = self.other_terms.row_values(point, stack.reshape((2 * n + 1, *self._shape)).astype(self._dtype))
+        if not np.all(np.isfinite(values)):
+            return None
+        up, down = (values[1 : n + 1] - values[0]).T, (values[n + 1 :] - values[0]).T  # ℓ(b ± σ) - ℓ(b)
+        curvature = np.minimum((up + down) / 2.0, 0.0)  # ℓ(b + t σ) ≈ ℓ(b) + slope t + curvature t²
+        a = curvature / p.sigma**2
+        return a, (up - down) / (2.0 * p.sigma) - 2.0 * a * p.vbias
+
+    def _tilted(self, target):
+        """``target`` with the first ``n_chains`` rows tilted by the evidence (:class:`GaussianAtBeta` ``tilt``)."""
+        return target if self.evidence is None else target._replace(tilt=self.evidence)
+
+    def _tilt_change(self, v_old, v_new, rows):
+        if self.evidence is None:
+            return np.zeros(v_old.shape[0])
+        a, b = (x[rows] for x in self.evidence)
+        return (a * (v_new**2 - v_old**2) + b * (v_new - v_old)).sum(axis=-1)
+
 
 class GaussianGibbs(GaussianStep):
     """Block Gibbs sweeps of a :class:`~pymc_rbm.gaussian.GaussianRBM` variable.
 
     Each sweep draws ``h ~ Bernoulli(sigmoid(c + (v/σ)·W))`` and then
     ``v ~ N(b + σ ∘ W h, σ²)``; the hidden units are auxiliary and redrawn
-    whenever another step changed the point. Exact, but on a mixture whose
-    components lie far apart it moves between them as rarely as NUTS does:
+    whenever another step changed the point; other terms as in
+    :class:`GaussianStep`. Exact, but on a mixture whose components lie far
+    apart it moves between them as rarely as NUTS does:
     ``pm.sample`` never picks it by itself (``COMPATIBLE``, below NUTS), and
     picks :class:`GaussianReplicaExchange` where it can.
 
@@ -128,10 +171,12 @@ def replica_exchange_pays(var, model=None) -> bool:
     """Whether ``pm.sample`` should sample ``var`` by :class:`GaussianReplicaExchange`.
 
     True for a free :class:`~pymc_rbm.gaussian.GaussianRBM` variable whose
-    parameters are constants or data and that no other model term involves.
-    Where another term involves it, the step would propose from the RBM alone
-    and accept by ``L``, which an informative likelihood rarely accepts:
-    NUTS samples that posterior instead (module docstring).
+    parameters are constants or data and whose other model terms, if any,
+    are per-unit evidence (:func:`~pymc_rbm.step_methods.structure.factorises_over_units`),
+    which the cold replica's sweeps take in as a tilt (:class:`GaussianStep`).
+    Where another term couples the units, the step would propose from the
+    RBM alone and accept by ``L``, which an informative likelihood rarely
+    accepts: NUTS samples that posterior instead.
     """
     if not is_gaussian_rbm_variable(var) or random_ancestors(*gaussian_params_of(var)):
         return False
@@ -142,7 +187,11 @@ def replica_exchange_pays(var, model=None) -> bool:
     if var not in model.free_RVs:
         return False
     others = [r for r in model.basic_RVs if r is not var] + list(model.potentials)
-    return not (others and var in set(ancestors(others)))
+    if not (others and var in set(ancestors(others))):
+        return True
+    value_var = model.rvs_to_values[var]
+    terms = [t for t in model.logp(vars=others, sum=False) if value_var in set(ancestors([t]))]
+    return factorises_over_units(terms, value_var)
 
 
 class GaussianReplicaExchange(LadderStep, GaussianStep):
@@ -161,7 +210,7 @@ class GaussianReplicaExchange(LadderStep, GaussianStep):
     crossings down to ``β = 1``.
 
     ``pm.sample`` picks it (``IDEAL``) for GaussianRBM variables with
-    constant parameters that no other model term involves
+    constant parameters whose other terms, if any, are per-unit evidence
     (:func:`replica_exchange_pays`); elsewhere NUTS.
 
     Parameters

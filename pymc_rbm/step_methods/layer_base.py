@@ -225,18 +225,30 @@ class LayerStep(BlockedStep):
             self._set_params(*self._data_fn())
 
     # ------------------------------------------------------------ a draw
-    #: Whether per-unit evidence is swept exactly as a tilt of the visible fields (:attr:`uses_evidence`).
+    #: Whether per-unit evidence is swept as a tilt of the visible fields (:attr:`uses_evidence`).
     tilts_evidence = False
+    #: Whether the tilt is only a proposal: the visible moves are then still accepted with the ratio of ``L`` to it.
+    corrects_tilt = False
 
     @property
     def uses_evidence(self) -> bool:
-        """Whether the other terms are per-unit evidence swept exactly as a tilt of the visible fields.
+        """Whether the other terms are per-unit evidence swept as a tilt of the visible fields.
 
         Only for steps that set :attr:`tilts_evidence` and implement
-        ``_unit_evidence(point)`` (the categorical sweeps); the others correct
-        every visible move by Metropolis.
+        ``_unit_evidence(point)``; the others correct every visible move by
+        Metropolis. Where the tilt is the exact conditional (the categorical
+        sweeps) nothing is left to correct; where it is a proposal
+        (:attr:`corrects_tilt`) the moves are accepted with
+        ``min(1, L(v') T(v) / (L(v) T(v')))`` for the tilt ``T``.
         """
         return self.tilts_evidence and self.corrected and self.other_terms.structure == "units"
+
+    def _tilt_change(self, v_old, v_new, rows: slice) -> np.ndarray:
+        """``log T(v') - log T(v)`` per row of the tilt in use (:attr:`corrects_tilt`), shape (rows,); 0 here.
+
+        ``v_old`` and ``v_new`` are the rows ``rows`` of the variable's chains.
+        """
+        return np.zeros(v_old.shape[0])
 
     def step(self, point):
         """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
@@ -249,7 +261,7 @@ class LayerStep(BlockedStep):
         accept_sum = np.zeros(self._n_chains)
         accept = None
         self.evidence = self._unit_evidence(point) if self.uses_evidence else None
-        if self.corrected and self.evidence is None:
+        if self.corrected and (self.evidence is None or self.corrects_tilt):
             current = {"v": v_in.astype(self._dtype), "log": None}
             self._current = current  # the cold state and log L there (replica swaps move it)
 
@@ -317,6 +329,7 @@ class LayerStep(BlockedStep):
             v_int[k] = v_new[k]
             log_new = self.other_terms.log_rest(point, v_int.reshape(self._shape))
             log_ratio = np.inf if current["log"] == -np.inf else log_new - current["log"]
+            log_ratio -= self._tilt_change(v_old[k : k + 1], v_new[k : k + 1], slice(k, k + 1))[0]
             accept_sum[k] += acceptance_probability(log_ratio)
             if metropolis_accept(self.rng, log_ratio):
                 current["log"] = log_new
@@ -336,7 +349,7 @@ class LayerStep(BlockedStep):
         with np.errstate(invalid="ignore"):
             log_ratio = np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
         moved = (v_new != v_old).any(axis=-1)
-        log_ratio = np.where(moved, log_ratio, 0.0)
+        log_ratio = np.where(moved, log_ratio - self._tilt_change(v_old, v_new, slice(None)), 0.0)
         accept_sum += acceptance_probability(log_ratio)
         took = metropolis_accept(self.rng, log_ratio)
         v_new[~took] = v_old[~took]
@@ -530,10 +543,10 @@ class LadderStep(LayerStep):
             return
         E = self._energy(V, Hh).reshape(R, n)
         log_ratio = (betas[pairs] - betas[pairs + 1])[:, None] * (E[pairs] - E[pairs + 1])  # (n_pairs, n)
-        if first == 0 and self.evidence is not None:
-            log_ratio[0] += self._evidence_change(V[:n], V[n : 2 * n])
-        elif first == 0 and accept is not None:
+        if first == 0 and accept is not None:  # L evaluated (a tilt, if any, is only the cold sweeps' proposal)
             log_ratio[0] += self._log_rest_change(V[:n], V[n : 2 * n])
+        elif first == 0 and self.evidence is not None:  # L is the exact tilt
+            log_ratio[0] += self._evidence_change(V[:n], V[n : 2 * n])
         took = metropolis_accept(self.rng, log_ratio.ravel()).reshape(log_ratio.shape)
         self.swap_proposed[pairs] += n
         self.swap_accepted[pairs] += took.sum(axis=1)

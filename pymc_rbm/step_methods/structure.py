@@ -50,7 +50,7 @@ from pytensor.tensor.math import Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.subtensor import AdvancedSubtensor, Subtensor
 
-__all__ = ["axis_map", "factorised_axes"]
+__all__ = ["axis_map", "factorised_axes", "factorises_over_units"]
 
 #: An axis of the value that is lost (summed over, or mixed with other positions of the same axis).
 LOST = None
@@ -312,3 +312,10 @@ def factorised_axes(terms, value_var) -> tuple | None:
     """The axis maps of several terms (:func:`axis_map`), or None when any is unknown."""
     maps = [axis_map(t, value_var) for t in terms]
     return None if any(m is None for m in maps) else tuple(maps)
+
+
+def factorises_over_units(terms, value_var) -> bool:
+    """Whether every term keeps every axis of ``value_var`` (:func:`axis_map`): ``log L`` is a sum of pieces
+    that each involve one unit of one row."""
+    maps = factorised_axes(terms, value_var)
+    return maps is not None and all(None not in m for m in maps)

@@ -32,6 +32,7 @@ from pymc_rbm.gaussian import (
     GaussianRBM,
     GaussianRBMParams,
     energy,
+    free_energy,
     gaussian_at_beta,
     hidden_input,
     hidden_marginal,
@@ -122,6 +123,26 @@ def test_a_beta_per_chain_is_each_chains_own_target():
         gaussian_at_beta(TINY, 0.0)
 
 
+def test_a_tilted_target_is_the_product_of_its_conditional_and_the_tilt():
+    """Rows tilted by ``exp(a v² + b v)``: ``N(μ, s²) exp(a v² + b v)`` is ``N(m, t²)`` with
+    ``1/t² = 1/s² - 2a``, ``m = t² (μ/s² + b)``: every chain at β = 1, the cold rows of a ladder."""
+    rng = np.random.default_rng(3)
+    h = HS[[0, 1, 3, 2, 1, 0]]
+    for beta, m in ((None, 6), (np.repeat([1.0, 0.4], 3), 3)):
+        a, b = -rng.uniform(0, 2, (m, 2)), rng.normal(size=(m, 2))
+        target = gaussian_at_beta(TINY, beta, 6)._replace(tilt=(a, b))
+        plain = gaussian_at_beta(TINY, beta, 6)
+        s = np.broadcast_to(plain.visible_layer.sigma, (6, 2))
+        mu = s**2 * plain.visible_logits(h)
+        t2 = 1 / (1 / s[:m] ** 2 - 2 * a)
+        t = np.broadcast_to(target.visible_layer.sigma, (6, 2))
+        f = target.visible_logits(h)
+        np.testing.assert_allclose(t[:m] ** 2, t2, rtol=1e-13)
+        np.testing.assert_allclose(t[:m] ** 2 * f[:m], t2 * (mu[:m] / s[:m] ** 2 + b), rtol=1e-12)
+        np.testing.assert_allclose(t[m:], s[m:], rtol=1e-14)  # the hot rows untouched
+        np.testing.assert_allclose(f[m:], plain.visible_logits(h)[m:], rtol=1e-14)
+
+
 def test_the_engines_sweep_at_beta_samples_the_hidden_marginal():
     """Through :func:`sweep` (the engine the steps run): hidden states of many chains at three β per chain."""
     betas = np.repeat([1.0, 0.3, 0.05], 3000)
@@ -173,31 +194,78 @@ def test_pm_sample_defaults_on_a_sharp_mixture_get_the_weights_where_nuts_does_n
     assert np.abs(mode_weights(nuts, p) - w).max() > 0.1  # chains stuck in the component they started in
 
 
-def test_other_terms_are_sampled_exactly_and_left_to_nuts_by_default():
-    """A Normal likelihood of ``v``: the posterior is a mixture of Gaussians in closed form (conjugate per
-    component); the steps, passed explicitly, correct their moves by ``L`` and get its mean; ``pm.sample``
-    leaves the variable to NUTS."""
-    p = GaussianRBMParams.random(2, 2, scale=1.0, rng=3)
-    y, s = np.array([1.0, -0.5]), 0.8
+LIK = GaussianRBMParams.random(2, 2, scale=1.0, rng=3)
+
+
+def conjugate_posterior_mean(p, y, A, s):
+    """``E[v | y]`` for ``y ~ N(A v, s² I)`` and the mixture prior: per component the linear-Gaussian posterior,
+    weighted by ``p(h) N(y; A μ_h, A Σ Aᵀ + s² I)``."""
     Hs, w = hidden_marginal(p)
-    mu = p.vbias + p.sigma * (Hs @ p.W.T)  # component means (4, 2)
-    var = p.sigma**2 + s**2
-    post_w = w * np.exp(-0.5 * ((y - mu) ** 2 / var).sum(axis=1) - 0.5 * np.log(var).sum())
-    post_w /= post_w.sum()
-    post_mu = (mu / p.sigma**2 + y / s**2) / (1 / p.sigma**2 + 1 / s**2)
-    exact = post_w @ post_mu
-    for step in (GaussianGibbs, GaussianReplicaExchange):
-        with pm.Model() as model:
-            v = GaussianRBM("v", p.W, p.vbias, p.hbias, p.sigma)
-            pm.Normal("y", mu=v, sigma=s, observed=y)
-            idata = pm.sample(draws=3000, tune=300, chains=2, cores=1, step=step(), random_seed=5,
-                              progressbar=False, compute_convergence_checks=False)
-        means = idata.posterior["v"].mean(("chain", "draw")).values
-        assert np.abs(means - exact).max() <= 0.06, step.__name__
-        assert 0.05 < float(idata.sample_stats["accept"].mean()) < 1.0
-    with model:
+    S = np.diag(p.sigma**2)
+    C = A @ S @ A.T + s**2 * np.eye(len(y))
+    log_w, means = [], []
+    for wk, h in zip(w, Hs):
+        mu = p.vbias + p.sigma * (p.W @ h)
+        r = y - A @ mu
+        log_w.append(np.log(wk) - 0.5 * r @ np.linalg.solve(C, r))
+        means.append(mu + S @ A.T @ np.linalg.solve(C, r))
+    log_w = np.array(log_w)
+    post = np.exp(log_w - log_w.max())
+    return (post / post.sum()) @ np.array(means)
+
+
+def _sample_with(term, step, seed=5, draws=3000):
+    with pm.Model() as model:
+        v = GaussianRBM("v", LIK.W, LIK.vbias, LIK.hbias, LIK.sigma)
+        term(v)
+        kwargs = {} if step is None else {"step": step()}
+        idata = pm.sample(draws=draws, tune=300, chains=2, cores=1, random_seed=seed, progressbar=False,
+                          compute_convergence_checks=False, **kwargs)
         _, chosen = assign_step_methods(model)
-    assert list(chosen) == [pm.NUTS]
+    accept = float(idata.sample_stats["accept"].mean()) if "accept" in idata.sample_stats else None
+    return idata.posterior["v"].mean(("chain", "draw")).values, accept, list(chosen)
+
+
+def test_a_normal_reading_of_each_unit_is_swept_as_the_exact_tilt():
+    """``y_i ~ N(v_i, s)``: per-unit evidence, quadratic in ``v``; the tilted conditional is exact, so every move
+    is accepted, and ``pm.sample`` keeps replica exchange."""
+    y, s = np.array([1.0, -0.5]), 0.8
+    exact = conjugate_posterior_mean(LIK, y, np.eye(2), s)
+    for step in (None, GaussianGibbs):
+        means, accept, chosen = _sample_with(lambda v: pm.Normal("y", mu=v, sigma=s, observed=y), step)
+        assert np.abs(means - exact).max() <= 0.06
+        assert accept > 1 - 1e-9
+    assert chosen == [GaussianReplicaExchange]
+
+
+def test_a_non_gaussian_reading_is_a_tilted_proposal_corrected_by_its_ratio():
+    """``y_i ~ StudentT(3, v_i, s)``: the quadratic tilt is only a proposal, accepted by ``L / T``; the posterior
+    mean against 2-D quadrature of prior times likelihood."""
+    from scipy import stats
+
+    y, s = np.array([1.0, -0.5]), 0.8
+    grid = np.linspace(-9, 9, 721)
+    V0, V1 = np.meshgrid(grid, grid, indexing="ij")
+    pts = np.stack([V0, V1], axis=-1)
+    dens = np.exp(-free_energy(pts, LIK)) * stats.t.pdf(y[0], 3, V0, s) * stats.t.pdf(y[1], 3, V1, s)
+    exact = np.array([(dens * V0).sum(), (dens * V1).sum()]) / dens.sum()
+    means, accept, chosen = _sample_with(lambda v: pm.StudentT("y", nu=3, mu=v, sigma=s, observed=y), None)
+    assert np.abs(means - exact).max() <= 0.06
+    assert 0.3 < accept < 0.999
+    assert chosen == [GaussianReplicaExchange]
+
+
+def test_a_term_that_couples_the_units_is_corrected_and_left_to_nuts():
+    """``y ~ N(v_0 + v_1, s)`` is not per-unit: the steps, passed explicitly, accept the RBM's moves by ``L``;
+    ``pm.sample`` leaves the variable to NUTS."""
+    y, s = np.array([0.7]), 0.6
+    exact = conjugate_posterior_mean(LIK, y, np.ones((1, 2)), s)
+    for step in (GaussianGibbs, GaussianReplicaExchange):
+        means, accept, chosen = _sample_with(lambda v: pm.Normal("y", mu=v.sum(), sigma=s, observed=y[0]), step,
+                                             draws=6000)
+        assert np.abs(means - exact).max() <= 0.08, step.__name__  # about 1 move in 5 accepted: noisier
+        assert 0.05 < accept < 0.99
+    assert chosen == [pm.NUTS]
 
 
 def test_random_parameters_are_left_to_nuts_and_refused_by_replica_exchange():
