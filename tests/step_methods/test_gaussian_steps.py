@@ -12,7 +12,11 @@ layer. It must leave the hidden marginal of ``exp(-β E)``,
 ``p_β(h) ∝ exp(β (c·h + (b/σ)·Wh + |Wh|²/2))``, invariant; with the
 untempered variance ``σ²`` it does not (negative control). The steps
 themselves are checked by fixed-seed runs against exact means and mixture
-weights.
+weights, replica exchange rung by rung (negative control: a wrong swap
+energy), and inside larger models against closed-form posteriors: a Normal
+reading of each unit (the quadratic tilt is exact, every move accepted), a
+Student-t reading (the tilt a proposal) and a term that couples the units
+(the Metropolis correction; NUTS by default).
 """
 
 from __future__ import annotations
