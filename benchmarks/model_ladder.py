@@ -19,7 +19,10 @@ per chain after tuning and per second of ``pm.sample``'s own sampling time
 (tuning included), ArviZ's ESS of the free energy F(v) over all chains and
 per second, the agreement of the visible marginals of the first and second
 half of the chains as a ratio to what independent draws would show
-(``real_rbms.halves_ratio``), and the number of warnings logged.
+(``real_rbms.halves_ratio``), and the number of warnings logged. The CPU
+time of the process (``time.process_time``) is given beside the wall time,
+with the rates per CPU second: on a shared machine the wall time of two runs
+depends on what else ran meanwhile.
 
 With ``--log-z``, also ``log Z`` of the final model by BAR along the
 trajectory (:func:`pymc_rbm.estimators.log_partition_trajectory`), from an
@@ -96,17 +99,19 @@ def main(argv=None) -> None:
     samplers = {"ModelLadder": lambda v: ModelLadder([v], models=models),
                 "ReplicaExchange": lambda v: ReplicaExchange([v])}
     print(f"\n{args.chains} chains x {args.draws} draws after {args.tune} tuning draws, cores=1")
-    print(f"{'sampler':<16} {'rungs':>5} {'wall s':>7} {'trips/chain':>16} {'trips/s':>8} {'ESS F':>7} "
-          f"{'ESS/s':>7} {'halves':>7} {'warnings':>8}")
+    print(f"{'sampler':<16} {'rungs':>5} {'wall s':>7} {'cpu s':>7} {'trips/chain':>16} {'trips/s':>8} "
+          f"{'trips/cpu-s':>11} {'ESS F':>7} {'ESS/s':>7} {'ESS/cpu-s':>9} {'halves':>7} {'warnings':>8}")
     notes = []
     for label in args.samplers:
+        cpu = time.process_time()
         r = run_sampler(params, samplers[label], draws=args.draws, tune=args.tune, chains=args.chains,
                         seed=args.seed)
+        cpu = time.process_time() - cpu  # robust to other jobs on a shared machine, unlike the wall time
         trips = r["round_trips"]
         ess = float(az.ess(r["free_energy"]))
-        print(f"{label:<16} {r['rungs']:>5} {r['wall']:>7.1f} {','.join(str(int(t)) for t in trips):>16} "
-              f"{trips.sum() / r['sampling']:>8.3f} {ess:>7.1f} {ess / r['sampling']:>7.3f} "
-              f"{halves_ratio(r['draws']):>7.2f} {len(r['warnings']):>8}", flush=True)
+        print(f"{label:<16} {r['rungs']:>5} {r['wall']:>7.1f} {cpu:>7.1f} {','.join(str(int(t)) for t in trips):>16} "
+              f"{trips.sum() / r['sampling']:>8.3f} {trips.sum() / cpu:>11.3f} {ess:>7.1f} {ess / r['sampling']:>7.3f} "
+              f"{ess / cpu:>9.3f} {halves_ratio(r['draws']):>7.2f} {len(r['warnings']):>8}", flush=True)
         notes += [f"{label}: {w}" for w in r["warnings"]]
     for n in notes:
         print("  note:", n[:300])
