@@ -411,6 +411,59 @@ def persistent_gibbs_gradient(u, batch, v, h, W, vbias, hbias):  # pragma: no co
     return gW, gv, gh
 
 
+# The two below serve small models trained with the NumPy arithmetic (redrawn PCD, CD, the centered gradient):
+# their products are BLAS calls (np.dot) and their layer updates gibbs_rows, as the NumPy kernels make them, so
+# that the values are those of the NumPy path, bit for bit, without its per-call costs.
+@njit(cache=True, nogil=True)
+def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw):  # pragma: no cover - compiled
+    """Block-Gibbs sweeps of the chains ``(v, h)`` from their visible states, in place; the last hidden input.
+
+    With ``first_draw``, ``h ~ p(h | v)`` first; then ``n_sweeps`` sweeps ``h ~ p(h | v)``, ``v ~ p(v | h)``;
+    with ``last_draw``, ``h ~ p(h | v)`` of the final ``v``. Each layer is :func:`gibbs_rows` of the next
+    ``n_chains * n_units`` uniforms of the 1-D ``u`` at ``hbias + v @ W`` or ``vbias + h @ Wᵀ``. Returns
+    ``hbias + v @ W`` of the final ``v``, (n_chains, n_hidden)."""
+    n_c, n_v = v.shape
+    n_h = h.shape[1]
+    W_T = W.T
+    o = 0
+    if first_draw:
+        gibbs_rows(u[o : o + n_c * n_h].reshape(n_c, n_h), hbias + np.dot(v, W), h)
+        o += n_c * n_h
+    for _ in range(n_sweeps):
+        gibbs_rows(u[o : o + n_c * n_h].reshape(n_c, n_h), hbias + np.dot(v, W), h)
+        o += n_c * n_h
+        gibbs_rows(u[o : o + n_c * n_v].reshape(n_c, n_v), vbias + np.dot(h, W_T), v)
+        o += n_c * n_v
+    a = hbias + np.dot(v, W)
+    if last_draw:
+        gibbs_rows(u[o : o + n_c * n_h].reshape(n_c, n_h), a, h)
+    return a
+
+
+@njit(cache=True, nogil=True)
+def column_means(x, n):  # pragma: no cover - compiled
+    """``x.mean(axis=0)`` as NumPy takes it: the rows added in order, then divided by ``n[0]`` (``x``'s dtype)."""
+    out = np.zeros(x.shape[1], x.dtype)
+    for k in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[j] += x[k, j]
+    for j in range(x.shape[1]):
+        out[j] /= n[0]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def centered_sample_gradient(v_data, ph_data, v_model, ph_model):  # pragma: no cover - compiled
+    """:func:`pymc_rbm.training.negative.centered_from_samples` in one call: ``(G, g_v, g_h, mu, lam)``."""
+    n_data = np.full(1, v_data.shape[0], v_data.dtype)  # divisors in the arrays' dtype, as NumPy divides
+    n_model = np.full(1, v_model.shape[0], v_data.dtype)
+    mu, lam = column_means(v_data, n_data), column_means(ph_data, n_data)
+    G = np.dot((v_data - mu).T, ph_data - lam)
+    G /= n_data[0]
+    G -= np.dot((v_model - mu).T, ph_model - lam) / n_model[0]
+    return G, mu - column_means(v_model, n_model), lam - column_means(ph_model, n_model), mu, lam
+
+
 @njit(cache=True, nogil=True)
 def changes_and_copy(x, x_start, out):  # pragma: no cover - compiled
     """Units of ``x`` that differ from ``x_start``, per chain; ``out`` (any dtype) receives ``x``."""

@@ -73,6 +73,8 @@ __all__ = [
     "available",
     "dense",
     "persistent_gibbs_gradient",
+    "gibbs_chain",
+    "centered_sample_gradient",
     "carried_sweeps",
     "draw_in_place",
     "same_values",
@@ -395,6 +397,71 @@ def persistent_gibbs_gradient(rng: np.random.Generator, batch, v, h, params, k: 
     """
     u = rng.random((k, v.shape[0] * (v.shape[1] + h.shape[1])))
     return _module().persistent_gibbs_gradient(u, batch, v, h, params.W, params.vbias, params.hbias)
+
+
+def gibbs_chain(rng: np.random.Generator, v, h, params, n_sweeps: int, *, first_draw: bool = False,
+                last_draw: bool = True) -> np.ndarray:
+    """Block-Gibbs sweeps from the visible states, in one compiled call, with NumPy's values (stochastic).
+
+    The chain of :func:`~pymc_rbm.training.negative.gibbs_sweeps_from_visible`
+    (``last_draw``) or of CD's start and sweeps (``first_draw``: ``h ~ p(h | v)``
+    first, as :func:`~pymc_rbm.kernels.gibbs.init_state`), the same values for
+    the same generator: the uniforms in the NumPy kernels' order, each layer
+    by the same compiled rule (:func:`~pymc_rbm.kernels._numba.gibbs_rows`)
+    at activations formed as NumPy forms them (a BLAS product, then the bias).
+    For small models, where NumPy's per-call costs are most of an update.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        ``n_chains * n_hidden`` uniforms per hidden update and
+        ``n_chains * n_visible`` per visible one, in the order of the updates.
+    v : ndarray of shape (n_chains, n_visible), C order
+        Binary visible states in ``params``' dtype, updated in place.
+    h : ndarray of shape (n_chains, n_hidden), C order
+        Receives the hidden states (with neither draw, those of the last sweep).
+    params : RBMParams
+        float64 or float32.
+    n_sweeps : int
+    first_draw, last_draw : bool
+        Draw ``h ~ p(h | v)`` before the first sweep / of the final ``v``.
+
+    Returns
+    -------
+    ndarray of shape (n_chains, n_hidden)
+        The hidden input ``hbias + v @ W`` of the final ``v``.
+    """
+    n_c, n_v = v.shape
+    n_h = h.shape[1]
+    u = rng.random(n_sweeps * n_c * (n_v + n_h) + (int(first_draw) + int(last_draw)) * n_c * n_h)
+    return _module().gibbs_chain(u, v, h, params.W, params.vbias, params.hbias, n_sweeps, first_draw, last_draw)
+
+
+def centered_sample_gradient(v_data, ph_data, v_model, ph_model):
+    """The centered gradient of data and model samples, in one compiled call with NumPy's values.
+
+    ``G = ⟨(v - μ)(p - λ)ᵀ⟩_data - ⟨(v - μ)(p - λ)ᵀ⟩_model``, ``g_v = μ - ⟨v⟩_model``,
+    ``g_h = λ - ⟨p⟩_model`` with the data means ``μ = ⟨v⟩_data``, ``λ = ⟨p⟩_data``
+    as offsets: the arithmetic of
+    :func:`~pymc_rbm.training.negative.centered_from_samples` (the same BLAS
+    products and element-wise operations, means as NumPy's), without its
+    per-call costs.
+
+    Parameters
+    ----------
+    v_data : ndarray of shape (n_samples, n_visible)
+    ph_data : ndarray of shape (n_samples, n_hidden)
+        ``p(h | v)`` of the data.
+    v_model : ndarray of shape (n_chains, n_visible)
+    ph_model : ndarray of shape (n_chains, n_hidden)
+        All four C-ordered, of one floating dtype.
+
+    Returns
+    -------
+    G, g_v, g_h, mu, lam : ndarray
+        Of shapes (n_visible, n_hidden), (n_visible,), (n_hidden,), (n_visible,), (n_hidden,).
+    """
+    return _module().centered_sample_gradient(v_data, ph_data, v_model, ph_model)
 
 
 def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:

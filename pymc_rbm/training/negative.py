@@ -23,6 +23,12 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
   :func:`family_phase`, in the flat coordinates of
   :mod:`~pymc_rbm.training.families` (chains of labels or reals).
 
+Small models (below the dense path of :mod:`pymc_rbm.kernels.compiled`):
+block-Gibbs PCD with redrawn hidden units, CD, and the centered gradient of
+their samples run as compiled calls of the same arithmetic
+(:func:`one_call`): the same uniforms, layer rule and BLAS products, so the
+same values bit for bit, without NumPy's per-call costs.
+
 The sweeps are the kernels of :mod:`pymc_rbm.kernels` (block Gibbs,
 flip-the-state, the α mixture), the ones ``pm.sample`` uses. Whenever the
 parameters changed since the last sweep, a persistent chain's hidden state is
@@ -49,6 +55,7 @@ from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.operators import operator_rule
 from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.kernels.sweep import at_beta, sweep
+from pymc_rbm.params import RBMParams
 from pymc_rbm.training.gradients import (
     Gradient,
     centered_from_ordinary,
@@ -73,6 +80,8 @@ __all__ = [
     "gibbs_sweeps_from_visible",
     "HIDDEN_MODES",
     "wormhole_move",
+    "centered_from_samples",
+    "one_call",
     "family_phase",
     "FAMILY_METHODS",
 ]
@@ -191,7 +200,7 @@ def centered_phase_gradient(phase: NegativePhase, rng: np.random.Generator, chai
         return centered_from_ordinary(grad, *offsets), offsets, chains, info
     if phase.samples is not None:
         v, ph, chains, info = phase.samples(rng, chains, params, batch)
-        grad, offsets = _centered_from_samples(batch, mean_hiddens(batch, params), v, ph)
+        grad, offsets = centered_from_samples(batch, mean_hiddens(batch, params), v, ph)
         return grad, offsets, chains, info
     negative, chains, info = phase.step(rng, chains, params, batch)
     positive = data_statistics(batch, params)
@@ -199,18 +208,53 @@ def centered_phase_gradient(phase: NegativePhase, rng: np.random.Generator, chai
     return centered_from_ordinary(gradient_from_statistics(positive, negative), *offsets), offsets, chains, info
 
 
-def _centered_from_samples(v_data, ph_data, v_model, ph_model):
-    """The centered gradient of samples and its offsets, with the products on centered samples.
+def centered_from_samples(v_data, ph_data, v_model, ph_model) -> tuple[Gradient, tuple]:
+    """The centered gradient of data and model samples, and its offsets, with the products on centered samples.
 
     ``G = ⟨(v - μ)(h - λ)ᵀ⟩_data - ⟨(v - μ)(h - λ)ᵀ⟩_model`` with ``μ, λ`` the
     data means: the two products cost what the plain ones do, and no pass over
     a ``(n_visible, n_hidden)`` array is added but two matrix-vector products.
+    Below the dense path's size (:func:`one_call`) it is one compiled call of
+    the same arithmetic (:func:`~pymc_rbm.kernels.compiled.centered_sample_gradient`):
+    the same values, bit for bit.
+
+    Parameters
+    ----------
+    v_data : ndarray of shape (n_samples, n_visible)
+    ph_data : ndarray of shape (n_samples, n_hidden)
+        ``p(h | v)`` of the data.
+    v_model : ndarray of shape (n_chains, n_visible)
+    ph_model : ndarray of shape (n_chains, n_hidden)
+
+    Returns
+    -------
+    gradient : Gradient
+        In the centered parameters.
+    offsets : tuple of ndarray
+        ``(μ, λ)`` of shapes (n_visible,) and (n_hidden,).
     """
+    arrays = (v_data, ph_data, v_model, ph_model)
+    n_rows = max(v_data.shape[0], v_model.shape[0])
+    if one_call(n_rows, v_data.shape[1], ph_data.shape[1], v_data.dtype) and all(
+            a.dtype == v_data.dtype and a.flags.c_contiguous for a in arrays):
+        G, g_v, g_h, mu, lam = compiled.centered_sample_gradient(*arrays)
+        return Gradient(G, g_v, g_h), (mu, lam)
     mu, lam = v_data.mean(axis=0), ph_data.mean(axis=0)
     G = (v_data - mu).T @ (ph_data - lam)
     G /= v_data.shape[0]
     G -= ((v_model - mu).T @ (ph_model - lam)) / v_model.shape[0]
     return Gradient(G, mu - v_model.mean(axis=0), lam - ph_model.mean(axis=0)), (mu, lam)
+
+
+def one_call(n_chains: int, n_visible: int, n_hidden: int, dtype) -> bool:
+    """Whether a training update of this size runs as compiled calls with NumPy's values.
+
+    Below the dense path's size (:func:`~pymc_rbm.kernels.compiled.dense`), where
+    NumPy's per-call costs are most of an update and BLAS's blocking buys nothing;
+    float64 or float32, where Numba is installed.
+    """
+    return (dtype in (np.float64, np.float32) and compiled.available()
+            and not compiled.dense(n_chains, n_visible, n_hidden))
 
 
 def _step_gradient(step, rng, chains, params, batch):
@@ -294,7 +338,17 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
     def init(rng, data, params, batch_size=None):
         return None
 
+    gibbs = kernel is gibbs_sweep and wormholes is None
+
     def samples(rng, chains, params, batch):
+        if gibbs and np.ndim(batch) == 2 and type(params) is RBMParams and one_call(
+                len(batch), params.n_visible, params.n_hidden, params.dtype):
+            # init_state's check and draw of h, then the sweeps, in one compiled call
+            v = np.ascontiguousarray(params.visible.check(batch, params.n_visible, name="v", dtype=params.dtype))
+            if v.ndim == 2:
+                h = np.empty((v.shape[0], params.n_hidden), dtype=params.dtype)
+                a = compiled.gibbs_chain(rng, v, h, params, k, first_draw=True, last_draw=False)
+                return v, params.hidden.mean(a), None, {}
         state, info = _run_chains(rng, batch, params, kernel, k, wormholes)
         return state.v, mean_hiddens(state.v, params), None, info
 
@@ -371,12 +425,23 @@ def gibbs_sweeps_from_visible(rng: np.random.Generator, v, params, k: int):
     hidden_probabilities : ndarray of shape (n_chains, n_hidden)
         ``p(h | v)`` of the final ``v``, from which its ``h`` was drawn.
     """
+    if _chain_in_one_call(v, params):  # the same chain, without NumPy's per-call costs
+        v = np.array(v, order="C")
+        h = np.empty((v.shape[0], params.n_hidden), dtype=params.dtype)
+        return RBMState(v, h), sigmoid_(compiled.gibbs_chain(rng, v, h, params, k, last_draw=True))
     target = at_beta(params)
     chain = RBMState(v, None)
     for _ in range(k):
         chain, _ = sweep(rng, chain, target, GIBBS)
     a = hidden_activation(chain.v, params)
     return RBMState(chain.v, GIBBS.update(rng, None, a)[0]), sigmoid_(a)
+
+
+def _chain_in_one_call(v, params) -> bool:
+    """Whether block-Gibbs chains from ``v`` run as one compiled call (:func:`one_call`; binary RBMs, ``v`` in
+    ``params``' dtype)."""
+    return (type(params) is RBMParams and v.ndim == 2 and v.dtype == params.dtype
+            and one_call(v.shape[0], params.n_visible, params.n_hidden, params.dtype))
 
 
 def persistent_contrastive_divergence(

@@ -182,3 +182,43 @@ def test_compiled_pcd_gradient_is_the_numpy_chain_and_gradient(k):
     v, h = chains.v.copy(), chains.h.copy()
     persistent_gibbs_gradient(np.random.default_rng(0), batch, v, h, params, k)  # in place on its arrays
     assert not np.array_equal(v, chains.v) or not np.array_equal(h, chains.h)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [1, 4])
+def test_one_call_chains_and_centered_gradient_are_the_numpy_values(k, dtype, monkeypatch):
+    """Small models: the redrawn PCD chain, CD's chain and the centered gradient of samples run as compiled calls
+    of NumPy's arithmetic (BLAS products, the same layer rule and uniforms): equal bit for bit, the generator left
+    in the same state."""
+    from pymc_rbm.kernels import compiled
+    from pymc_rbm.training import negative
+
+    if not compiled.available():
+        pytest.skip("needs Numba")
+    params = RBMParams.random(9, 6, scale=1.5, rng=2).astype(dtype)
+    batch = (np.random.default_rng(1).random((7, 9)) < 0.5).astype(dtype)
+    pcd = persistent_contrastive_divergence(build_operator("gibbs"), k=k, n_chains=5)
+    cd = contrastive_divergence(build_operator("gibbs"), k=k)
+    chains = pcd.init(np.random.default_rng(0), batch, params)
+    assert negative.one_call(5, 9, 6, np.dtype(dtype))
+
+    def run():
+        rng = np.random.default_rng(5)
+        out = []
+        state = chains
+        for _ in range(5):
+            for phase in (pcd, cd):
+                v, ph, new, _ = phase.samples(rng, state, params, batch)
+                grad, offsets = negative.centered_from_samples(batch, negative.mean_hiddens(batch, params), v, ph)
+                out += [v, ph, *grad, *offsets] + ([new.v, new.h] if new is not None else [])
+                state = new if new is not None else state
+        return out + [rng.random(3)]
+
+    compiled_values = run()
+    monkeypatch.setattr(negative, "one_call", lambda *args: False)  # the NumPy kernels
+    numpy_values = run()
+    assert len(compiled_values) == len(numpy_values)
+    for got, want in zip(compiled_values, numpy_values):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(chains.v, pcd.init(np.random.default_rng(0), batch, params).v)  # not modified
