@@ -14,8 +14,12 @@ through the same loop with CD, PCD and the exact gradient
 - :mod:`~pymc_rbm.training.gradients`: data and model terms, exact and approximate gradients.
 - :mod:`~pymc_rbm.training.families`: the visible units' sufficient statistics, sweep target and exact moments.
 - :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic; any family's CD, PCD, exact).
-- :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit`, the training loop, history and callback.
-- :mod:`~pymc_rbm.training.optimizers`: gradient ascent with momentum, Adam, learning-rate schedules, clipping.
+- :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit` (set-up, loop, result) and the training loop.
+- :mod:`~pymc_rbm.training.run`: the set-up of a run: its options checked, the phase, start and chains made.
+- :mod:`~pymc_rbm.training.records`: the log-likelihood records (exact or AIS sized to a budget) and the history.
+- :mod:`~pymc_rbm.training.divergence`: when a learning rate too large has spoilt a run.
+- :mod:`~pymc_rbm.training.optimizers`: gradient ascent with momentum, Adam, learning-rate schedules, clipping,
+  and the update of each step.
 - :mod:`~pymc_rbm.training.trajectory`: the parameters kept along training, checkpoints and resuming.
 - :mod:`~pymc_rbm.training.boltzmann`: learning a fully connected Boltzmann
   machine (Lawrence, Bishop & Jordan 1998, §5.1).

@@ -20,6 +20,14 @@ large for the model (parameters that become non-finite or explode, a
 log-likelihood that collapses) stops it with a warning that names the
 learning rate, keeping ``best_params``.
 
+``fit`` reads as its three phases: :func:`~pymc_rbm.training.run.prepare_run`
+checks the options and makes the start (nothing is written or modified
+before it returns), a :class:`Training` runs the loop, and
+:meth:`Training.finish` says why a run stopped early and returns the
+:class:`FitResult`. The records live in :mod:`~pymc_rbm.training.records`,
+the divergence guard in :mod:`~pymc_rbm.training.divergence`, the kept
+trajectory and the resume checks in :mod:`~pymc_rbm.training.trajectory`.
+
 The visible units are a *family* (:mod:`~pymc_rbm.training.families`): the
 loop works on the family's sufficient statistics in flat coordinates, where
 every gradient, centering and optimiser step is the binary one, and only the
@@ -28,10 +36,7 @@ chains, the exact moments and the records use the family's own model.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import math
-import sys
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -39,40 +44,26 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt, blas_threads, single_blas_thread
-from pymc_rbm.estimators import LOG_PARTITION_METHODS, LogPartitionEstimate, log_partition
-from pymc_rbm.estimators.exact import REPEATED_ENUMERATION_BITS
-from pymc_rbm.kernels.operators import build_operator
-from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
+from pymc_rbm._runtime import Progress, StopOnInterrupt, blas_threads
 from pymc_rbm.params import RBMParams
-from pymc_rbm.training.families import INITS, BernoulliFamily, family_for, family_of
-from pymc_rbm.training.gradients import DETERMINISTIC_METHODS, Gradient
-from pymc_rbm.training.gradients import centered_update
-from pymc_rbm.training.optimizers import SGD, check_schedule, clip, make_optimizer, schedule_factor
-from pymc_rbm.training.trajectory import (
-    Checkpoint,
-    Trajectory,
-    check_save_updates,
-    load_checkpoint,
-    save_checkpoint,
+from pymc_rbm.training.divergence import DIVERGENCE_SCALE, Divergence
+from pymc_rbm.training.gradients import Gradient
+from pymc_rbm.training.negative import SAMPLING_METHODS, centered_phase_gradient, phase_gradient
+from pymc_rbm.training.records import (
+    EVAL_BUDGET,
+    EXACT_EVAL_MAX_BITS,
+    EvaluationFailed,
+    History,
+    Recorder,
+    show_record,
+    size_and_start,
 )
-from pymc_rbm.training.negative import (
-    HIDDEN_MODES,
-    SAMPLING_METHODS,
-    FAMILY_METHODS,
-    NegativePhase,
-    centered_phase_gradient,
-    contrastive_divergence,
-    deterministic,
-    family_phase,
-    parallel_tempering,
-    persistent_contrastive_divergence,
-    phase_gradient,
-)
-from pymc_rbm.validation import check_positive_int, check_real
+from pymc_rbm.training.run import METHODS, BatchStream, Run, prepare_run
+from pymc_rbm.training.trajectory import Checkpoint, Trajectory, TrajectoryRecorder
 
 __all__ = [
     "fit",
+    "Training",
     "EvaluationFailed",
     "FitResult",
     "History",
@@ -83,70 +74,8 @@ __all__ = [
     "DIVERGENCE_SCALE",
 ]
 
-#: Every training method :func:`fit` knows.
-METHODS = SAMPLING_METHODS + DETERMINISTIC_METHODS
-
-#: ``eval_method="auto"`` enumerates exactly up to this smaller-layer size, else runs AIS: the limit
-#: of every enumeration that is repeated (:data:`pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`).
-EXACT_EVAL_MAX_BITS = REPEATED_ENUMERATION_BITS
-
-#: ``eval_method="auto"`` with AIS: the records may take this many times the estimated training time.
-#: Half, not all of it: the probes time AIS on the starting parameters, and on the busy 2-core machine
-#: the records of a trained model (784 x 64 on MNIST) took up to twice the probes' figure per step.
-EVAL_BUDGET = 0.5
-
-#: AIS steps per record of ``eval_method="auto"``: at least (records are thinned to stay in budget)
-#: and at most (Salakhutdinov & Murray's schedule; more buys little for a training curve).
-EVAL_AIS_STEPS = (500, 14500)
-
-#: Training stops as diverged when a parameter's magnitude exceeds this, or 100 times the largest
-#: magnitude of the starting parameters if that is larger: no RBM worth sampling has such weights,
-#: and a learning rate far too large gets there in a few updates.
-DIVERGENCE_SCALE = 1e4
-
-@dataclass
-class History:
-    """What :func:`fit` recorded every ``eval_every`` updates.
-
-    Attributes
-    ----------
-    updates : ndarray of int of shape (n_records,)
-        Number of updates done when the record was taken (0: the start).
-    log_likelihood : ndarray of shape (n_records,)
-        Mean log-likelihood per example of the evaluation data.
-    stderr : ndarray of shape (n_records,)
-        Standard error of ``log Z`` for stochastic estimates (0 when exact).
-    estimator : str
-        How ``log Z`` was obtained: ``"exact"``, an estimator's name, or
-        ``"callable"``.
-    estimator_options : dict
-        The options it ran with (for ``eval_method="auto"`` with AIS, the
-        number of steps sized to the budget).
-    diagnostics : dict of str to ndarray of shape (n_records,)
-        Means since the previous record of per-update quantities: the
-        fraction of accepted swaps (``swap_accept``, PT), of accepted
-        wormhole moves (``wormhole_accept``) and of accepted moves that
-        changed region (``wormhole_jumps``), the gradient norm
-        (``gradient_norm``), and for TAP the fraction of updates whose
-        moments were outside the physical domain (``unphysical``). NaN at
-        update 0.
-    """
-
-    updates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    log_likelihood: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    stderr: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    estimator: str = ""
-    diagnostics: dict = field(default_factory=dict)
-    estimator_options: dict = field(default_factory=dict)
-
-    @property
-    def best(self) -> float:
-        """The largest recorded log-likelihood (NaN when nothing was recorded)."""
-        ll = self.log_likelihood
-        return float(np.nanmax(ll)) if ll.size and not np.all(np.isnan(ll)) else float("nan")
-
-    def __len__(self) -> int:
-        return int(self.updates.size)
+#: Warnings of a run name the line that called :func:`fit`: the frames of this package are skipped.
+_OWN_FRAMES = (os.path.dirname(os.path.abspath(__file__)),)
 
 
 class TrainingStep(NamedTuple):
@@ -231,325 +160,6 @@ class FitResult:
         return (
             f"FitResult(method={self.method!r}, operator={self.operator!r}, n_updates={self.n_updates}, "
             f"best_log_likelihood={self.history.best:.4f}, params={self.params!r})"
-        )
-
-
-# ------------------------------------------------------------------ validation
-def _initial_params(family, n_visible: int, n_hidden, params, init_scale: float, rng, init: str = "data",
-                    data=None):
-    if params is None:
-        if n_hidden is None:
-            raise ValueError("give n_hidden (the number of hidden units) or starting params")
-        n_hidden = check_positive_int(n_hidden, "n_hidden")
-        return family.initial(n_visible, n_hidden, rng, init, init_scale, data)
-    if params.n_visible != n_visible:
-        raise ValueError(f"params have n_visible = {params.n_visible}, but the data have {n_visible} units per row")
-    if n_hidden is not None and n_hidden != params.n_hidden:
-        raise ValueError(f"n_hidden = {n_hidden!r} contradicts the starting params, which have {params.n_hidden}")
-    return family.astype(params, np.float64)
-
-
-def _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options,
-                    hidden="redraw", family=None) -> NegativePhase:
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
-    if family is not None and family.name != "bernoulli":
-        return _family_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden)
-    if method in DETERMINISTIC_METHODS:
-        if wormholes is not None:
-            raise ValueError(f"wormholes need a sampling method {SAMPLING_METHODS}, not the deterministic {method!r}")
-        chain_options = {
-            "operator": operator != "gibbs",
-            "k": k != 1,
-            "n_chains": n_chains is not None,
-            "betas": betas is not None,
-        }
-        given = [name for name, was_set in chain_options.items() if was_set]
-        if given:
-            raise ValueError(
-                f"{', '.join(given)} apply to the sampling methods {SAMPLING_METHODS}; the deterministic "
-                f"method {method!r} draws no samples (its options go in moment_options)"
-            )
-        return deterministic(method, **(moment_options or {}))
-    if moment_options:
-        raise ValueError(f"moment_options apply to the deterministic methods {DETERMINISTIC_METHODS}, not {method!r}")
-    kernel = build_operator(operator)
-    k = check_positive_int(k, "k")
-    n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
-    if wormholes is not None and not callable(getattr(wormholes, "propose", None)):
-        raise TypeError(
-            "wormholes must be a proposal with a propose(rng, x) method, e.g. "
-            f"pymc_rbm.kernels.wormhole.PointWormholes(data); got {type(wormholes).__name__}"
-        )
-    if method == "cd":
-        if n_chains is not None:
-            raise ValueError("CD starts one chain at every row of the batch; n_chains applies to 'pcd' and 'pt'")
-        return contrastive_divergence(kernel, k, wormholes=wormholes)
-    if method == "pcd":
-        return persistent_contrastive_divergence(kernel, k, n_chains=n_chains, wormholes=wormholes, hidden=hidden)
-    if betas is None:
-        betas = uniform_ladder(check_positive_int(n_temperatures, "n_temperatures", minimum=2))
-    else:
-        betas = check_ladder(betas)
-    return parallel_tempering(kernel, k, betas=betas, n_chains=n_chains, wormholes=wormholes)
-
-
-def _family_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden) -> NegativePhase:
-    """The negative phase of a categorical or Gaussian RBM, or a ValueError naming what is supported."""
-    if method not in FAMILY_METHODS:
-        raise ValueError(
-            f"fit trains {family.name} RBMs with the methods {FAMILY_METHODS} only, not {method!r} (parallel "
-            "tempering and the mean-field, TAP and Bethe model terms are written for binary units)"
-        )
-    if wormholes is not None:
-        raise ValueError(f"wormholes are written for binary RBMs; {family.name} RBMs train without them")
-    if hidden != "redraw":
-        raise ValueError(f"hidden={hidden!r} applies to binary PCD with block Gibbs; {family.name} chains always "
-                         "redraw h")
-    if method == "exact":
-        given = [name for name, was_set in (("operator", operator != "gibbs"), ("k", k != 1),
-                                            ("n_chains", n_chains is not None)) if was_set]
-        if given:
-            raise ValueError(f"{', '.join(given)} apply to the sampling methods; 'exact' draws no samples")
-    return family_phase(method, family, operator, k, n_chains=n_chains, **(moment_options or {}))
-
-
-class EvaluationFailed(ValueError):
-    """The estimator of the log-likelihood records gave no finite ``log Z`` for finite parameters."""
-
-
-class _Evaluator:
-    """Mean log-likelihood of the evaluation data, with log Z exact or estimated.
-
-    With ``eval_method="auto"`` on a model too large to enumerate, the AIS
-    behind each record is sized once, after the first updates, by
-    :meth:`size_to_budget`: all records together should take about
-    :data:`EVAL_BUDGET` times the training time.
-    """
-
-    def __init__(self, method, options, data, params, rng, family=None):
-        self.data, self.rng, self.options = data, rng, dict(options or {})
-        self.family = BernoulliFamily() if family is None else family
-        auto = isinstance(method, str) and method == "auto"
-        if auto:
-            method = _auto_eval_method(self.family, params)
-        if not callable(method) and not (isinstance(method, str) and method in LOG_PARTITION_METHODS):
-            raise ValueError(
-                f"eval_method must be 'auto', a callable params -> log Z, or one of {sorted(LOG_PARTITION_METHODS)}; "
-                f"got {method!r}"
-            )
-        if method in ("ais", "reverse_ais") and "data" not in self.options:
-            self.options["data"] = data  # the base-rate model fitted to the data (Salakhutdinov & Murray)
-        self.method = method
-        self.name = "callable" if callable(method) else method
-        #: whether the AIS of each record still has to be sized to the training time
-        self.needs_sizing = auto and method == "ais" and not {"n_steps", "schedule"} & set(self.options)
-        self.budgeted = self.needs_sizing  # records then also skip themselves to stay in budget (affords)
-        self.note = ""
-        self.seconds_spent = self.last_seconds = 0.0
-
-    def size_to_budget(self, params: RBMParams, seconds_per_update: float, n_updates: int, eval_every: int) -> int:
-        """Choose the AIS steps per record from the training time; return the (maybe thinned) ``eval_every``.
-
-        After a warm-up run, two probes of 20 and 100 AIS steps measure the
-        cost of a step and the fixed cost of a run; the records planned (the start, every ``eval_every`` updates, the end) then share
-        ``EVAL_BUDGET`` times the estimated training time, with
-        :data:`EVAL_AIS_STEPS` steps each at the least and at the most. When
-        even the least is over budget, records are thinned (``eval_every``
-        multiplied), down to the start and the end.
-        """
-        t_start = time.perf_counter()
-        n_chains = self.options.get("n_chains", 100)
-        ais_options = {k: v for k, v in self.options.items() if k != "progress"}
-
-        def timed(n_steps):
-            t0 = time.perf_counter()
-            with single_blas_thread():
-                log_partition(params, "ais", rng=self.rng, **{**ais_options, "schedule": n_steps})
-            return time.perf_counter() - t0
-
-        # a warm-up run (first calls compile and fill caches), then two timed probes: their difference is the
-        # cost of a step, the rest the fixed cost of a run; at least half the long probe's time per step, so
-        # that timing noise on a busy machine cannot make steps look free
-        timed(10)
-        short, long = timed(20), timed(100)
-        per_step = max((long - short) / 80.0, 0.5 * long / 100.0)
-        fixed = max(short - 20 * per_step, 0.0)
-        budget = EVAL_BUDGET * seconds_per_update * n_updates
-        lo, hi = EVAL_AIS_STEPS
-
-        def n_records(every):
-            return 1 + -(-n_updates // every)
-
-        def affordable(every):
-            return int((budget / n_records(every) - fixed) / per_step)
-
-        steps = affordable(eval_every)
-        while steps < lo and n_records(eval_every) > 2:
-            eval_every = min(2 * eval_every, n_updates)
-            steps = affordable(eval_every)
-        steps = int(min(max(steps, lo), hi))
-        self.options["n_steps"] = steps
-        self.needs_sizing = False
-        records = n_records(eval_every) * (fixed + steps * per_step)
-        if records > budget:  # even the fewest, shortest records are over budget: say so, bar or no bar
-            warnings.warn(
-                f"fit: the {n_records(eval_every)} log-likelihood records (AIS with {n_chains} chains x {steps} "
-                f"steps each) will take about {records:.3g} s, more than the "
-                f"{budget:.3g} s allowed ({EVAL_BUDGET:g} x the {seconds_per_update * n_updates:.3g} s of "
-                f"training), after {time.perf_counter() - t_start:.3g} s spent timing them; pass "
-                "eval_every=None for no records, or eval_method/eval_options for cheaper ones",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-        self.note = (
-            f"log-likelihood records: AIS with {n_chains} chains x {steps} steps every {eval_every} updates, "
-            f"about {n_records(eval_every) * (fixed + steps * per_step):.3g} s in all for about "
-            f"{seconds_per_update * n_updates:.3g} s of training (eval_method, eval_options and eval_every "
-            "choose otherwise)"
-        )
-        self.seconds_spent += time.perf_counter() - t_start
-        return eval_every
-
-    def affords(self, projected_training: float) -> bool:
-        """Whether a record now, and the final one after it, stay within the budget.
-
-        Only for records sized by :meth:`size_to_budget`: their measured cost
-        corrects the sizing (a busy machine makes the probes unreliable), by
-        skipping intermediate records once the evaluation time would exceed
-        ``EVAL_BUDGET`` times the projected training time.
-        """
-        if not self.budgeted:
-            return True
-        return self.seconds_spent + 2.0 * self.last_seconds <= EVAL_BUDGET * projected_training
-
-    def __call__(self, params: RBMParams) -> tuple[float, float]:
-        t0 = time.perf_counter()
-        try:
-            return self._evaluate(params)
-        finally:
-            self.last_seconds = time.perf_counter() - t0
-            self.seconds_spent += self.last_seconds
-
-    def _evaluate(self, params: RBMParams) -> tuple[float, float]:
-        if callable(self.method):
-            est = self.method(params)
-        else:
-            # sized records run BLAS on one thread, as their probes did: on a busy machine several BLAS
-            # threads on AIS's small products cost up to ten times more, and the budget needs a steady cost
-            with single_blas_thread() if self.budgeted else contextlib.nullcontext():
-                est = self.family.log_partition(params, self.method, rng=self.rng, **self.options)
-        stderr = float(est.stderr) if isinstance(est, LogPartitionEstimate) else 0.0
-        log_z = float(est)
-        if not math.isfinite(log_z):  # the parameters are finite and bounded here (_Divergence): not the model's fault
-            raise EvaluationFailed(
-                f"eval_method {self.name!r} returned log Z = {log_z} for finite parameters, and the "
-                "log-likelihood records need a finite log Z: fix eval_method (or eval_options), or pass "
-                "eval_every=None for no records"
-            )
-        return float(self.family.log_likelihood(params, self.data, log_z).mean()), stderr
-
-
-def _auto_eval_method(family, params) -> str | None:
-    """``eval_method="auto"``: exact where enumerable, else the family's estimator (AIS), else None (no records)."""
-    if family.enumerable(params, EXACT_EVAL_MAX_BITS):
-        return "exact"
-    return family.estimator
-
-
-class _Recorder:
-    """The log-likelihood records of :func:`fit` and the diagnostics averaged between them."""
-
-    def __init__(self, evaluator: _Evaluator | None):
-        self.evaluator = evaluator
-        self.records: list[tuple[int, float, float]] = []  # (update, log-likelihood, stderr): appended whole
-        self.pending: dict[str, list] = {}
-        self.diagnostics: dict[str, list] = {}
-        self.best_ll, self.best_params, self.best_update = -np.inf, None, None
-
-    def collect(self, info: dict) -> None:
-        for key, value in info.items():
-            self.pending.setdefault(key, []).append(value)
-
-    def record(self, update: int, params: RBMParams) -> float:
-        """Evaluate and store; NaN (and nothing stored) without an evaluator or when already recorded."""
-        if self.evaluator is None:
-            return np.nan
-        if self.records and self.records[-1][0] == update:
-            return self.records[-1][1]
-        ll, se = self.evaluator(params)
-        n = len(self.records)
-        used = self.pending if update > 0 else {}  # the start has no updates (its record may come late)
-        for key in set(used) | set(self.diagnostics):
-            values = used.get(key, [])
-            self.diagnostics.setdefault(key, [np.nan] * n)
-            self.diagnostics[key] = self.diagnostics[key][:n] + [float(np.mean(values)) if values else np.nan]
-        if update > 0:
-            self.pending.clear()
-        self.records.append((update, ll, se))
-        if ll > self.best_ll:
-            self.best_ll, self.best_params, self.best_update = ll, params, update
-        return ll
-
-    def history(self) -> History:
-        n = len(self.records)
-        updates, ll, se = (np.asarray(col) for col in zip(*self.records)) if n else ([], [], [])
-        return History(
-            updates=np.asarray(updates, dtype=np.int64),
-            log_likelihood=np.asarray(ll, dtype=np.float64),
-            stderr=np.asarray(se, dtype=np.float64),
-            estimator="" if self.evaluator is None else self.evaluator.name,
-            diagnostics={key: np.asarray(val[:n], dtype=np.float64) for key, val in self.diagnostics.items()},
-            estimator_options={}
-            if self.evaluator is None
-            else {k: v for k, v in self.evaluator.options.items() if k != "data"},
-        )
-
-
-class _Divergence:
-    """Whether training diverged: non-finite or exploding parameters, or a collapsing log-likelihood."""
-
-    def __init__(self, params: RBMParams, learning_rate: float):
-        start = max(float(np.abs(a).max()) for a in (params.W, params.vbias, params.hbias))
-        self.scale = max(DIVERGENCE_SCALE, 100.0 * start)
-        self.learning_rate = learning_rate
-        self.drop = params.n_visible * math.log(2.0)
-        self.reason, self.at = "", 0
-
-    def parameters(self, arrays, update: int) -> bool:
-        """True (and the reason kept) when the parameters after ``update`` are no longer usable."""
-        self.at = update
-        largest = [float(np.abs(a).max()) for a in arrays]  # NaN or inf where an entry is: one pass each
-        if not all(math.isfinite(x) for x in largest):
-            self.reason = "the parameters became non-finite"
-        elif max(largest) > self.scale:
-            self.reason = f"a parameter reached {max(largest):.3g} (beyond {self.scale:.3g})"
-        return bool(self.reason)
-
-    def log_likelihood(self, ll: float, best: float, update: int) -> bool:
-        """True when a record collapsed: non-finite, or ``n_visible · log 2`` nats below the best one."""
-        self.at = update
-        if not math.isfinite(ll):
-            self.reason = f"the recorded log-likelihood became {ll}"
-        elif math.isfinite(best) and ll < best - self.drop:
-            self.reason = (
-                f"the recorded log-likelihood fell to {ll:.6g} from its best {best:.6g} (a drop of more than "
-                f"n_visible · log 2 = {self.drop:.4g} nats)"
-            )
-        return bool(self.reason)
-
-    def warn(self, best_update) -> None:
-        kept = (
-            f"best_params are those of update {best_update}, the best recorded log-likelihood"
-            if best_update is not None
-            else "nothing was recorded: best_params are the last parameters before it"
-        )
-        warnings.warn(
-            f"fit stopped at update {self.at}: {self.reason}. The learning rate {self.learning_rate:g} is too "
-            f"large for this model and method: try {self.learning_rate / 10:g} or less. params are the last "
-            f"finite parameters; {kept} (stop_reason='diverged')",
-            RuntimeWarning,
-            stacklevel=3,
         )
 
 
@@ -781,376 +391,207 @@ def fit(
     >>> bool(ll[-1] > ll[0] + 1.0)
     True
     """
-    if resume is not None:  # the checkpoint's parameters say which RBM it trains
-        checkpoint = load_checkpoint(resume)
-        family = family_of(checkpoint.params)
-    else:
-        checkpoint = None
-        family = family_for(visible, data) if params is None else _family_of_start(params, visible)
-    dtype = _check_dtype(dtype)
-    v = family.check(data, name="data", dtype=dtype)
-    if v.ndim != 2 or v.shape[0] == 0:
-        raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
-    n_samples, n_visible = v.shape
-    x = family.features(v).astype(dtype, copy=False)  # the sufficient statistics' visible part: v for binary units
-    learning_rate = check_real(learning_rate, "learning_rate", 0.0, lo_open=True)
-    init_scale = check_real(init_scale, "init_scale", 0.0)
-    if init not in INITS:
-        raise ValueError(f"init must be one of {INITS}, got {init!r}")
-    batch_size = check_positive_int(batch_size, "batch_size", allow_none=True)
-    if batch_size is not None and batch_size >= n_samples:
-        batch_size = None
-    n_batches = 1 if batch_size is None else -(-n_samples // batch_size)
-    if n_updates is not None and epochs is not None:
-        raise ValueError("give n_updates or epochs, not both")
-    if epochs is not None:
-        n_updates = check_positive_int(epochs, "epochs") * n_batches
-    n_updates = 1000 if n_updates is None else check_positive_int(n_updates, "n_updates")
-    eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-    if hidden not in HIDDEN_MODES:
-        raise ValueError(f"hidden must be one of {HIDDEN_MODES}, got {hidden!r}")
-    updater = _Updater(optimizer, momentum, learning_rate, lr_schedule, weight_decay, max_grad_norm, n_updates)
-    saved = check_save_updates(save_updates, n_updates)
-    config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,
-              "n_samples": n_samples, "n_visible": n_visible, "centered": bool(centered), "hidden": hidden,
-              "dtype": np.dtype(dtype).name, **updater.config(), **family.config()}
-    if checkpoint is not None:
-        _check_resume(checkpoint, config, params, chains, n_updates)
-        params, chains = checkpoint.params, checkpoint.chains
-
-    seed_rng = np.random.default_rng(rng)
-    init_rng, train_rng, eval_rng = seed_rng.spawn(3)
-    params = family.astype(_initial_params(family, n_visible, n_hidden, params, init_scale, init_rng, init, v), dtype)
-    phase = _negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden,
-                            family)
-    flat = family.flat(params)  # the coordinates (W, a, c) of the features: params itself for binary units
-    if chains is None:
-        chains = phase.init(train_rng, x, flat, batch_size or n_samples)
-    else:
-        _check_chains(chains, phase.init(np.random.default_rng(0), x, flat, batch_size or n_samples), phase.name)
-        chains = _as_dtype(chains, dtype)
-    evaluator = None
-    if eval_every:
-        e_data = v if eval_data is None else family.check(eval_data, n_visible, name="eval_data")
-        if e_data.ndim != 2:
-            raise ValueError(f"eval_data must have shape (n_eval, n_visible), got {e_data.shape}")
-        if isinstance(eval_method, str) and eval_method == "auto" and _auto_eval_method(family, params) is None:
-            warnings.warn(
-                f"fit records no log-likelihood: this {family.name} RBM is too large to enumerate (more than "
-                f"2**{EXACT_EVAL_MAX_BITS} states in its smaller layer), and no estimator of "
-                f"pymc_rbm.estimators.log_partition takes {family.name} RBMs; pass eval_method= a callable "
-                "params -> log Z for records",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            eval_every = 0
-        else:
-            evaluator = _Evaluator(eval_method, eval_options, e_data, params, eval_rng, family)
-    recorder = _Recorder(evaluator)
-
-    W, vbias, hbias = (np.array(a, dtype=dtype) for a in (flat.W, flat.vbias, flat.hbias))
-    opt_state = updater.init((W, vbias, hbias))
-    batches = _BatchStream(n_samples, batch_size)
-    start = 0
-    if checkpoint is not None:  # the run goes on where the checkpoint was written, with its random states
-        opt_state = {key: np.array(value) for key, value in checkpoint.optimizer_state.items()}
-        train_rng.bit_generator.state = checkpoint.train_rng
-        eval_rng.bit_generator.state = checkpoint.eval_rng
-        batches = _BatchStream(n_samples, batch_size, checkpoint.batch_order, checkpoint.batch_position,
-                               checkpoint.epoch)
-        start = checkpoint.update
-    trajectory = _TrajectoryRecorder(saved, checkpoint_dir, config)
-
-    def snapshot(update_done):
-        return Checkpoint(params, update_done, batches.epoch, chains, opt_state, train_rng.bit_generator.state,
-                          eval_rng.bit_generator.state, batches.order, batches.position, config)
-
-    update, stop_reason, failure = start, "", None
-    divergence = _Divergence(params, learning_rate)
-    warned_unphysical = False
-    # eval_method="auto" with AIS: the record of the start waits until the first updates have been timed
-    start_params, sizing = params, evaluator is not None and evaluator.needs_sizing
-    probe = start + min(eval_every, n_updates - start, 10) if sizing else 0
-    seconds: list[float] = []
-    n_rows = (n_chains or batch_size or n_samples) * (n_temperatures if method == "pt" else 1)
-    n_features = flat.n_visible
-    if checkpoint is None:
-        trajectory.keep(0, params, snapshot)
+    run = prepare_run(
+        data, n_hidden, params=params, visible=visible, method=method, operator=operator, k=k,
+        n_temperatures=n_temperatures, betas=betas, n_chains=n_chains, batch_size=batch_size,
+        learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay, n_updates=n_updates,
+        epochs=epochs, init_scale=init_scale, init=init, rng=rng, eval_every=eval_every, eval_method=eval_method,
+        eval_options=eval_options, eval_data=eval_data, moment_options=moment_options, wormholes=wormholes,
+        chains=chains, callback=callback, progress=progress, centered=centered, hidden=hidden, optimizer=optimizer,
+        lr_schedule=lr_schedule, max_grad_norm=max_grad_norm, dtype=dtype, save_updates=save_updates,
+        checkpoint_dir=checkpoint_dir, resume=resume,
+    )
+    training = Training(run)
+    training.keep_start()
     with (
         StopOnInterrupt() as guard,
-        blas_threads(n_rows, n_features, params.n_hidden),
-        Progress(n_updates - start, f"fit ({phase.name})", progress) as bar,
+        blas_threads(*run.blas_shape),
+        Progress(run.n_updates - training.start, f"fit ({run.phase.name})", run.progress) as bar,
     ):
-        if not sizing:
-            _show(bar, recorder.record(start, params))
-        while update < n_updates:
-            t_update = time.perf_counter()
-            batch = x[batches.next(train_rng)]
-            if centered:  # the optimiser steps in the centered parameters; the step is mapped to (W, vbias, hbias)
-                grad, offsets, chains, info = centered_phase_gradient(phase, train_rng, chains, flat, batch)
-            else:
-                (grad, chains, info), offsets = phase_gradient(phase, train_rng, chains, flat, batch), None
-            norm = updater.apply(opt_state, (W, vbias, hbias), grad, update, offsets)
-            if divergence.parameters((W, vbias, hbias), update + 1):
-                stop_reason = "diverged"
-                break
-            flat = RBMParams(W, vbias, hbias, dtype=dtype)
-            params = family.unflat(flat)
-            update += 1
-            seconds.append(time.perf_counter() - t_update)
-            bar.advance()
-            trajectory.keep(update, params, snapshot)
-            info = dict(info, gradient_norm=norm)
-            if info.get("unphysical") and not warned_unphysical:
-                warned_unphysical = True
-                _warn_unphysical(phase.name, update)
-            recorder.collect(info)
-            if sizing and update >= probe:
-                eval_every = _size_and_start(evaluator, recorder, bar, start_params, params, seconds,
-                                             n_updates - start, eval_every, progress, start)
-                sizing = False
-            ll = np.nan
-            due = eval_every and not sizing and (update % eval_every == 0 or update == n_updates)
-            if due and (update == n_updates or evaluator.affords(sum(seconds) * (n_updates - start)
-                                                                  / (update - start))):
-                try:
-                    ll = recorder.record(update, params)
-                except EvaluationFailed as err:  # the updates so far are kept: stop and say why
-                    stop_reason, failure = "evaluation_failed", err
-                    break
-                _show(bar, ll)
-                if divergence.log_likelihood(ll, recorder.best_ll, update):
-                    stop_reason = "diverged"
-                    break
-            if callback is not None and callback(TrainingStep(update, batches.epoch, params, grad, ll, info)):
-                stop_reason = "callback"
-                break
-        if sizing and seconds and stop_reason != "diverged":  # stopped (callback) before the first updates were timed
-            _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates - start, eval_every,
-                            progress, start)
-            sizing = False
-        if stop_reason not in ("diverged", "evaluation_failed") and not sizing:
-            recorder.record(update, params)  # a no-op when this update was just recorded
-
-    if guard.interrupted:
-        stop_reason = "interrupted"
-        where = f"; or resume from the last checkpoint: fit(..., resume={str(checkpoint_dir)!r})" if (
-            checkpoint_dir is not None and trajectory.paths) else ""
-        warnings.warn(
-            f"fit was interrupted (Ctrl-C) after {update} of {n_updates} updates: the result so far is returned "
-            "(stopped_early=True, stop_reason='interrupted'); continue with "
-            f"fit(data, params=result.params, chains=result.chains, ...){where}",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    elif stop_reason == "diverged":
-        divergence.warn(recorder.best_update)
-    elif stop_reason == "evaluation_failed":
-        warnings.warn(
-            f"fit stopped at update {update}: {failure}. params are the parameters after update {update} "
-            "(stop_reason='evaluation_failed')",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    return FitResult(
-        params=params,
-        history=recorder.history(),
-        best_params=recorder.best_params if recorder.best_params is not None else params,
-        n_updates=update,
-        stopped_early=bool(stop_reason),
-        chains=chains,
-        method=phase.name,
-        operator=operator if method in SAMPLING_METHODS else None,
-        stop_reason=stop_reason,
-        trajectory=trajectory.result(),
-    )
+        training.loop(bar)
+    return training.finish(interrupted=guard.interrupted)
 
 
-def _family_of_start(params, visible):
-    """The family of starting ``params``, which ``visible`` (if given) must agree with."""
-    family = family_of(params)
-    if visible is not None and not (isinstance(visible, str) and visible == family.name) and not (
-            family.name != "bernoulli" and visible == family.layer):
-        raise ValueError(f"visible={visible!r} contradicts the starting params, a {type(params).__name__}")
-    return family
+class Training:
+    """The loop of :func:`fit` and what it carries from update to update.
 
+    Parameters
+    ----------
+    run : Run
+        The checked options and the start (:func:`~pymc_rbm.training.run.prepare_run`);
+        a run that resumes a checkpoint takes its optimiser state, random
+        states and place in the batch order.
 
-def _check_dtype(dtype) -> np.dtype:
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}")
-    return dt
-
-
-def _as_dtype(chains, dtype):
-    """Persistent chains with their arrays in ``dtype`` (copies where they are not)."""
-    return type(chains)(*(np.asarray(x, dtype=dtype) if isinstance(x, np.ndarray) else x for x in chains))
-
-
-def _check_resume(checkpoint, config: dict, params, chains, n_updates: int) -> None:
-    """Refuse to resume a checkpoint with options other than its own, or with params / chains of the caller."""
-    if params is not None or chains is not None:
-        raise ValueError("resume= continues the checkpoint's parameters and chains: give neither params= nor chains=")
-    ignore = {"n_updates"} if config.get("lr_schedule") == "constant" else set()
-    changed = sorted(k for k in set(config) | set(checkpoint.config) - ignore
-                     if k not in ignore and checkpoint.config.get(k) != _jsonable(config.get(k)))
-    if changed:
-        detail = ", ".join(
-            f"{k}: {checkpoint.config.get(k)!r} there, {_jsonable(config.get(k))!r} here" for k in changed
-        )
-        raise ValueError(f"the checkpoint was written with other options ({detail}): resume with the same ones")
-    if checkpoint.update >= n_updates:
-        raise ValueError(f"the checkpoint is at update {checkpoint.update}; n_updates = {n_updates} leaves nothing "
-                         "to do (n_updates counts all updates, those before the checkpoint included)")
-
-
-def _jsonable(x):
-    return json.loads(json.dumps(x, default=str))
-
-
-class _BatchStream:
-    """The mini-batches: the rows of each epoch in a fresh random order, drawn when the epoch starts."""
-
-    def __init__(self, n_samples: int, batch_size: int | None, order=None, position: int = 0, epoch: int = 0):
-        self.n_samples, self.batch_size = n_samples, batch_size
-        self.order = None if order is None else np.asarray(order)
-        self.position, self.epoch = position, epoch
-
-    def next(self, rng: np.random.Generator):
-        """The indices (or slice) of the next batch; a new epoch draws its order from ``rng``."""
-        if self.batch_size is None:
-            self.epoch += 1
-            return slice(None)
-        if self.order is None or self.position * self.batch_size >= self.n_samples:
-            self.order, self.position = rng.permutation(self.n_samples), 0
-            self.epoch += 1
-        i = self.position * self.batch_size
-        self.position += 1
-        return self.order[i : i + self.batch_size]
-
-
-class _Updater:
-    """One parameter update: schedule, clipping, weight decay, then the optimiser's step."""
-
-    def __init__(self, optimizer, momentum, learning_rate, schedule, weight_decay, max_grad_norm, n_updates):
-        self.optimizer = make_optimizer(optimizer, momentum)
-        self.learning_rate, self.n_updates = learning_rate, n_updates
-        self.schedule = check_schedule(schedule)
-        self.weight_decay = check_real(weight_decay, "weight_decay", 0.0)
-        self.max_grad_norm = None if max_grad_norm is None else check_real(
-            max_grad_norm, "max_grad_norm", 0.0, lo_open=True)
-
-    def config(self) -> dict:
-        return {"optimizer": repr(self.optimizer), "learning_rate": self.learning_rate,
-                "lr_schedule": self.schedule if isinstance(self.schedule, str) else "callable",
-                "weight_decay": self.weight_decay, "max_grad_norm": self.max_grad_norm, "n_updates": self.n_updates}
-
-    def init(self, arrays) -> dict:
-        return self.optimizer.init(arrays)
-
-    def apply(self, state: dict, arrays, grad: Gradient, update: int, offsets=None) -> float:
-        """Move ``arrays`` in place by the step of ``grad`` at update ``update`` (0-based); its norm before clipping.
-
-        With ``offsets`` ``(μ, λ)``, ``grad`` is a centered gradient: the
-        optimiser steps in the centered parameters and
-        :func:`~pymc_rbm.training.gradients.centered_update` maps the step.
-        """
-        grad, norm = clip(grad, self.max_grad_norm)
-        if self.weight_decay:
-            grad = grad._replace(W=grad.W - self.weight_decay * arrays[0])
-        lr = self.learning_rate * schedule_factor(self.schedule, update, self.n_updates)
-        with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported by the caller
-            if offsets is None:
-                self.optimizer.apply(state, arrays, grad, lr)
-            elif isinstance(self.optimizer, SGD) and not self.optimizer.momentum:  # the step is lr · grad: map grad
-                for p, g in zip(arrays, centered_update(grad, *offsets)):
-                    p += lr * g
-            else:
-                step = [np.zeros_like(a) for a in arrays]
-                self.optimizer.apply(state, step, grad, lr)
-                for p, g in zip(arrays, centered_update(Gradient(*step), *offsets)):
-                    p += g
-        return norm
-
-
-class _TrajectoryRecorder:
-    """Keeps the parameters at the saved updates, and writes them as checkpoints when asked."""
-
-    def __init__(self, saved, directory, config):
-        self.saved = set(int(u) for u in saved)
-        self.directory = directory
-        self.kept = Trajectory()
-
-    @property
-    def paths(self):
-        return self.kept.paths
-
-    def keep(self, update: int, params: RBMParams, snapshot) -> None:
-        if update not in self.saved:
-            return
-        self.kept.updates.append(update)
-        self.kept.params.append(params)
-        if self.directory is not None:
-            self.kept.paths.append(save_checkpoint(self.directory, snapshot(update)))
-
-    def result(self) -> Trajectory:
-        return self.kept
-
-
-def _check_chains(chains, template, method: str) -> None:
-    """Refuse persistent chains that ``method`` cannot continue (of another method, model or ladder).
-
-    ``template`` is what the method would start from: the chains must be of
-    its type, with the same shapes but for the number of chains.
+    Attributes
+    ----------
+    params, flat : RBMParams (or the family's parameters), RBMParams
+        The parameters after the last update, and in the flat coordinates.
+    arrays : tuple of ndarray
+        ``(W, vbias, hbias)`` in the flat coordinates, moved in place by each update.
+    chains : object
+        The phase's chains.
+    update : int
+        Updates done, those before a resumed checkpoint included.
+    stop_reason : str
+        As :attr:`FitResult.stop_reason`.
     """
-    def shapes(state):
-        return [np.shape(a)[:-2] + np.shape(a)[-1:] for a in (state.v, state.h) if a is not None]
 
-    if template is None:
-        raise ValueError(
-            f"method {method!r} keeps no persistent chains (only 'pcd' and 'pt' do); got chains= of type "
-            f"{type(chains).__name__}"
+    def __init__(self, run: Run):
+        self.run = run
+        self.params, self.flat, self.chains = run.params, run.flat, run.chains
+        self.arrays = tuple(np.array(a, dtype=run.dtype) for a in (run.flat.W, run.flat.vbias, run.flat.hbias))
+        self.opt_state = run.updater.init(self.arrays)
+        self.batches = BatchStream(run.n_samples, run.batch_size)
+        self.start = 0
+        checkpoint = run.checkpoint
+        if checkpoint is not None:  # the run goes on where the checkpoint was written, with its random states
+            self.opt_state = {key: np.array(value) for key, value in checkpoint.optimizer_state.items()}
+            run.train_rng.bit_generator.state = checkpoint.train_rng
+            run.eval_rng.bit_generator.state = checkpoint.eval_rng
+            self.batches = BatchStream(run.n_samples, run.batch_size, checkpoint.batch_order,
+                                       checkpoint.batch_position, checkpoint.epoch)
+            self.start = checkpoint.update
+        self.update, self.stop_reason, self.failure = self.start, "", None
+        self.trajectory = TrajectoryRecorder(run.saved, run.checkpoint_dir)
+        self.recorder = Recorder(run.evaluator)
+        self.divergence = Divergence(run.params, run.updater.learning_rate)
+        self.eval_every = run.eval_every
+        # eval_method="auto" with AIS: the record of the start waits until the first updates have been timed
+        self.sizing = run.evaluator is not None and run.evaluator.needs_sizing
+        self.probe = self.start + min(self.eval_every, run.n_updates - self.start, 10) if self.sizing else 0
+        self.seconds: list[float] = []
+        self.warned_unphysical = False
+
+    def snapshot(self, update_done: int) -> Checkpoint:
+        """A checkpoint of the run after ``update_done`` updates."""
+        run = self.run
+        return Checkpoint(self.params, update_done, self.batches.epoch, self.chains, self.opt_state,
+                          run.train_rng.bit_generator.state, run.eval_rng.bit_generator.state, self.batches.order,
+                          self.batches.position, run.config)
+
+    def keep_start(self) -> None:
+        """Keep (and write) the starting point of a new run."""
+        if self.run.checkpoint is None:
+            self.trajectory.keep(0, self.params, self.snapshot)
+
+    def loop(self, bar: Progress) -> None:
+        """Update until ``n_updates`` or a reason to stop, then the last record (stochastic)."""
+        if not self.sizing:
+            show_record(bar, self.recorder.record(self.start, self.params))
+        while self.update < self.run.n_updates and not self.stop_reason:
+            self.stop_reason = self._step(bar)
+        if self.sizing and self.seconds and self.stop_reason != "diverged":  # stopped before the probe's updates
+            self._start_records(bar)
+        if self.stop_reason not in ("diverged", "evaluation_failed") and not self.sizing:
+            self.recorder.record(self.update, self.params)  # a no-op when this update was just recorded
+
+    def _step(self, bar: Progress) -> str:
+        """One update, its record and the callback: the reason to stop, or ``""``."""
+        run = self.run
+        t_update = time.perf_counter()
+        grad, info = self._ascend()
+        if self.divergence.parameters(self.arrays, self.update + 1):
+            return "diverged"
+        self.flat = RBMParams(*self.arrays, dtype=run.dtype)
+        self.params = run.family.unflat(self.flat)
+        self.update += 1
+        self.seconds.append(time.perf_counter() - t_update)
+        bar.advance()
+        self.trajectory.keep(self.update, self.params, self.snapshot)
+        if info.get("unphysical") and not self.warned_unphysical:
+            self.warned_unphysical = True
+            warn_unphysical(run.phase.name, self.update)
+        self.recorder.collect(info)
+        ll, reason = self._record(bar)
+        if reason:
+            return reason
+        if run.callback is not None and run.callback(
+                TrainingStep(self.update, self.batches.epoch, self.params, grad, ll, info)):
+            return "callback"
+        return ""
+
+    def _ascend(self) -> tuple[Gradient, dict]:
+        """The gradient of the next batch, with ``arrays`` moved by the optimiser's step; the phase's info."""
+        run = self.run
+        batch = run.x[self.batches.next(run.train_rng)]
+        if run.centered:  # the optimiser steps in the centered parameters; the step is mapped to (W, vbias, hbias)
+            grad, offsets, self.chains, info = centered_phase_gradient(run.phase, run.train_rng, self.chains,
+                                                                        self.flat, batch)
+        else:
+            (grad, self.chains, info), offsets = phase_gradient(run.phase, run.train_rng, self.chains, self.flat,
+                                                                batch), None
+        norm = run.updater.apply(self.opt_state, self.arrays, grad, self.update, offsets)
+        return grad, dict(info, gradient_norm=norm)
+
+    def _record(self, bar: Progress) -> tuple[float, str]:
+        """The log-likelihood recorded after this update (NaN when none is due), and the reason to stop or ``""``."""
+        run, update = self.run, self.update
+        if self.sizing and update >= self.probe:
+            self._start_records(bar)
+        due = self.eval_every and not self.sizing and (update % self.eval_every == 0 or update == run.n_updates)
+        if not due or not (update == run.n_updates or run.evaluator.affords(
+                sum(self.seconds) * (run.n_updates - self.start) / (update - self.start))):
+            return np.nan, ""
+        try:
+            ll = self.recorder.record(update, self.params)
+        except EvaluationFailed as err:  # the updates so far are kept: stop and say why
+            self.failure = err
+            return np.nan, "evaluation_failed"
+        show_record(bar, ll)
+        return ll, "diverged" if self.divergence.log_likelihood(ll, self.recorder.best_ll, update) else ""
+
+    def _start_records(self, bar: Progress) -> None:
+        """Size the AIS of the records from the updates timed so far, and record the start."""
+        run = self.run
+        self.eval_every = size_and_start(run.evaluator, self.recorder, bar, run.params, self.params, self.seconds,
+                                         run.n_updates - self.start, self.eval_every, run.progress, self.start)
+        self.sizing = False
+
+    def finish(self, interrupted: bool = False) -> FitResult:
+        """The result, with a warning that says why the run stopped early (Ctrl-C, divergence, a failed record)."""
+        run, update = self.run, self.update
+        if interrupted:
+            self.stop_reason = "interrupted"
+            where = f"; or resume from the last checkpoint: fit(..., resume={str(run.checkpoint_dir)!r})" if (
+                run.checkpoint_dir is not None and self.trajectory.paths) else ""
+            warnings.warn(
+                f"fit was interrupted (Ctrl-C) after {update} of {run.n_updates} updates: the result so far is "
+                "returned (stopped_early=True, stop_reason='interrupted'); continue with "
+                f"fit(data, params=result.params, chains=result.chains, ...){where}",
+                RuntimeWarning,
+                skip_file_prefixes=_OWN_FRAMES,
+            )
+        elif self.stop_reason == "diverged":
+            self.divergence.warn(self.recorder.best_update)
+        elif self.stop_reason == "evaluation_failed":
+            warnings.warn(
+                f"fit stopped at update {update}: {self.failure}. params are the parameters after update {update} "
+                "(stop_reason='evaluation_failed')",
+                RuntimeWarning,
+                skip_file_prefixes=_OWN_FRAMES,
+            )
+        recorder = self.recorder
+        return FitResult(
+            params=self.params,
+            history=recorder.history(),
+            best_params=recorder.best_params if recorder.best_params is not None else self.params,
+            n_updates=update,
+            stopped_early=bool(self.stop_reason),
+            chains=self.chains,
+            method=run.phase.name,
+            operator=run.operator if run.method in SAMPLING_METHODS else None,
+            stop_reason=self.stop_reason,
+            trajectory=self.trajectory.result(),
         )
-    if type(chains) is not type(template):
-        raise ValueError(
-            f"chains= holds a {type(chains).__name__}, but method {method!r} continues a {type(template).__name__}: "
-            f"pass the chains of an earlier fit(..., method={method!r}) of this model, or none"
-        )
-    if shapes(chains) != shapes(template):
-        raise ValueError(
-            f"chains= have the shapes {[np.shape(chains.v), np.shape(chains.h)]} (v, h), which do not fit method "
-            f"{method!r} on this model (it needs {[np.shape(template.v), np.shape(template.h)]}, but for the number "
-            "of chains): pass the chains of an earlier run of the same method, model and ladder"
-        )
 
 
-def _size_and_start(evaluator, recorder, bar, start_params, params, seconds, n_updates, eval_every, progress,
-                    start: int = 0) -> int:
-    """Size the AIS of the records from the updates timed so far, record the start, return ``eval_every``."""
-    eval_every = evaluator.size_to_budget(params, float(np.median(seconds)), n_updates, eval_every)
-    if progress:
-        print(f"fit: {evaluator.note}", file=sys.stderr, flush=True)
-    _show(bar, recorder.record(start, start_params))
-    return eval_every
-
-
-def _show(bar: Progress, ll: float) -> None:
-    """The latest recorded log-likelihood, next to the progress."""
-    if np.isfinite(ll):
-        bar.set_postfix(f"log-likelihood {ll:.6g}")
-
-
-def _warn_unphysical(method: str, update: int) -> None:
+def warn_unphysical(method: str, update: int) -> None:
+    """Say once per run that a deterministic method's moments left the physical domain."""
     warnings.warn(
         f"fit (method={method!r}): the model moments at update {update} come from a fixed point outside the "
         "physical domain (pair moments outside [0, 1]): the gradient is that of an expansion used outside its "
         "range. Training goes on; history.diagnostics['unphysical'] counts such updates. Use 'pcd' or 'pt' "
         "for strongly coupled models",
         RuntimeWarning,
-        stacklevel=3,
+        skip_file_prefixes=_OWN_FRAMES,
     )

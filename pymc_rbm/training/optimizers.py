@@ -16,10 +16,10 @@ from typing import Callable
 
 import numpy as np
 
-from pymc_rbm.training.gradients import Gradient
+from pymc_rbm.training.gradients import Gradient, centered_update
 from pymc_rbm.validation import check_real
 
-__all__ = ["SGD", "Adam", "make_optimizer", "SCHEDULES", "check_schedule", "schedule_factor", "clip"]
+__all__ = ["SGD", "Adam", "make_optimizer", "SCHEDULES", "check_schedule", "schedule_factor", "clip", "Updater"]
 
 #: Named learning-rate schedules: the multiplier of update ``u`` (0-based) of ``n``.
 SCHEDULES = ("constant", "linear", "cosine", "exponential")
@@ -43,6 +43,7 @@ class SGD:
         object.__setattr__(self, "momentum", check_real(self.momentum, "momentum", 0.0, 1.0, hi_open=True))
 
     def init(self, arrays) -> dict:
+        """The optimiser's state for the parameter ``arrays``."""
         return {f"velocity_{i}": np.zeros_like(a) for i, a in enumerate(arrays)} if self.momentum else {}
 
     def apply(self, state: dict, arrays, gradient, learning_rate: float) -> None:
@@ -77,6 +78,7 @@ class Adam:
         object.__setattr__(self, "eps", check_real(self.eps, "eps", 0.0, lo_open=True))
 
     def init(self, arrays) -> dict:
+        """The optimiser's state for the parameter ``arrays``."""
         state = {"t": np.zeros(())}
         for i, a in enumerate(arrays):
             state[f"m_{i}"], state[f"v_{i}"] = np.zeros_like(a), np.zeros_like(a)
@@ -164,3 +166,64 @@ def clip(gradient: Gradient, max_norm: float | None) -> tuple[Gradient, float]:
         return gradient, norm
     scale = max_norm / norm
     return Gradient(*(a * scale for a in gradient)), norm
+
+
+class Updater:
+    """One parameter update of :func:`~pymc_rbm.training.fit`: schedule, clipping, weight decay, then the step.
+
+    Parameters
+    ----------
+    optimizer : {"sgd", "adam"} or SGD or Adam
+    momentum : float
+        SGD's (:func:`make_optimizer`).
+    learning_rate : float
+    schedule : str or callable
+        :func:`check_schedule`.
+    weight_decay : float
+    max_grad_norm : float or None
+    n_updates : int
+        Length of the run, for the schedule.
+    """
+
+    def __init__(self, optimizer, momentum, learning_rate, schedule, weight_decay, max_grad_norm, n_updates):
+        self.optimizer = make_optimizer(optimizer, momentum)
+        self.learning_rate, self.n_updates = learning_rate, n_updates
+        self.schedule = check_schedule(schedule)
+        self.weight_decay = check_real(weight_decay, "weight_decay", 0.0)
+        self.max_grad_norm = None if max_grad_norm is None else check_real(
+            max_grad_norm, "max_grad_norm", 0.0, lo_open=True)
+
+    def config(self) -> dict:
+        """The options, as a checkpoint's configuration records them."""
+        return {"optimizer": repr(self.optimizer), "learning_rate": self.learning_rate,
+                "lr_schedule": self.schedule if isinstance(self.schedule, str) else "callable",
+                "weight_decay": self.weight_decay, "max_grad_norm": self.max_grad_norm, "n_updates": self.n_updates}
+
+    def init(self, arrays) -> dict:
+        """The optimiser's state for the parameter ``arrays``."""
+        return self.optimizer.init(arrays)
+
+    def apply(self, state: dict, arrays, grad: Gradient, update: int, offsets=None) -> float:
+        """Move ``arrays`` in place by the step of ``grad`` at update ``update`` (0-based); its norm before clipping.
+
+        With ``offsets`` ``(μ, λ)``, ``grad`` is a centered gradient: the
+        optimiser steps in the centered parameters and
+        :func:`~pymc_rbm.training.gradients.centered_update` maps the step.
+        """
+        grad, norm = clip(grad, self.max_grad_norm)
+        if self.weight_decay:
+            grad = grad._replace(W=grad.W - self.weight_decay * arrays[0])
+        lr = self.learning_rate * schedule_factor(self.schedule, update, self.n_updates)
+        with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported by the caller
+            if offsets is None:
+                self.optimizer.apply(state, arrays, grad, lr)
+            elif isinstance(self.optimizer, SGD) and not self.optimizer.momentum:  # the step is lr · grad: map grad
+                for p, g in zip(arrays, centered_update(grad, *offsets)):
+                    p += lr * g
+            else:
+                step = [np.zeros_like(a) for a in arrays]
+                self.optimizer.apply(state, step, grad, lr)
+                for p, g in zip(arrays, centered_update(Gradient(*step), *offsets)):
+                    p += g
+        return norm
+

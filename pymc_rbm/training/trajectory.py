@@ -31,7 +31,7 @@ from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int, open_npz, read_npz_array
 
 __all__ = ["Trajectory", "Checkpoint", "log_spaced_updates", "check_save_updates", "save_checkpoint",
-           "load_checkpoint", "latest_checkpoint", "DEFAULT_SAVED"]
+           "load_checkpoint", "latest_checkpoint", "DEFAULT_SAVED", "TrajectoryRecorder", "check_resume", "jsonable"]
 
 #: Saved points of the default trajectory (log-spaced over the run, with the start and the end).
 DEFAULT_SAVED = 20
@@ -208,3 +208,59 @@ def load_checkpoint(path) -> Checkpoint:
         batch_position=int(arrays["batch_position"]),
         config=meta["config"],
     )
+
+
+class TrajectoryRecorder:
+    """Keeps the parameters at the saved updates, and writes them as checkpoints when asked.
+
+    Parameters
+    ----------
+    saved : array_like of int
+        The updates to keep (:func:`check_save_updates`).
+    directory : str or os.PathLike or None
+        Where :func:`save_checkpoint` writes each kept point; None: kept in memory only.
+    """
+
+    def __init__(self, saved, directory):
+        self.saved = set(int(u) for u in saved)
+        self.directory = directory
+        self.kept = Trajectory()
+
+    @property
+    def paths(self):
+        return self.kept.paths
+
+    def keep(self, update: int, params: RBMParams, snapshot) -> None:
+        """Keep ``params`` if ``update`` is a saved one, and write ``snapshot(update)`` (a :class:`Checkpoint`)."""
+        if update not in self.saved:
+            return
+        self.kept.updates.append(update)
+        self.kept.params.append(params)
+        if self.directory is not None:
+            self.kept.paths.append(save_checkpoint(self.directory, snapshot(update)))
+
+    def result(self) -> Trajectory:
+        """The points kept so far."""
+        return self.kept
+
+
+def check_resume(checkpoint, config: dict, params, chains, n_updates: int) -> None:
+    """Refuse to resume a checkpoint with options other than its own, or with params / chains of the caller."""
+    if params is not None or chains is not None:
+        raise ValueError("resume= continues the checkpoint's parameters and chains: give neither params= nor chains=")
+    ignore = {"n_updates"} if config.get("lr_schedule") == "constant" else set()
+    changed = sorted(k for k in set(config) | set(checkpoint.config) - ignore
+                     if k not in ignore and checkpoint.config.get(k) != jsonable(config.get(k)))
+    if changed:
+        detail = ", ".join(
+            f"{k}: {checkpoint.config.get(k)!r} there, {jsonable(config.get(k))!r} here" for k in changed
+        )
+        raise ValueError(f"the checkpoint was written with other options ({detail}): resume with the same ones")
+    if checkpoint.update >= n_updates:
+        raise ValueError(f"the checkpoint is at update {checkpoint.update}; n_updates = {n_updates} leaves nothing "
+                         "to do (n_updates counts all updates, those before the checkpoint included)")
+
+
+def jsonable(x):
+    """``x`` as it reads back from a checkpoint's JSON configuration."""
+    return json.loads(json.dumps(x, default=str))

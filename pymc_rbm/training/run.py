@@ -1,0 +1,414 @@
+"""The set-up of a :func:`~pymc_rbm.training.fit` run: its options checked, its start made.
+
+:func:`prepare_run` checks every option of ``fit`` (nothing is written or
+modified before it returns), loads the checkpoint to resume, draws the
+starting parameters, builds the negative phase and its chains and the
+log-likelihood evaluator, and returns them as one :class:`Run`. The helpers
+it uses are here too: the phase of a method (:func:`negative_phase`), the
+starting parameters and chains, and the batch stream.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from pymc_rbm.kernels.operators import build_operator
+from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
+from pymc_rbm.training.families import INITS, family_for, family_of
+from pymc_rbm.training.gradients import DETERMINISTIC_METHODS
+from pymc_rbm.training.negative import (
+    FAMILY_METHODS,
+    HIDDEN_MODES,
+    SAMPLING_METHODS,
+    NegativePhase,
+    contrastive_divergence,
+    deterministic,
+    family_phase,
+    parallel_tempering,
+    persistent_contrastive_divergence,
+)
+from pymc_rbm.training.optimizers import Updater
+from pymc_rbm.training.records import EXACT_EVAL_MAX_BITS, Evaluator, auto_eval_method
+from pymc_rbm.training.trajectory import Checkpoint, check_resume, check_save_updates, load_checkpoint
+from pymc_rbm.validation import check_positive_int, check_real
+
+__all__ = [
+    "METHODS",
+    "Run",
+    "prepare_run",
+    "negative_phase",
+    "family_negative_phase",
+    "initial_params",
+    "check_chains",
+    "family_of_start",
+    "check_dtype",
+    "as_dtype",
+    "BatchStream",
+]
+
+#: Every training method :func:`~pymc_rbm.training.fit` knows.
+METHODS = SAMPLING_METHODS + DETERMINISTIC_METHODS
+
+
+@dataclass
+class Run:
+    """A checked :func:`~pymc_rbm.training.fit` run and its start (:func:`prepare_run`).
+
+    Attributes
+    ----------
+    family : BernoulliFamily, CategoricalFamily or GaussianFamily
+    x : ndarray of shape (n_samples, n_features)
+        The training data's features (``v`` itself for binary units), in ``dtype``.
+    batch_size : int or None
+        None: every row in each update.
+    n_updates, eval_every : int
+        ``eval_every`` is 0 for no records.
+    phase : NegativePhase
+    updater : Updater
+    evaluator : Evaluator or None
+    params : RBMParams, CategoricalRBMParams or GaussianRBMParams
+        The starting parameters, in ``dtype``.
+    flat : RBMParams
+        ``params`` in the family's flat coordinates.
+    chains : object
+        The phase's starting chains.
+    train_rng, eval_rng : numpy.random.Generator
+    checkpoint : Checkpoint or None
+        The checkpoint the run continues.
+    saved : ndarray of int
+        The updates whose parameters are kept.
+    config : dict
+        The options that shape the run, as checkpoints record them.
+    """
+
+    family: Any
+    x: np.ndarray
+    batch_size: int | None
+    n_updates: int
+    eval_every: int
+    phase: NegativePhase
+    updater: Updater
+    evaluator: Evaluator | None
+    params: Any
+    flat: Any
+    chains: Any
+    train_rng: np.random.Generator
+    eval_rng: np.random.Generator
+    checkpoint: Checkpoint | None
+    saved: np.ndarray
+    config: dict
+    method: str
+    operator: Any
+    centered: bool
+    dtype: np.dtype
+    n_chains: int | None
+    n_temperatures: int
+    callback: Callable | None
+    progress: bool
+    checkpoint_dir: Any
+
+    @property
+    def n_samples(self) -> int:
+        """Rows of the training data."""
+        return self.x.shape[0]
+
+    @property
+    def blas_shape(self) -> tuple[int, int, int]:
+        """``(rows, features, hidden units)`` of the update's products, for the BLAS thread count."""
+        rows = (self.n_chains or self.batch_size or self.n_samples) * (self.n_temperatures if self.method == "pt" else 1)
+        return rows, self.flat.n_visible, self.params.n_hidden
+
+
+def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_temperatures, betas, n_chains,
+                batch_size, learning_rate, momentum, weight_decay, n_updates, epochs, init_scale, init, rng,
+                eval_every, eval_method, eval_options, eval_data, moment_options, wormholes, chains, callback,
+                progress, centered, hidden, optimizer, lr_schedule, max_grad_norm, dtype, save_updates,
+                checkpoint_dir, resume) -> Run:
+    """Check the options of :func:`~pymc_rbm.training.fit` (its parameters, undefaulted) and make the run's start.
+
+    The checks come first, in the order of ``fit``'s documentation; then the
+    random streams (initialisation, training, evaluation) are spawned from
+    ``rng`` and the starting parameters, phase, chains and evaluator made.
+
+    Returns
+    -------
+    Run
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`~pymc_rbm.training.fit` says; nothing is written or modified.
+    """
+    family, checkpoint = _family_and_checkpoint(data, params, visible, resume)
+    dtype = check_dtype(dtype)
+    v = family.check(data, name="data", dtype=dtype)
+    if v.ndim != 2 or v.shape[0] == 0:
+        raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
+    n_samples, n_visible = v.shape
+    x = family.features(v).astype(dtype, copy=False)  # the sufficient statistics' visible part: v for binary units
+    learning_rate = check_real(learning_rate, "learning_rate", 0.0, lo_open=True)
+    init_scale = check_real(init_scale, "init_scale", 0.0)
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
+    batch_size, n_updates = _run_length(batch_size, n_updates, epochs, n_samples)
+    eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+    if hidden not in HIDDEN_MODES:
+        raise ValueError(f"hidden must be one of {HIDDEN_MODES}, got {hidden!r}")
+    updater = Updater(optimizer, momentum, learning_rate, lr_schedule, weight_decay, max_grad_norm, n_updates)
+    saved = check_save_updates(save_updates, n_updates)
+    config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,
+              "n_samples": n_samples, "n_visible": n_visible, "centered": bool(centered), "hidden": hidden,
+              "dtype": np.dtype(dtype).name, **updater.config(), **family.config()}
+    if checkpoint is not None:
+        check_resume(checkpoint, config, params, chains, n_updates)
+        params, chains = checkpoint.params, checkpoint.chains
+
+    init_rng, train_rng, eval_rng = np.random.default_rng(rng).spawn(3)
+    params = family.astype(initial_params(family, n_visible, n_hidden, params, init_scale, init_rng, init, v), dtype)
+    phase = negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden,
+                           family)
+    flat = family.flat(params)  # the coordinates (W, a, c) of the features: params itself for binary units
+    chains = _starting_chains(phase, chains, train_rng, x, flat, batch_size or n_samples, dtype)
+    evaluator, eval_every = _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data,
+                                       eval_rng)
+    return Run(family=family, x=x, batch_size=batch_size, n_updates=n_updates, eval_every=eval_every, phase=phase,
+               updater=updater, evaluator=evaluator, params=params, flat=flat, chains=chains, train_rng=train_rng,
+               eval_rng=eval_rng, checkpoint=checkpoint, saved=saved, config=config, method=method,
+               operator=operator, centered=bool(centered), dtype=dtype, n_chains=n_chains,
+               n_temperatures=n_temperatures, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir)
+
+
+def _family_and_checkpoint(data, params, visible, resume):
+    """The family of the RBM trained, and the checkpoint to continue (None): a checkpoint's parameters say which."""
+    if resume is not None:
+        checkpoint = load_checkpoint(resume)
+        return family_of(checkpoint.params), checkpoint
+    return (family_for(visible, data) if params is None else family_of_start(params, visible)), None
+
+
+def _run_length(batch_size, n_updates, epochs, n_samples: int) -> tuple[int | None, int]:
+    """The checked batch size (None for all rows) and number of updates (1000 by default)."""
+    batch_size = check_positive_int(batch_size, "batch_size", allow_none=True)
+    if batch_size is not None and batch_size >= n_samples:
+        batch_size = None
+    n_batches = 1 if batch_size is None else -(-n_samples // batch_size)
+    if n_updates is not None and epochs is not None:
+        raise ValueError("give n_updates or epochs, not both")
+    if epochs is not None:
+        n_updates = check_positive_int(epochs, "epochs") * n_batches
+    return batch_size, 1000 if n_updates is None else check_positive_int(n_updates, "n_updates")
+
+
+def _starting_chains(phase, chains, rng, x, flat, batch_size: int, dtype):
+    """The phase's chains: new ones drawn from ``rng``, or the caller's checked and in ``dtype``."""
+    if chains is None:
+        return phase.init(rng, x, flat, batch_size)
+    check_chains(chains, phase.init(np.random.default_rng(0), x, flat, batch_size), phase.name)
+    return as_dtype(chains, dtype)
+
+
+def _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data, rng):
+    """The log-likelihood evaluator (None for no records) and ``eval_every`` (0 when nothing can be recorded)."""
+    if not eval_every:
+        return None, eval_every
+    e_data = v if eval_data is None else family.check(eval_data, v.shape[1], name="eval_data")
+    if e_data.ndim != 2:
+        raise ValueError(f"eval_data must have shape (n_eval, n_visible), got {e_data.shape}")
+    if isinstance(eval_method, str) and eval_method == "auto" and auto_eval_method(family, params) is None:
+        warnings.warn(
+            f"fit records no log-likelihood: this {family.name} RBM is too large to enumerate (more than "
+            f"2**{EXACT_EVAL_MAX_BITS} states in its smaller layer), and no estimator of "
+            f"pymc_rbm.estimators.log_partition takes {family.name} RBMs; pass eval_method= a callable "
+            "params -> log Z for records",
+            RuntimeWarning,
+            skip_file_prefixes=(os.path.dirname(os.path.abspath(__file__)),),  # the caller of fit
+        )
+        return None, 0
+    return Evaluator(eval_method, eval_options, e_data, params, rng, family), eval_every
+
+
+def initial_params(family, n_visible: int, n_hidden, params, init_scale: float, rng, init: str = "data",
+                   data=None):
+    """The starting parameters: drawn as ``init`` says (stochastic), or a float64 copy of the given ``params``.
+
+    Parameters
+    ----------
+    family : BernoulliFamily, CategoricalFamily or GaussianFamily
+    n_visible : int
+    n_hidden : int or None
+        Needed when ``params`` is None; else it must agree with them.
+    params : RBMParams, CategoricalRBMParams, GaussianRBMParams or None
+    init_scale : float
+    rng : numpy.random.Generator
+    init : {"data", "normal"}
+    data : ndarray of shape (n_samples, n_visible), optional
+        For the visible biases of ``init="data"``.
+    """
+    if params is None:
+        if n_hidden is None:
+            raise ValueError("give n_hidden (the number of hidden units) or starting params")
+        n_hidden = check_positive_int(n_hidden, "n_hidden")
+        return family.initial(n_visible, n_hidden, rng, init, init_scale, data)
+    if params.n_visible != n_visible:
+        raise ValueError(f"params have n_visible = {params.n_visible}, but the data have {n_visible} units per row")
+    if n_hidden is not None and n_hidden != params.n_hidden:
+        raise ValueError(f"n_hidden = {n_hidden!r} contradicts the starting params, which have {params.n_hidden}")
+    return family.astype(params, np.float64)
+
+
+def negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options,
+                    hidden="redraw", family=None) -> NegativePhase:
+    """The negative phase of ``method`` with its options checked: the model term of every update.
+
+    Returns
+    -------
+    NegativePhase
+        CD, PCD, PT (:mod:`~pymc_rbm.training.negative`) or a deterministic
+        model term for binary RBMs; :func:`family_negative_phase` for the others.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an unknown method or operator, options of another kind of method, or a ``wormholes`` without ``propose``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
+    if family is not None and family.name != "bernoulli":
+        return family_negative_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden)
+    if method in DETERMINISTIC_METHODS:
+        if wormholes is not None:
+            raise ValueError(f"wormholes need a sampling method {SAMPLING_METHODS}, not the deterministic {method!r}")
+        chain_options = {
+            "operator": operator != "gibbs",
+            "k": k != 1,
+            "n_chains": n_chains is not None,
+            "betas": betas is not None,
+        }
+        given = [name for name, was_set in chain_options.items() if was_set]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} apply to the sampling methods {SAMPLING_METHODS}; the deterministic "
+                f"method {method!r} draws no samples (its options go in moment_options)"
+            )
+        return deterministic(method, **(moment_options or {}))
+    if moment_options:
+        raise ValueError(f"moment_options apply to the deterministic methods {DETERMINISTIC_METHODS}, not {method!r}")
+    kernel = build_operator(operator)
+    k = check_positive_int(k, "k")
+    n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
+    if wormholes is not None and not callable(getattr(wormholes, "propose", None)):
+        raise TypeError(
+            "wormholes must be a proposal with a propose(rng, x) method, e.g. "
+            f"pymc_rbm.kernels.wormhole.PointWormholes(data); got {type(wormholes).__name__}"
+        )
+    if method == "cd":
+        if n_chains is not None:
+            raise ValueError("CD starts one chain at every row of the batch; n_chains applies to 'pcd' and 'pt'")
+        return contrastive_divergence(kernel, k, wormholes=wormholes)
+    if method == "pcd":
+        return persistent_contrastive_divergence(kernel, k, n_chains=n_chains, wormholes=wormholes, hidden=hidden)
+    if betas is None:
+        betas = uniform_ladder(check_positive_int(n_temperatures, "n_temperatures", minimum=2))
+    else:
+        betas = check_ladder(betas)
+    return parallel_tempering(kernel, k, betas=betas, n_chains=n_chains, wormholes=wormholes)
+
+
+def family_negative_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden) -> NegativePhase:
+    """The negative phase of a categorical or Gaussian RBM, or a ValueError naming what is supported."""
+    if method not in FAMILY_METHODS:
+        raise ValueError(
+            f"fit trains {family.name} RBMs with the methods {FAMILY_METHODS} only, not {method!r} (parallel "
+            "tempering and the mean-field, TAP and Bethe model terms are written for binary units)"
+        )
+    if wormholes is not None:
+        raise ValueError(f"wormholes are written for binary RBMs; {family.name} RBMs train without them")
+    if hidden != "redraw":
+        raise ValueError(f"hidden={hidden!r} applies to binary PCD with block Gibbs; {family.name} chains always "
+                         "redraw h")
+    if method == "exact":
+        given = [name for name, was_set in (("operator", operator != "gibbs"), ("k", k != 1),
+                                            ("n_chains", n_chains is not None)) if was_set]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to the sampling methods; 'exact' draws no samples")
+    return family_phase(method, family, operator, k, n_chains=n_chains, **(moment_options or {}))
+
+
+def family_of_start(params, visible):
+    """The family of starting ``params``, which ``visible`` (if given) must agree with."""
+    family = family_of(params)
+    if visible is not None and not (isinstance(visible, str) and visible == family.name) and not (
+            family.name != "bernoulli" and visible == family.layer):
+        raise ValueError(f"visible={visible!r} contradicts the starting params, a {type(params).__name__}")
+    return family
+
+
+def check_dtype(dtype) -> np.dtype:
+    """``dtype`` as a NumPy dtype, float32 or float64, or a ValueError."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}")
+    return dt
+
+
+def as_dtype(chains, dtype):
+    """Persistent chains with their arrays in ``dtype`` (copies where they are not)."""
+    return type(chains)(*(np.asarray(x, dtype=dtype) if isinstance(x, np.ndarray) else x for x in chains))
+
+
+def check_chains(chains, template, method: str) -> None:
+    """Refuse persistent chains that ``method`` cannot continue (of another method, model or ladder).
+
+    ``template`` is what the method would start from: the chains must be of
+    its type, with the same shapes but for the number of chains.
+    """
+    def shapes(state):
+        return [np.shape(a)[:-2] + np.shape(a)[-1:] for a in (state.v, state.h) if a is not None]
+
+    if template is None:
+        raise ValueError(
+            f"method {method!r} keeps no persistent chains (only 'pcd' and 'pt' do); got chains= of type "
+            f"{type(chains).__name__}"
+        )
+    if type(chains) is not type(template):
+        raise ValueError(
+            f"chains= holds a {type(chains).__name__}, but method {method!r} continues a {type(template).__name__}: "
+            f"pass the chains of an earlier fit(..., method={method!r}) of this model, or none"
+        )
+    if shapes(chains) != shapes(template):
+        raise ValueError(
+            f"chains= have the shapes {[np.shape(chains.v), np.shape(chains.h)]} (v, h), which do not fit method "
+            f"{method!r} on this model (it needs {[np.shape(template.v), np.shape(template.h)]}, but for the number "
+            "of chains): pass the chains of an earlier run of the same method, model and ladder"
+        )
+
+
+class BatchStream:
+    """The mini-batches: the rows of each epoch in a fresh random order, drawn when the epoch starts."""
+
+    def __init__(self, n_samples: int, batch_size: int | None, order=None, position: int = 0, epoch: int = 0):
+        self.n_samples, self.batch_size = n_samples, batch_size
+        self.order = None if order is None else np.asarray(order)
+        self.position, self.epoch = position, epoch
+
+    def next(self, rng: np.random.Generator):
+        """The indices (or slice) of the next batch; a new epoch draws its order from ``rng``."""
+        if self.batch_size is None:
+            self.epoch += 1
+            return slice(None)
+        if self.order is None or self.position * self.batch_size >= self.n_samples:
+            self.order, self.position = rng.permutation(self.n_samples), 0
+            self.epoch += 1
+        i = self.position * self.batch_size
+        self.position += 1
+        return self.order[i : i + self.batch_size]
