@@ -443,7 +443,7 @@ def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw):  # p
 @njit(cache=True, nogil=True)
 def column_means(x, n):  # pragma: no cover - compiled
     """``x.mean(axis=0)`` as NumPy takes it: the rows added in order, then divided by ``n[0]`` (``x``'s dtype)."""
-    out = np.zeros(x.shape[1], x.dtype)
+    out = np.zeros_like(x[0])
     for k in range(x.shape[0]):
         for j in range(x.shape[1]):
             out[j] += x[k, j]
@@ -453,15 +453,43 @@ def column_means(x, n):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def centered_sample_gradient(v_data, ph_data, v_model, ph_model):  # pragma: no cover - compiled
-    """:func:`pymc_rbm.training.negative.centered_from_samples` in one call: ``(G, g_v, g_h, mu, lam)``."""
-    n_data = np.full(1, v_data.shape[0], v_data.dtype)  # divisors in the arrays' dtype, as NumPy divides
-    n_model = np.full(1, v_model.shape[0], v_data.dtype)
+def expit_(a):  # pragma: no cover - compiled
+    """``1 / (1 + exp(-a))`` in place, in ``a``'s dtype: SciPy's ``expit``, element for element."""
+    one = np.ones_like(a[0, :1])[0]  # 1 in a's dtype
+    for k in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[k, j] = one / (one + np.exp(-a[k, j]))
+    return a
+
+
+@njit(cache=True, nogil=True)
+def centered_sample_gradient(v_data, W, hbias, v_model, ph_model):  # pragma: no cover - compiled
+    """:func:`pymc_rbm.training.negative.centered_from_samples` of the data's ``p(h | v)`` at ``(W, hbias)``
+    (:func:`pymc_rbm.energy.mean_hiddens`) in one call: ``(G, g_v, g_h, mu, lam)``."""
+    ph_data = expit_(hbias + np.dot(v_data, W))
+    n_data = np.full_like(v_data[0, :1], v_data.shape[0])  # divisors in the arrays' dtype, as NumPy divides
+    n_model = np.full_like(v_data[0, :1], v_model.shape[0])
     mu, lam = column_means(v_data, n_data), column_means(ph_data, n_data)
     G = np.dot((v_data - mu).T, ph_data - lam)
     G /= n_data[0]
     G -= np.dot((v_model - mu).T, ph_model - lam) / n_model[0]
     return G, mu - column_means(v_model, n_model), lam - column_means(ph_model, n_model), mu, lam
+
+
+@njit(cache=True, nogil=True)
+def centered_ascent_step(W, vbias, hbias, G, g_v, g_h, mu, lam, lr):  # pragma: no cover - compiled
+    """In place, ``p += lr g`` for ``g`` the centered step ``(G, g_v - G λ, g_h - Gᵀ μ)`` of
+    :func:`pymc_rbm.training.gradients.centered_update`: its BLAS products and NumPy's element-wise
+    arithmetic (``lr`` in the arrays' dtype)."""
+    d_v = g_v - np.dot(G, lam)
+    d_h = g_h - np.dot(mu, G)
+    for i in range(W.shape[0]):
+        for j in range(W.shape[1]):
+            W[i, j] += lr * G[i, j]
+    for i in range(vbias.shape[0]):
+        vbias[i] += lr * d_v[i]
+    for j in range(hbias.shape[0]):
+        hbias[j] += lr * d_h[j]
 
 
 @njit(cache=True, nogil=True)

@@ -75,6 +75,7 @@ __all__ = [
     "persistent_gibbs_gradient",
     "gibbs_chain",
     "centered_sample_gradient",
+    "centered_ascent_step",
     "carried_sweeps",
     "draw_in_place",
     "same_values",
@@ -437,31 +438,54 @@ def gibbs_chain(rng: np.random.Generator, v, h, params, n_sweeps: int, *, first_
     return _module().gibbs_chain(u, v, h, params.W, params.vbias, params.hbias, n_sweeps, first_draw, last_draw)
 
 
-def centered_sample_gradient(v_data, ph_data, v_model, ph_model):
+def centered_sample_gradient(v_data, params, v_model, ph_model):
     """The centered gradient of data and model samples, in one compiled call with NumPy's values.
 
     ``G = ⟨(v - μ)(p - λ)ᵀ⟩_data - ⟨(v - μ)(p - λ)ᵀ⟩_model``, ``g_v = μ - ⟨v⟩_model``,
-    ``g_h = λ - ⟨p⟩_model`` with the data means ``μ = ⟨v⟩_data``, ``λ = ⟨p⟩_data``
-    as offsets: the arithmetic of
+    ``g_h = λ - ⟨p⟩_model`` with ``p = p(h | v)``, the data's at ``params`` and the
+    data means ``μ = ⟨v⟩_data``, ``λ = ⟨p⟩_data`` as offsets: the arithmetic of
+    :func:`~pymc_rbm.energy.mean_hiddens` and
     :func:`~pymc_rbm.training.negative.centered_from_samples` (the same BLAS
-    products and element-wise operations, means as NumPy's), without its
-    per-call costs.
+    products, element-wise operations and ``expit``, means as NumPy's), without
+    their per-call costs.
 
     Parameters
     ----------
     v_data : ndarray of shape (n_samples, n_visible)
-    ph_data : ndarray of shape (n_samples, n_hidden)
-        ``p(h | v)`` of the data.
+    params : RBMParams
     v_model : ndarray of shape (n_chains, n_visible)
     ph_model : ndarray of shape (n_chains, n_hidden)
-        All four C-ordered, of one floating dtype.
+        ``p(h | v)`` of the model samples. The arrays C-ordered, in ``params``' dtype.
 
     Returns
     -------
     G, g_v, g_h, mu, lam : ndarray
         Of shapes (n_visible, n_hidden), (n_visible,), (n_hidden,), (n_visible,), (n_hidden,).
     """
-    return _module().centered_sample_gradient(v_data, ph_data, v_model, ph_model)
+    return _module().centered_sample_gradient(v_data, params.W, params.hbias, v_model, ph_model)
+
+
+def centered_ascent_step(arrays, gradient, offsets, learning_rate: float) -> None:
+    """Plain gradient ascent in the centered parameters, mapped to ``(W, vbias, hbias)``, in one compiled call.
+
+    ``p += learning_rate * g`` for each array and ``g`` of
+    :func:`~pymc_rbm.training.gradients.centered_update` of ``gradient`` at
+    ``offsets``: the same BLAS products and element-wise operations as NumPy
+    (the learning rate taken in the arrays' dtype, as NumPy takes a Python
+    float), so the same values.
+
+    Parameters
+    ----------
+    arrays : tuple of ndarray
+        ``(W, vbias, hbias)``, moved in place.
+    gradient : Gradient
+        In the centered parameters, in the arrays' dtype.
+    offsets : tuple of ndarray
+        ``(μ, λ)`` of shapes (n_visible,) and (n_hidden,).
+    learning_rate : float
+    """
+    W = arrays[0]
+    _module().centered_ascent_step(*arrays, *gradient, *offsets, W.dtype.type(learning_rate))
 
 
 def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:

@@ -25,7 +25,7 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
 
 Small models (below the dense path of :mod:`pymc_rbm.kernels.compiled`):
 block-Gibbs PCD with redrawn hidden units, CD, and the centered gradient of
-their samples run as compiled calls of the same arithmetic
+their samples (:func:`centered_batch_gradient`) run as compiled calls of the same arithmetic
 (:func:`one_call`): the same uniforms, layer rule and BLAS products, so the
 same values bit for bit, without NumPy's per-call costs.
 
@@ -81,6 +81,7 @@ __all__ = [
     "HIDDEN_MODES",
     "wormhole_move",
     "centered_from_samples",
+    "centered_batch_gradient",
     "one_call",
     "family_phase",
     "FAMILY_METHODS",
@@ -200,7 +201,7 @@ def centered_phase_gradient(phase: NegativePhase, rng: np.random.Generator, chai
         return centered_from_ordinary(grad, *offsets), offsets, chains, info
     if phase.samples is not None:
         v, ph, chains, info = phase.samples(rng, chains, params, batch)
-        grad, offsets = centered_from_samples(batch, mean_hiddens(batch, params), v, ph)
+        grad, offsets = centered_batch_gradient(batch, params, v, ph)
         return grad, offsets, chains, info
     negative, chains, info = phase.step(rng, chains, params, batch)
     positive = data_statistics(batch, params)
@@ -214,9 +215,7 @@ def centered_from_samples(v_data, ph_data, v_model, ph_model) -> tuple[Gradient,
     ``G = ⟨(v - μ)(h - λ)ᵀ⟩_data - ⟨(v - μ)(h - λ)ᵀ⟩_model`` with ``μ, λ`` the
     data means: the two products cost what the plain ones do, and no pass over
     a ``(n_visible, n_hidden)`` array is added but two matrix-vector products.
-    Below the dense path's size (:func:`one_call`) it is one compiled call of
-    the same arithmetic (:func:`~pymc_rbm.kernels.compiled.centered_sample_gradient`):
-    the same values, bit for bit.
+    :func:`centered_batch_gradient` computes it for small models in one call.
 
     Parameters
     ----------
@@ -233,17 +232,39 @@ def centered_from_samples(v_data, ph_data, v_model, ph_model) -> tuple[Gradient,
     offsets : tuple of ndarray
         ``(μ, λ)`` of shapes (n_visible,) and (n_hidden,).
     """
-    arrays = (v_data, ph_data, v_model, ph_model)
-    n_rows = max(v_data.shape[0], v_model.shape[0])
-    if one_call(n_rows, v_data.shape[1], ph_data.shape[1], v_data.dtype) and all(
-            a.dtype == v_data.dtype and a.flags.c_contiguous for a in arrays):
-        G, g_v, g_h, mu, lam = compiled.centered_sample_gradient(*arrays)
-        return Gradient(G, g_v, g_h), (mu, lam)
     mu, lam = v_data.mean(axis=0), ph_data.mean(axis=0)
     G = (v_data - mu).T @ (ph_data - lam)
     G /= v_data.shape[0]
     G -= ((v_model - mu).T @ (ph_model - lam)) / v_model.shape[0]
     return Gradient(G, mu - v_model.mean(axis=0), lam - ph_model.mean(axis=0)), (mu, lam)
+
+
+def centered_batch_gradient(batch, params, v_model, ph_model) -> tuple[Gradient, tuple]:
+    """:func:`centered_from_samples` of a batch, its ``p(h | v)`` at ``params``, and model samples.
+
+    Below the dense path's size (:func:`one_call`) it is one compiled call of
+    the same arithmetic (:func:`~pymc_rbm.kernels.compiled.centered_sample_gradient`):
+    the same values, bit for bit.
+
+    Parameters
+    ----------
+    batch : ndarray of shape (n_samples, n_visible)
+    params : RBMParams
+    v_model : ndarray of shape (n_chains, n_visible)
+    ph_model : ndarray of shape (n_chains, n_hidden)
+
+    Returns
+    -------
+    gradient : Gradient
+    offsets : tuple of ndarray
+        ``(μ, λ)``.
+    """
+    n_rows = max(batch.shape[0], v_model.shape[0])
+    if type(params) is RBMParams and one_call(n_rows, params.n_visible, params.n_hidden, params.dtype) and all(
+            a.dtype == params.dtype and a.flags.c_contiguous for a in (batch, v_model, ph_model)):
+        G, g_v, g_h, mu, lam = compiled.centered_sample_gradient(batch, params, v_model, ph_model)
+        return Gradient(G, g_v, g_h), (mu, lam)
+    return centered_from_samples(batch, mean_hiddens(batch, params), v_model, ph_model)
 
 
 def one_call(n_chains: int, n_visible: int, n_hidden: int, dtype) -> bool:

@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from pymc_rbm.kernels import compiled
 from pymc_rbm.training.gradients import Gradient, centered_update
 from pymc_rbm.validation import check_real
 
@@ -218,8 +219,11 @@ class Updater:
             if offsets is None:
                 self.optimizer.apply(state, arrays, grad, lr)
             elif isinstance(self.optimizer, SGD) and not self.optimizer.momentum:  # the step is lr · grad: map grad
-                for p, g in zip(arrays, centered_update(grad, *offsets)):
-                    p += lr * g
+                if type(lr) is float and _one_call_step(arrays, grad, offsets):
+                    compiled.centered_ascent_step(arrays, grad, offsets, lr)  # the same values
+                else:
+                    for p, g in zip(arrays, centered_update(grad, *offsets)):
+                        p += lr * g
             else:
                 step = [np.zeros_like(a) for a in arrays]
                 self.optimizer.apply(state, step, grad, lr)
@@ -227,3 +231,10 @@ class Updater:
                     p += g
         return norm
 
+
+def _one_call_step(arrays, grad, offsets) -> bool:
+    """Whether the centered step runs as one compiled call (:func:`~pymc_rbm.kernels.compiled.centered_ascent_step`,
+    NumPy's arithmetic at any size): Numba installed, every array float32 or float64 of one dtype, C-ordered."""
+    W = arrays[0]
+    return compiled.available() and W.dtype in (np.float64, np.float32) and all(
+        a.dtype == W.dtype and a.flags.c_contiguous for a in (*arrays, *grad, *offsets))

@@ -209,7 +209,7 @@ def test_one_call_chains_and_centered_gradient_are_the_numpy_values(k, dtype, mo
         for _ in range(5):
             for phase in (pcd, cd):
                 v, ph, new, _ = phase.samples(rng, state, params, batch)
-                grad, offsets = negative.centered_from_samples(batch, negative.mean_hiddens(batch, params), v, ph)
+                grad, offsets = negative.centered_batch_gradient(batch, params, v, ph)
                 out += [v, ph, *grad, *offsets] + ([new.v, new.h] if new is not None else [])
                 state = new if new is not None else state
         return out + [rng.random(3)]

@@ -161,3 +161,32 @@ def test_init_data_puts_the_visible_biases_at_the_data_logits():
     assert np.abs(normal.params.hbias).max() > 0.01
     with pytest.raises(ValueError, match="init must be"):
         fit(data, 4, n_updates=1, init="zeros", **FAST)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(7, 3), (40, 24), (300, 200)])
+def test_compiled_centered_step_moves_the_parameters_as_numpy_does(shape, dtype, monkeypatch):
+    """Plain centered ascent runs as one compiled call of NumPy's arithmetic: the same parameters, bit for bit."""
+    from pymc_rbm.kernels import compiled
+    from pymc_rbm.training import optimizers
+
+    if not compiled.available():
+        pytest.skip("needs Numba")
+    rng = np.random.default_rng(0)
+    n_v, n_h = shape
+    arrays = [rng.normal(size=s).astype(dtype) for s in ((n_v, n_h), (n_v,), (n_h,))]
+    grad = Gradient(*(rng.normal(size=a.shape).astype(dtype) * 1e-3 for a in arrays))
+    offsets = rng.random(n_v).astype(dtype), rng.random(n_h).astype(dtype)
+
+    def moved():
+        updater = optimizers.Updater("sgd", 0.0, 0.0123, "cosine", 0.0, None, 100)
+        out = tuple(a.copy() for a in arrays)
+        updater.apply(updater.init(out), out, grad, 7, offsets)
+        return out
+
+    assert optimizers._one_call_step(arrays, grad, offsets)
+    fast = moved()
+    monkeypatch.setattr(optimizers, "_one_call_step", lambda *args: False)
+    for got, want in zip(fast, moved()):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
