@@ -506,7 +506,10 @@ def persistent_contrastive_divergence(
     dense path of :mod:`pymc_rbm.kernels.compiled` the whole gradient is one
     compiled call (:func:`~pymc_rbm.kernels.compiled.persistent_gibbs_gradient`,
     the same chain). Other kernels redraw ``h`` from ``p(h | v)`` at the new
-    parameters and run their sweeps.
+    parameters and run their sweeps. With ``hidden="redraw"`` and block Gibbs,
+    small models run the sweeps as one compiled call
+    (:func:`~pymc_rbm.kernels.compiled.gibbs_chain`, :func:`one_call`) with
+    the values of the NumPy kernels, bit for bit.
     """
 
     k = check_positive_int(k, "k")

@@ -6,6 +6,9 @@ checkpoints of :mod:`~pymc_rbm.training.trajectory`), and
 ``apply(state, arrays, gradient, learning_rate)`` moves the parameter arrays
 in place by one ascent step. :func:`schedule_factor` gives the learning-rate
 multiplier of an update; :func:`clip` rescales a gradient to a largest norm.
+An :class:`Updater` makes one update of ``fit`` from them: schedule,
+clipping, weight decay, then the optimiser's step (in the centered
+parameters, mapped to ``(W, vbias, hbias)``, with centered gradients).
 """
 
 from __future__ import annotations

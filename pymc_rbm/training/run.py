@@ -84,6 +84,8 @@ class Run:
         The updates whose parameters are kept.
     config : dict
         The options that shape the run, as checkpoints record them.
+    method, operator, centered, dtype, n_chains, n_temperatures, callback, progress, checkpoint_dir
+        As given to ``fit`` (``dtype`` checked, ``centered`` a bool).
     """
 
     family: Any
