@@ -218,15 +218,16 @@ class Updater:
         if self.weight_decay:
             grad = grad._replace(W=grad.W - self.weight_decay * arrays[0])
         lr = self.learning_rate * schedule_factor(self.schedule, update, self.n_updates)
+        plain = offsets is not None and isinstance(self.optimizer, SGD) and not self.optimizer.momentum
+        if plain and type(lr) is float and _one_call_step(arrays, grad, offsets):
+            compiled.centered_ascent_step(arrays, grad, offsets, lr)  # the values of the loop below, no FP warnings
+            return norm
         with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported by the caller
             if offsets is None:
                 self.optimizer.apply(state, arrays, grad, lr)
-            elif isinstance(self.optimizer, SGD) and not self.optimizer.momentum:  # the step is lr · grad: map grad
-                if type(lr) is float and _one_call_step(arrays, grad, offsets):
-                    compiled.centered_ascent_step(arrays, grad, offsets, lr)  # the same values
-                else:
-                    for p, g in zip(arrays, centered_update(grad, *offsets)):
-                        p += lr * g
+            elif plain:  # the step is lr · grad: map grad
+                for p, g in zip(arrays, centered_update(grad, *offsets)):
+                    p += lr * g
             else:
                 step = [np.zeros_like(a) for a in arrays]
                 self.optimizer.apply(state, step, grad, lr)
