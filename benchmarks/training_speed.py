@@ -2,7 +2,8 @@
 
 ``fit`` is timed with its defaults (centered gradient, hidden units redrawn at every update), with the
 loop of pymc-rbm 0.2 (``centered=False, hidden="carry"``: five products per update, scikit-learn's
-count) and in float32.
+count), in float32, and with CD-1 (the defaults otherwise). On small models all of them run as compiled
+calls (:func:`pymc_rbm.training.negative.one_call`).
 
 Both train the same model on the same data with block-Gibbs PCD-1 (Tieleman 2008) and mini-batches:
 
@@ -17,7 +18,7 @@ initialising the parameters and chains) is left out; ``fit`` records no log-like
 rounds on one BLAS thread (the machine may be shared). scikit-learn is optional: where it is missing
 only ``fit`` is timed. Run from the repository root::
 
-    python benchmarks/training_speed.py [--repeats 3]
+    python benchmarks/training_speed.py [--repeats 3] [--only small]
 """
 
 from __future__ import annotations
@@ -56,12 +57,14 @@ VARIANTS = {
     "fit": {},
     "fit 0.2 loop": {"centered": False, "hidden": "carry"},
     "fit float32": {"dtype": np.float32},
+    "fit CD-1": {"method": "cd"},
 }
 
 
 def fit_seconds(data, n_hidden, batch_size, learning_rate, n_updates, seed, **options) -> float:
     t = time.perf_counter()
-    fit(data, n_hidden, method="pcd", operator="gibbs", k=1, batch_size=batch_size, learning_rate=learning_rate,
+    options = {"method": "pcd", **options}
+    fit(data, n_hidden, operator="gibbs", k=1, batch_size=batch_size, learning_rate=learning_rate,
         n_updates=n_updates, eval_every=None, progress=False, rng=seed, save_updates=0, **options)
     return time.perf_counter() - t
 
@@ -96,11 +99,15 @@ def per_update_ms(run, short: int, long: int):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds (fastest kept)")
+    parser.add_argument("--only", choices=("small", "large"), help="time one problem: bars and stripes or 784x500")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     rows = []
     with threadpool_limits(1):
-        for label, data, n_hidden, batch, lr, (short, long) in problems():
+        chosen = problems()
+        if args.only:
+            chosen = chosen[:1] if args.only == "small" else chosen[1:]
+        for label, data, n_hidden, batch, lr, (short, long) in chosen:
             print(f"... {label}", flush=True)
             best = {name: np.inf for name in VARIANTS} | {"sklearn": np.inf}
             for options in VARIANTS.values():
@@ -113,7 +120,8 @@ def main():
                 best["sklearn"] = min(best["sklearn"], np.inf if ms is None else ms)
             rows.append((label, best))
     print()
-    print("ms per update of block-Gibbs PCD-1, 1 BLAS thread, fastest of", args.repeats, "interleaved rounds")
+    print("ms per update of block-Gibbs PCD-1 (CD-1 where named), 1 BLAS thread, fastest of", args.repeats,
+          "interleaved rounds")
     names = " ".join(f"{name:>13s}" for name in VARIANTS)
     header = f"{'problem':44s} {names} {'sklearn':>9s} {'ratios to sklearn':>20s}"
     print(header)
