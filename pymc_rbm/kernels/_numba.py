@@ -347,8 +347,8 @@ def sigmoid_of(a, E):  # pragma: no cover - compiled
     return (1.0 if a >= 0.0 else E) / (1.0 + E)
 
 
-# The two below are for small models (persistent_gibbs_gradient): they take every row, on or off, because a
-# test of each unit's state mispredicts half the time and costs more than the few multiplications it saves.
+# The two below are for small models (persistent_gibbs_gradient's statistics): they take every row, on or off,
+# because a test of each unit's state mispredicts half the time and costs more than the multiplications it saves.
 @njit(cache=True, nogil=True)
 def add_rows(a, x, M, bias):  # pragma: no cover - compiled
     """``a = bias + x @ M`` for one chain (1-D ``a`` and ``x``)."""
@@ -371,54 +371,15 @@ def add_statistics(x, p, sign, gW, gv, gh):  # pragma: no cover - compiled
             gW[i, j] += xi * p[j]
 
 
-@njit(cache=True, nogil=True)
-def persistent_gibbs_gradient(u, batch, v, h, W, vbias, hbias):  # pragma: no cover - compiled
-    """PCD's gradient with block Gibbs: ``⟨x p(h|x)ᵀ⟩`` of ``batch`` minus that of the chains after
-    ``u.shape[0]`` sweeps ``v ~ p(v | h)``, ``h ~ p(h | v)`` of ``(v, h)`` in place (and likewise for
-    the biases), returned as ``(gW, gv, gh)``. ``u[t]`` holds sweep ``t``'s visible uniforms, chains
-    then units, then its hidden ones. (Few arguments: for the small models it serves, the call's
-    checking of each one costs more than the arithmetic.)"""
-    n_c, n_v = v.shape
-    n_h = h.shape[1]
-    W_T = np.ascontiguousarray(W.T)
-    gW = np.zeros((n_v, n_h))
-    gv = np.zeros(n_v)
-    gh = np.zeros(n_h)
-    a_h = np.empty(n_h)
-    a_v = np.empty(n_v)
-    p = np.empty(n_h)
-    w_pos, w_neg = 1.0 / batch.shape[0], -1.0 / n_c
-    for b in range(batch.shape[0]):
-        add_rows(a_h, batch[b], W, hbias)
-        for j in range(n_h):
-            p[j] = sigmoid_of(a_h[j], np.exp(-abs(a_h[j])))
-        add_statistics(batch[b], p, w_pos, gW, gv, gh)
-    n_sweeps = u.shape[0]
-    for t in range(n_sweeps):
-        u_v = u[t, : n_c * n_v].reshape(n_c, n_v)
-        u_h = u[t, n_c * n_v :].reshape(n_c, n_h)
-        for c in range(n_c):
-            add_rows(a_v, h[c], W_T, vbias)
-            for i in range(n_v):
-                v[c, i] = rule_state(u_v[c, i], v[c, i], a_v[i], np.exp(-abs(a_v[i])), 1.0, True)
-            add_rows(a_h, v[c], W, hbias)
-            for j in range(n_h):
-                E = np.exp(-abs(a_h[j]))
-                h[c, j] = rule_state(u_h[c, j], h[c, j], a_h[j], E, 1.0, True)
-                p[j] = sigmoid_of(a_h[j], E)
-            if t == n_sweeps - 1:
-                add_statistics(v[c], p, w_neg, gW, gv, gh)
-    return gW, gv, gh
-
-
-# The two below serve small models trained with the NumPy arithmetic (redrawn PCD, CD, the centered gradient):
+# The functions below serve small models trained with the NumPy arithmetic (PCD, CD, the centered gradient):
 # their products are BLAS calls (np.dot) and their layer updates gibbs_rows, as the NumPy kernels make them, so
 # that the values are those of the NumPy path, bit for bit, without its per-call costs.
 @njit(cache=True, nogil=True)
-def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw):  # pragma: no cover - compiled
+def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw, visible_first=False):  # pragma: no cover
     """Block-Gibbs sweeps of the chains ``(v, h)`` from their visible states, in place; the last hidden input.
 
-    With ``first_draw``, ``h ~ p(h | v)`` first; then ``n_sweeps`` sweeps ``h ~ p(h | v)``, ``v ~ p(v | h)``;
+    With ``visible_first``, ``v ~ p(v | h)`` first, from the ``h`` the chains carry; with ``first_draw``,
+    ``h ~ p(h | v)`` first; then ``n_sweeps`` sweeps ``h ~ p(h | v)``, ``v ~ p(v | h)``;
     with ``last_draw``, ``h ~ p(h | v)`` of the final ``v``. Each layer is :func:`gibbs_rows` of the next
     ``n_chains * n_units`` uniforms of the 1-D ``u`` at ``hbias + v @ W`` or ``vbias + h @ Wᵀ``. Returns
     ``hbias + v @ W`` of the final ``v``, (n_chains, n_hidden)."""
@@ -426,6 +387,9 @@ def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw):  # p
     n_h = h.shape[1]
     W_T = W.T
     o = 0
+    if visible_first:
+        gibbs_rows(u[o : o + n_c * n_v].reshape(n_c, n_v), vbias + np.dot(h, W_T), v)
+        o += n_c * n_v
     if first_draw:
         gibbs_rows(u[o : o + n_c * n_h].reshape(n_c, n_h), hbias + np.dot(v, W), h)
         o += n_c * n_h
@@ -490,6 +454,35 @@ def centered_ascent_step(W, vbias, hbias, G, g_v, g_h, mu, lam, lr):  # pragma: 
         vbias[i] += lr * d_v[i]
     for j in range(hbias.shape[0]):
         hbias[j] += lr * d_h[j]
+
+
+@njit(cache=True, nogil=True)
+def persistent_gibbs_gradient(u, batch, v, h, W, vbias, hbias):  # pragma: no cover - compiled
+    """PCD's gradient with block Gibbs: ``⟨x p(h|x)ᵀ⟩`` of ``batch`` minus that of the chains after
+    ``n`` sweeps ``v ~ p(v | h)``, ``h ~ p(h | v)`` of ``(v, h)`` in place (and likewise for the biases),
+    returned as ``(gW, gv, gh)``. The chain is :func:`gibbs_chain`'s from the carried ``h``, visible layer
+    first; ``u`` (1-D) holds per sweep the visible uniforms, chains then units, then the hidden ones. (Few
+    arguments: for the small models it serves, the call's checking of each one costs more than the
+    arithmetic.)"""
+    n_c, n_v = v.shape
+    n_h = h.shape[1]
+    a = gibbs_chain(u, v, h, W, vbias, hbias, u.shape[0] // (n_c * (n_v + n_h)) - 1, False, True, True)
+    gW = np.zeros((n_v, n_h))
+    gv = np.zeros(n_v)
+    gh = np.zeros(n_h)
+    a_h = np.empty(n_h)
+    p = np.empty(n_h)
+    w_pos, w_neg = 1.0 / batch.shape[0], -1.0 / n_c
+    for b in range(batch.shape[0]):
+        add_rows(a_h, batch[b], W, hbias)
+        for j in range(n_h):
+            p[j] = sigmoid_of(a_h[j], np.exp(-abs(a_h[j])))
+        add_statistics(batch[b], p, w_pos, gW, gv, gh)
+    for c in range(n_c):
+        for j in range(n_h):
+            p[j] = sigmoid_of(a[c, j], np.exp(-abs(a[c, j])))
+        add_statistics(v[c], p, w_neg, gW, gv, gh)
+    return gW, gv, gh
 
 
 @njit(cache=True, nogil=True)

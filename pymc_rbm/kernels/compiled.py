@@ -376,8 +376,9 @@ def persistent_gibbs_gradient(rng: np.random.Generator, batch, v, h, params, k: 
     visible layer first, from the ``h`` the chains carry), both with the
     hidden units summed out: the gradient of
     :func:`pymc_rbm.training.negative.gibbs_sweeps_visible_first` followed
-    by the statistics, the same chain for the same generator. For small
-    models, where NumPy's per-call costs are most of an update.
+    by the statistics, the same chain for the same generator (its sweeps are
+    :func:`gibbs_chain`'s, visible layer first: the values of the NumPy
+    kernels). For small models, where NumPy's per-call costs are most of an update.
 
     Parameters
     ----------
@@ -396,7 +397,7 @@ def persistent_gibbs_gradient(rng: np.random.Generator, batch, v, h, params, k: 
     W, vbias, hbias : ndarray
         The gradient (data minus model term) in each parameter.
     """
-    u = rng.random((k, v.shape[0] * (v.shape[1] + h.shape[1])))
+    u = rng.random(k * v.shape[0] * (v.shape[1] + h.shape[1]))
     return _module().persistent_gibbs_gradient(u, batch, v, h, params.W, params.vbias, params.hbias)
 
 
