@@ -362,14 +362,12 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
     gibbs = kernel is gibbs_sweep and wormholes is None
 
     def samples(rng, chains, params, batch):
-        if gibbs and np.ndim(batch) == 2 and type(params) is RBMParams and one_call(
-                len(batch), params.n_visible, params.n_hidden, params.dtype):
-            # init_state's check and draw of h, then the sweeps, in one compiled call
-            v = np.ascontiguousarray(params.visible.check(batch, params.n_visible, name="v", dtype=params.dtype))
-            if v.ndim == 2:
-                h = np.empty((v.shape[0], params.n_hidden), dtype=params.dtype)
-                a = compiled.gibbs_chain(rng, v, h, params, k, first_draw=True, last_draw=False)
-                return v, params.hidden.mean(a), None, {}
+        if gibbs:  # init_state's check, then its draw of h and the sweeps in one compiled call where small
+            batch = np.ascontiguousarray(params.visible.check(batch, params.n_visible, name="v", dtype=params.dtype))
+            if _chain_in_one_call(batch, params):
+                h = np.empty((batch.shape[0], params.n_hidden), dtype=params.dtype)
+                a = compiled.gibbs_chain(rng, batch, h, params, k, first_draw=True, last_draw=False)
+                return batch, params.hidden.mean(a), None, {}
         state, info = _run_chains(rng, batch, params, kernel, k, wormholes)
         return state.v, mean_hiddens(state.v, params), None, info
 
