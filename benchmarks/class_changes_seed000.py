@@ -85,6 +85,7 @@ def main():
             res = fit(
                 data, 16, method="cd", operator="gibbs", k=5, batch_size=100, learning_rate=args.learning_rate,
                 n_updates=args.updates, eval_every=None, rng=seed, progress=False,
+                momentum=0.0, centered=False,  # the paper's plain gradient ascent
             )
             starts = artificial_modes(args.starts, p_flip=p_flip, rng=10_000 + seed)
             for op in ("gibbs", "flip"):

@@ -151,7 +151,7 @@ def run_one(job):
         data, run["hidden"], method=run["method"], operator=run["operator"], k=k,
         n_temperatures=run["pt_temperatures"], batch_size=run["batch_size"], learning_rate=run["lr"],
         n_updates=run["updates"], eval_every=run["eval_every"], eval_data=eval_data, rng=run["seed"],
-        progress=False,
+        progress=False, momentum=0.0, centered=False,  # the paper's plain gradient ascent
     )
     if res.stop_reason == "interrupted":  # Ctrl-C: fit returned early; this run is not finished, record nothing
         raise KeyboardInterrupt

@@ -10,13 +10,15 @@ The test log-likelihood of every trained model is scored by our BAR (``pymc_rbm.
 
 Trainers (``--trainers``, comma separated):
 
-- ``ours``: ``fit``'s defaults for the rest (centered gradient, hidden units redrawn at the new
-  parameters every update as rbms does, float64); ``ours-uncentered``, ``ours-carry`` (the chains'
+- ``ours``: plain gradient ascent (``momentum=0``, the step ``rbms``' ``torch.optim.SGD`` takes, so both
+  trainers follow the same steps) and ``fit``'s defaults for the rest (centered gradient, hidden units
+  redrawn at the new parameters every update as rbms does, float64); ``ours-uncentered``, ``ours-carry`` (the chains'
   hidden state carried over the update, visible layer first), ``ours-0.2`` (uncentered and carried:
   the loop of pymc-rbm 0.2), ``ours-f32`` (float32);
 - ``fit-defaults``: ``fit(train, 500, method="pcd", k=k, batch_size=100, learning_rate=0.01,
-  n_updates=2000)`` from its own default initialisation (not the shared start); ``fit-defaults-carry``
-  the same with ``hidden="carry"``, ``fit-defaults-init-normal`` with ``init="normal"`` (0.2's start);
+  n_updates=2000)`` from its own default initialisation (not the shared start) and with its default
+  momentum; ``fit-defaults-carry`` the same with ``hidden="carry"``, ``fit-defaults-init-normal`` with
+  ``init="normal"`` (0.2's start), ``fit-defaults-no-momentum`` with ``momentum=0``;
 - ``rbms`` (centered, its default) and ``rbms-uncentered``: the PyTorch package ``rbms``'s own
   objects (``BBRBM.sample_state``, ``compute_gradient``, ``torch.optim.SGD(maximize=True)``, a random
   batch per update as its ``RBMDataset.batch`` draws it), float32 unless ``--rbms-dtype float64``.
@@ -90,11 +92,12 @@ def train_ours(name, train, k, n_updates, seed):
                   eval_every=None, progress=False, rng=seed)
     t = time.perf_counter()
     if name.startswith("fit-defaults"):
-        extra = {"fit-defaults-carry": {"hidden": "carry"}, "fit-defaults-init-normal": {"init": "normal"}}
+        extra = {"fit-defaults-carry": {"hidden": "carry"}, "fit-defaults-init-normal": {"init": "normal"},
+                 "fit-defaults-no-momentum": {"momentum": 0.0}}
         result = fit(train, N_HIDDEN, **common, **extra.get(name, {}))
     else:
         params, chains = shared_start(train, seed)
-        options = dict(OURS[name])
+        options = {"momentum": 0.0, **OURS[name]}
         if "dtype" in options:
             chains = chains._replace(v=chains.v.astype(options["dtype"]), h=chains.h.astype(options["dtype"]))
         result = fit(train, params=params, chains=chains, n_chains=N_CHAINS, **common, **options)
@@ -186,7 +189,7 @@ def ours_update_ms(name, train, k, n_updates):
     spikes left out."""
     stamps = []
     params, chains = shared_start(train, 0)
-    options = dict(OURS[name])
+    options = {"momentum": 0.0, **OURS[name]}
     if "dtype" in options:
         chains = chains._replace(v=chains.v.astype(options["dtype"]), h=chains.h.astype(options["dtype"]))
     fit(train, params=params, chains=chains, n_chains=N_CHAINS, method="pcd", k=k, batch_size=BATCH,

@@ -65,6 +65,7 @@ def train(data, params, wormholes, args, seed, log_odds, n_updates):
         data, params=params, method="cd", operator="gibbs", k=args.k, batch_size=args.batch_size,
         learning_rate=args.learning_rate, n_updates=n_updates, eval_every=n_updates, rng=seed,
         wormholes=wormholes, callback=callback, progress=False,
+        momentum=0.0, centered=False,  # the paper's plain CD
     )
     jumps = res.history.diagnostics.get("wormhole_jumps", np.array([np.nan]))[-1]
     return res, trace, jumps
@@ -101,6 +102,7 @@ def main():
         res1 = fit(
             data, args.hidden, method="cd", operator="gibbs", k=args.k, batch_size=args.batch_size,
             learning_rate=args.learning_rate, n_updates=args.stage1, eval_every=None, rng=seed, progress=False,
+            momentum=0.0, centered=False,
         )
         stage1.append(log_odds(res1.params))
         moves = {

