@@ -71,7 +71,7 @@ enumerating the spins, that a spin path's marginals, fields and sweeps are
 those of its intermediate spin RBM, and AIS and BAR against the exact ``log Z``.
 
 Categorical (Potts) visible units
---------------------------------
+---------------------------------
 A :class:`~pymc_rbm.categorical.CategoricalRBMParams` goes through the same
 path: a visible unit's field is then a vector of ``q`` entries, the base
 distribution is independent categorical units in the fields ``b_A`` of shape
