@@ -40,7 +40,6 @@ from __future__ import annotations
 import numpy as np
 from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
-from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.categorical import MAX_ENUMERATED_STATES, ExactSampler, at_beta, energy
 from pymc_rbm.categorical.random_variable import categorical_params_of, categorical_sizes, is_categorical_rbm_variable
@@ -48,6 +47,7 @@ from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.categorical_base import CategoricalStep
 from pymc_rbm.step_methods.layer_base import LadderStep
+from pymc_rbm.step_methods.terms import other_terms_involve
 from pymc_rbm.validation import check_positive_int
 
 __all__ = [
@@ -155,8 +155,7 @@ def exact_draws_pay(var, model=None) -> bool:
     configurations = min(2**H, q**n)
     if configurations > MAX_ENUMERATED_STATES or configurations * n * q * H > EXACT_DRAWS_MAX_FLOPS:
         return False
-    others = [r for r in model.basic_RVs if r is not var] + list(model.potentials)
-    return not (others and var in set(ancestors(others)))
+    return not other_terms_involve(model, var)
 
 
 class CategoricalExactDraws(CategoricalStep):

@@ -40,7 +40,6 @@ from __future__ import annotations
 import numpy as np
 from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
-from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.energy import hidden_activation, sigmoid, softplus, visible_activation
 from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, states_at
@@ -48,6 +47,7 @@ from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import layer_sizes, rbm_params_of
 from pymc_rbm.step_methods.base import RBMStep, has_constant_parameters
+from pymc_rbm.step_methods.terms import other_terms_involve
 
 __all__ = ["ExactDraws", "EXACT_DRAWS_MAX_BITS", "EXACT_DRAWS_MAX_SECONDS", "exact_draws_pay"]
 
@@ -61,12 +61,6 @@ EXACT_DRAWS_MAX_BITS = 22
 #: machine loaded by other jobs (load 3 on 2 cores): still well under what replica exchange needs on such
 #: models, and paid once.
 EXACT_DRAWS_MAX_SECONDS = 10.0
-
-
-def _other_terms_involve(model, rv) -> bool:
-    """Whether any model term other than the RBM's own (random variables, Potentials) depends on ``rv``."""
-    others = [r for r in model.basic_RVs if r is not rv] + list(model.potentials)
-    return bool(others) and rv in set(ancestors(others))
 
 
 def exact_draws_pay(var, model=None) -> bool:
@@ -108,7 +102,7 @@ def exact_draws_pay(var, model=None) -> bool:
         return False
     if cost.available_bytes is not None and 2 * cost.bytes > cost.available_bytes:
         return False
-    return not _other_terms_involve(model, var)
+    return not other_terms_involve(model, var)
 
 
 class ExactDraws(RBMStep):

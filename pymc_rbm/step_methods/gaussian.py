@@ -52,6 +52,7 @@ from pymc_rbm.gaussian import (
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.layer_base import LadderStep, LayerStep
 from pymc_rbm.step_methods.structure import factorises_over_units
+from pymc_rbm.step_methods.terms import other_terms, other_terms_involve
 
 __all__ = ["GaussianGibbs", "GaussianReplicaExchange", "GaussianStep", "register", "replica_exchange_pays"]
 
@@ -186,11 +187,10 @@ def replica_exchange_pays(var, model=None) -> bool:
         return False
     if var not in model.free_RVs:
         return False
-    others = [r for r in model.basic_RVs if r is not var] + list(model.potentials)
-    if not (others and var in set(ancestors(others))):
+    if not other_terms_involve(model, var):
         return True
     value_var = model.rvs_to_values[var]
-    terms = [t for t in model.logp(vars=others, sum=False) if value_var in set(ancestors([t]))]
+    terms = [t for t in model.logp(vars=other_terms(model, var), sum=False) if value_var in set(ancestors([t]))]
     return factorises_over_units(terms, value_var)
 
 

@@ -18,11 +18,22 @@ from pytensor.graph.traversal import ancestors
 from pymc_rbm.kernels.informed import flip_tilt
 from pymc_rbm.step_methods.structure import factorised_axes
 
-__all__ = ["OtherTerms"]
+__all__ = ["OtherTerms", "other_terms", "other_terms_involve"]
 
 #: What a tilt of ``±inf`` (a unit whose one value ``L`` rules out) becomes in the compiled kernels: a logit
 #: whose probability is 0 in float64 at every temperature above 1e-290, and that never meets another infinity.
 INFINITE_TILT = 1e300
+
+
+def other_terms(model, rv) -> list:
+    """The model's terms besides ``rv``'s own: its other random variables and its Potentials."""
+    return [r for r in model.basic_RVs if r is not rv] + list(model.potentials)
+
+
+def other_terms_involve(model, rv) -> bool:
+    """Whether any model term other than ``rv``'s own (random variables, Potentials) depends on ``rv``."""
+    others = other_terms(model, rv)
+    return bool(others) and rv in set(ancestors(others))
 
 
 class OtherTerms:
@@ -54,7 +65,7 @@ class OtherTerms:
     """
 
     def __init__(self, model, rv, value_var, compile_kwargs: dict):
-        others = [r for r in model.basic_RVs if r is not rv] + list(model.potentials)
+        others = other_terms(model, rv)
         terms = model.logp(vars=others, sum=False) if others else []
         rest = [t for t in terms if value_var in set(ancestors([t]))]
         self.names = [str(r) for r, t in zip(others, terms) if any(t is x for x in rest)]
