@@ -772,3 +772,116 @@ def tilted_log_ratio(v, v_new, a, tilt, tilt_new, log_rest, log_rest_new, alpha,
         x -= log_move(v[r], v_new[r], a[r] + tilt[r], alpha, gibbs)
         out[r] = x
     return out
+
+
+# ---------------------------------------------------------------- a ladder of models (kernels/model_ladder.py)
+# The models' arrays are packed end to end in flat buffers, rung ``r`` at ``off[r]:off[r + 1]`` (``W`` of rung
+# ``r`` is ``W_flat[w_off[r]:w_off[r + 1]].reshape(n_visible, n_hidden_r)``), so that one call serves models
+# of any hidden sizes and the same compiled code serves every number of rungs.
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rung_rows(flat, off, r, n_rows):  # pragma: no cover - compiled
+    """Rung ``r``'s block of a packed buffer as an ``(n_rows, ·)`` array (a view)."""
+    return flat[off[r]:off[r + 1]].reshape((n_rows, (off[r + 1] - off[r]) // n_rows))
+
+
+@njit(cache=True, nogil=True)
+def ladder_pair_log_ratio(v_a, v_b, a_a, a_b, W_a, W_b, vbias_a, vbias_b, hbias_a, hbias_b, a_of_b,
+                          b_of_a):  # pragma: no cover - compiled
+    """``F_a(v_a) + F_b(v_b) - F_a(v_b) - F_b(v_a)`` of one chain (rows of shape (1, ·)), from the carried
+    ``a_a = hbias_a + v_a W_a`` and ``a_b``; the cross inputs ``hbias_a + v_b W_a`` and ``hbias_b + v_a W_b``
+    go to ``a_of_b`` and ``b_of_a``, each by the rows of the units where ``v_a`` and ``v_b`` differ or, when
+    fewer, of the units on (:func:`propagate`)."""
+    a_of_b[:, :] = a_a
+    propagate(a_of_b, v_a, v_b, W_a, hbias_a)
+    b_of_a[:, :] = a_b
+    propagate(b_of_a, v_b, v_a, W_b, hbias_b)
+    return (free_energy(v_a, a_a, vbias_a)[0] + free_energy(v_b, a_b, vbias_b)[0]
+            - free_energy(v_b, a_of_b, vbias_a)[0] - free_energy(v_a, b_of_a, vbias_b)[0])
+
+
+@njit(cache=True, nogil=True)
+def ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, first, log_ratio):  # pragma: no cover
+    """:func:`ladder_pair_log_ratio` of the pairs ``(r, r + 1)``, ``r = first, first + 2, ...`` (``first`` 0 or 1;
+    every pair for a negative ``first``), into ``log_ratio[r]``; ``v`` (K, B, n_visible), the rest packed."""
+    k, n_b, n_v = v.shape
+    step = 1 if first < 0 else 2
+    for r in range(max(first, 0), k - 1, step):
+        a_r, a_s = rung_rows(a, h_off, r, n_b), rung_rows(a, h_off, r + 1, n_b)
+        W_r, W_s = rung_rows(W, w_off, r, n_v), rung_rows(W, w_off, r + 1, n_v)
+        hb_r, hb_s = hbias[hb_off[r]:hb_off[r + 1]], hbias[hb_off[r + 1]:hb_off[r + 2]]
+        a_of_b, b_of_a = np.empty((1, a_r.shape[1])), np.empty((1, a_s.shape[1]))
+        for b in range(n_b):
+            log_ratio[r, b] = ladder_pair_log_ratio(v[r, b:b + 1], v[r + 1, b:b + 1], a_r[b:b + 1], a_s[b:b + 1],
+                                                    W_r, W_s, vbias[r], vbias[r + 1], hb_r, hb_s, a_of_b, b_of_a)
+
+
+@njit(cache=True, nogil=True)
+def model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, alpha, gibbs, parity,
+                       full_every, labels, log_ratio, accepted, n_changed):  # pragma: no cover - compiled
+    """One round of a ladder of models in place: :func:`sweeps` of every rung at its model, each with its
+    block ``u[u_off[r]:u_off[r + 1]]`` of uniforms (shape (n_sweeps, B * (n_hidden_r + n_visible)), as
+    :func:`pymc_rbm.kernels.compiled.carried_sweeps` draws them; the visible activation computed afresh, the
+    count of incremental updates from 0), the visible units that changed into ``n_changed`` (K, B); then the
+    pairs ``(r, r + 1)``, ``r = parity, parity + 2, ...``: :func:`ladder_pair_log_ratio` into ``log_ratio[r]``,
+    accepted when ``log swap_u[(r - parity) // 2, b] < log_ratio[r, b]`` (``accepted[r, b]``), which exchanges
+    the visible rows and labels and gives each rung its cross hidden input. The hidden units of the swapped
+    replicas are left for :func:`ladder_redraw_hidden`. ``h`` and ``a`` are packed (B, n_hidden_r) blocks,
+    ``W`` and ``W_T`` packed (n_visible, n_hidden_r) and (n_hidden_r, n_visible) blocks, ``vbias`` (K,
+    n_visible), ``hbias`` packed. Each pair's swap is computed right after its upper rung's sweep, while the
+    two models' weights are in the caches; the result is the same in any order."""
+    k, n_b, n_v = v.shape
+    a_v = np.empty((n_b, n_v))
+    start = np.empty((n_b, n_v))
+    for r in range(k):
+        n_h = (hb_off[r + 1] - hb_off[r])
+        h_r, a_r = rung_rows(h, h_off, r, n_b), rung_rows(a, h_off, r, n_b)
+        start[:, :] = v[r]
+        sweeps(rung_rows(u, u_off, r, (u_off[r + 1] - u_off[r]) // (n_b * (n_h + n_v))), v[r], h_r, a_r, a_v,
+               rung_rows(W, w_off, r, n_v), rung_rows(W_T, w_off, r, n_h), vbias[r], hbias[hb_off[r]:hb_off[r + 1]],
+               alpha, gibbs, False, 0, full_every)
+        for b in range(n_b):
+            c = 0
+            for i in range(n_v):
+                if v[r, b, i] != start[b, i]:
+                    c += 1
+            n_changed[r, b] = c
+        p = r - 1  # the pair (r - 1, r) once its upper rung has been swept
+        if p < parity or (p - parity) % 2 != 0:
+            continue
+        a_p = rung_rows(a, h_off, p, n_b)
+        W_p = rung_rows(W, w_off, p, n_v)
+        a_of_b, b_of_a = np.empty((1, a_p.shape[1])), np.empty((1, n_h))
+        for b in range(n_b):
+            lr = ladder_pair_log_ratio(v[p, b:b + 1], v[r, b:b + 1], a_p[b:b + 1], a_r[b:b + 1], W_p,
+                                       rung_rows(W, w_off, r, n_v), vbias[p], vbias[r],
+                                       hbias[hb_off[p]:hb_off[r]], hbias[hb_off[r]:hb_off[r + 1]], a_of_b, b_of_a)
+            log_ratio[p, b] = lr
+            if np.log(swap_u[(p - parity) // 2, b]) < lr:
+                accepted[p, b] = True
+                for i in range(n_v):
+                    t = v[p, b, i]
+                    v[p, b, i] = v[r, b, i]
+                    v[r, b, i] = t
+                lab = labels[p, b]
+                labels[p, b] = labels[r, b]
+                labels[r, b] = lab
+                a_p[b, :] = a_of_b[0]
+                a_r[b, :] = b_of_a[0]
+
+
+@njit(cache=True, nogil=True)
+def ladder_redraw_hidden(u, h, a, h_off, hb_off, n_b, parity, accepted):  # pragma: no cover - compiled
+    """Redraw by Gibbs (:func:`gibbs_rows`) the hidden units of the replicas that :func:`model_ladder_round`
+    swapped, pair by pair, the lower rung's then the upper's, chains in order, with the uniforms ``u`` in that
+    order (the order of :func:`pymc_rbm.kernels.model_ladder.model_ladder_round`'s per-rung redraws)."""
+    pos = 0
+    for p in range(parity, accepted.shape[0], 2):
+        for r in (p, p + 1):
+            n_h = hb_off[r + 1] - hb_off[r]
+            h_r, a_r = rung_rows(h, h_off, r, n_b), rung_rows(a, h_off, r, n_b)
+            for b in range(n_b):
+                if accepted[p, b]:
+                    gibbs_rows(u[pos:pos + n_h].reshape((1, n_h)), a_r[b:b + 1], h_r[b:b + 1])
+                    pos += n_h

@@ -666,3 +666,92 @@ def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new, *
     f = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
     return _module().tilted_log_ratio(f(v), f(v_new), f(logits), f(tilt), f(tilt_new), f(np.atleast_1d(log_rest)),
                                       f(np.atleast_1d(log_rest_new)), float(alpha), bool(gibbs))
+
+
+def model_ladder_round(rng: np.random.Generator, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, n_sweeps: int,
+                       parity: int, labels, *, alpha: float = 1.0, gibbs: bool = False):
+    """One round of a ladder of models, in place, in two compiled calls (stochastic).
+
+    ``n_sweeps`` sweeps of every rung at its own model (the sweeps of
+    :func:`carried_sweeps`, rung after rung, with the uniforms it would
+    draw), then the swaps of the pairs ``(r, r + 1)`` of the given parity,
+    accepted by the models' own free energies
+    ``F_r(v_r) + F_{r+1}(v_{r+1}) - F_r(v_{r+1}) - F_{r+1}(v_r)``, whose
+    cross hidden inputs ``hbias_r + v_{r+1} W_r`` follow from the carried
+    ``hbias_r + v_r W_r`` by the rows of the units where the two states
+    differ (or, when fewer, of the units on); the swapped replicas then draw
+    their hidden units by Gibbs from their new models. The random stream is
+    that of per-rung :func:`carried_sweeps`, one uniform per attempted pair
+    and chain (:func:`~pymc_rbm.kernels.metropolis.metropolis_accept`), and
+    the Gibbs redraws pair by pair (the lower rung first), for batches that
+    do not take the dense path (:func:`dense`).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v : ndarray of shape (n_rungs, n_chains, n_visible), float64, C order
+        Modified in place.
+    h, a : ndarray of shape (sum_r n_chains * n_hidden_r,), float64
+        The hidden states and their inputs ``hbias_r + v_r W_r``, rung ``r``'s
+        ``(n_chains, n_hidden_r)`` block at ``h_off[r]:h_off[r + 1]``;
+        modified in place.
+    h_off : ndarray of int64 of shape (n_rungs + 1,)
+    W, W_T : ndarray of shape (sum_r n_visible * n_hidden_r,), float64
+        Each rung's ``W`` (n_visible, n_hidden_r) and ``W.T`` (n_hidden_r,
+        n_visible) in C order, at ``w_off[r]:w_off[r + 1]``.
+    w_off : ndarray of int64 of shape (n_rungs + 1,)
+    vbias : ndarray of shape (n_rungs, n_visible), float64
+    hbias : ndarray of shape (sum_r n_hidden_r,), float64
+        Rung ``r``'s at ``hb_off[r]:hb_off[r + 1]``.
+    hb_off : ndarray of int64 of shape (n_rungs + 1,)
+    n_sweeps : int
+    parity : {0, 1}
+    labels : ndarray of int64 of shape (n_rungs, n_chains)
+        Follow their visible states through the swaps (in place).
+    alpha : float, default 1.0
+    gibbs : bool, default False
+
+    Returns
+    -------
+    log_ratio : ndarray of shape (n_rungs - 1, n_chains)
+        Of the attempted pairs (NaN elsewhere).
+    accepted : ndarray of bool of shape (n_rungs - 1, n_chains)
+    n_changed : ndarray of int64 of shape (n_rungs, n_chains)
+        Visible units changed by each rung's sweeps.
+    """
+    nb = _module()
+    k, n_chains, n_v = v.shape
+    n_h = np.diff(hb_off)
+    u_off = np.concatenate([[0], np.cumsum(n_sweeps * n_chains * (n_h + n_v))])
+    u = rng.random(int(u_off[-1]))
+    n_pairs = len(range(parity, k - 1, 2))
+    swap_u = rng.random((n_pairs, n_chains))
+    log_ratio = np.full((k - 1, n_chains), np.nan)
+    accepted = np.zeros((k - 1, n_chains), dtype=bool)
+    n_changed = np.empty((k, n_chains), dtype=np.int64)
+    nb.model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, float(alpha),
+                          bool(gibbs), int(parity), FULL_EVERY, labels, log_ratio, accepted, n_changed)
+    n_took = accepted.sum(axis=1)  # redraws: per swapped chain, both rungs' hidden units
+    n_redraw = int(n_took @ (n_h[:-1] + n_h[1:]))
+    if n_redraw:
+        nb.ladder_redraw_hidden(rng.random(n_redraw), h, a, h_off, hb_off, n_chains, int(parity), accepted)
+    return log_ratio, accepted, n_changed
+
+
+def model_ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off) -> np.ndarray:
+    """The swap log ratios of :func:`model_ladder_round` for every neighbouring pair, compiled.
+
+    Parameters
+    ----------
+    v, a, h_off, W, w_off, vbias, hbias, hb_off
+        As for :func:`model_ladder_round` (not modified).
+
+    Returns
+    -------
+    ndarray of shape (n_rungs - 1, n_chains)
+        ``F_r(v_r) + F_{r+1}(v_{r+1}) - F_r(v_{r+1}) - F_{r+1}(v_r)``.
+    """
+    k, n_chains = v.shape[:2]
+    out = np.empty((k - 1, n_chains))
+    _module().ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, -1, out)
+    return out
