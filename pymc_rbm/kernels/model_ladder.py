@@ -34,7 +34,13 @@ and the models may have different numbers of hidden units.
   ``p(h' | v') [Σ_{v ≠ v'} π(v) M(v, v') + π(v') M(v', v')] = π(v') p(h' | v')``,
   so the round leaves ``Π`` invariant whatever the hidden sizes.
   The hidden activations ``hbias_a + v_b W_a`` that the ratio needs are the
-  ones the fresh draw needs, computed once.
+  ones the fresh draw needs, computed once. The compiled round
+  (``compiled_sweeps=True``, :func:`~pymc_rbm.kernels.compiled.model_ladder_round`)
+  gets them from the carried ``hbias_a + v_a W_a`` by the rows of ``W_a`` of
+  the units where ``v_a`` and ``v_b`` differ (or of the units on in ``v_b``,
+  when fewer), and runs every rung and every swap in one call on the
+  models' arrays packed end to end (:class:`PackedModels`), with the
+  uniforms of the per-rung round: the same chain.
 
 The replicas carry labels (which starting replica sits at each rung), and
 the round trips of a label from the first model to the last and back are
@@ -63,12 +69,14 @@ from pymc_rbm.validation import check_binary, check_positive_int
 
 __all__ = [
     "ModelRungs",
+    "PackedModels",
     "ModelLadderState",
     "ModelLadderInfo",
     "model_rungs",
     "init_model_ladder",
     "rung_free_energies",
     "model_swap_log_ratio",
+    "cross_terms",
     "model_ladder_round",
     "PairRejection",
     "pair_rejection",
@@ -86,10 +94,14 @@ class ModelRungs(NamedTuple):
         ``hbias`` float64; rung 0 first, the target last.
     W_T : tuple of ndarray of shape (n_hidden_r, n_visible)
         Each ``W.T`` in C order, for the compiled sweeps.
+    packed : PackedModels or None
+        The same arrays end to end (``params[r].W`` and ``W_T[r]`` are views
+        of it), for the one-call compiled round; None when built by hand.
     """
 
     params: tuple
     W_T: tuple
+    packed: object = None
 
     @property
     def n_rungs(self) -> int:
@@ -140,7 +152,50 @@ def model_rungs(models) -> ModelRungs:
     n_visible = {p.W.shape[0] for p in params}
     if len(n_visible) > 1:
         raise ValueError(f"the models of a ladder must share their visible units, got n_visible {sorted(n_visible)}")
-    return ModelRungs(tuple(params), tuple(np.ascontiguousarray(p.W.T) for p in params))
+    packed, views, views_T = _pack(params)
+    return ModelRungs(views, views_T, packed)
+
+
+class PackedModels(NamedTuple):
+    """The arrays of a ladder of models end to end, for :func:`pymc_rbm.kernels.compiled.model_ladder_round`.
+
+    Attributes
+    ----------
+    W, W_T : ndarray of shape (sum_r n_visible * n_hidden_r,)
+        Rung ``r``'s ``W`` (n_visible, n_hidden_r) and ``W.T`` (n_hidden_r,
+        n_visible), C order, at ``w_off[r]:w_off[r + 1]``.
+    w_off : ndarray of int64 of shape (n_rungs + 1,)
+    vbias : ndarray of shape (n_rungs, n_visible)
+    hbias : ndarray of shape (sum_r n_hidden_r,)
+        Rung ``r``'s at ``hb_off[r]:hb_off[r + 1]``.
+    hb_off : ndarray of int64 of shape (n_rungs + 1,)
+    """
+
+    W: np.ndarray
+    W_T: np.ndarray
+    w_off: np.ndarray
+    vbias: np.ndarray
+    hbias: np.ndarray
+    hb_off: np.ndarray
+
+
+def _pack(params) -> tuple[PackedModels, tuple, tuple]:
+    """The models' arrays packed end to end, and the models and their ``W.T`` as views of them."""
+    n_v = params[0].W.shape[0]
+    hb_off = np.concatenate([[0], np.cumsum([p.W.shape[1] for p in params])]).astype(np.int64)
+    w_off = n_v * hb_off
+    W, W_T = np.empty(w_off[-1]), np.empty(w_off[-1])
+    views, views_T = [], []
+    for r, p in enumerate(params):
+        block = W[w_off[r]:w_off[r + 1]].reshape(p.W.shape)
+        block[...] = p.W
+        block_T = W_T[w_off[r]:w_off[r + 1]].reshape(p.W.shape[::-1])
+        block_T[...] = p.W.T
+        views.append(RBMTensors(block, p.vbias, p.hbias))
+        views_T.append(block_T)
+    packed = PackedModels(W, W_T, w_off, np.stack([p.vbias for p in params]),
+                          np.concatenate([p.hbias for p in params]), hb_off)
+    return packed, tuple(views), tuple(views_T)
 
 
 class ModelLadderState(NamedTuple):
@@ -246,8 +301,28 @@ def rung_free_energies(v, hidden_input, params) -> np.ndarray:
     return -(v @ params.vbias) - softplus(hidden_input).sum(axis=-1)
 
 
-def _cross_terms(v, hidden_input, rungs: ModelRungs, pairs):
-    """Log swap ratios of the pairs and the cross hidden inputs ``hbias_a + v_b W_a``, ``hbias_b + v_a W_b``."""
+def cross_terms(v, hidden_input, rungs: ModelRungs, pairs):
+    """Log swap ratios of some neighbouring pairs and their cross hidden inputs, by full products.
+
+    The ``log_ratio_fn`` of :func:`model_ladder_round` by default.
+
+    Parameters
+    ----------
+    v : ndarray of shape (n_rungs, n_chains, n_visible)
+    hidden_input : sequence of ndarray of shape (n_chains, n_hidden_r)
+        ``hbias_r + v_r W_r`` of each rung.
+    rungs : ModelRungs
+    pairs : iterable of int
+        Lower rungs ``r`` of the pairs ``(r, r + 1)``.
+
+    Returns
+    -------
+    log_ratio : ndarray of shape (n_rungs - 1, n_chains)
+        ``F_r(v_r) + F_{r+1}(v_{r+1}) - F_r(v_{r+1}) - F_{r+1}(v_r)`` for the
+        pairs given, NaN elsewhere.
+    cross : dict
+        ``cross[r] = (hbias_r + v_{r+1} W_r, hbias_{r+1} + v_r W_{r+1})``.
+    """
     k, n = v.shape[:2]
     log_ratio = np.full((k - 1, n), np.nan)
     cross = {}
@@ -261,13 +336,18 @@ def _cross_terms(v, hidden_input, rungs: ModelRungs, pairs):
     return log_ratio, cross
 
 
-def model_swap_log_ratio(state: ModelLadderState, models) -> np.ndarray:
+def model_swap_log_ratio(state: ModelLadderState, models, *, compiled_ratio: bool = False) -> np.ndarray:
     """Log Metropolis ratio of exchanging the visible states of every neighbouring pair of models.
 
     Parameters
     ----------
     state : ModelLadderState
     models : ModelRungs or sequence of RBMParams
+    compiled_ratio : bool, default False
+        Compute it as the compiled round does
+        (:func:`~pymc_rbm.kernels.compiled.model_ladder_log_ratios`: the cross
+        inputs ``hbias_r + v_{r+1} W_r`` from the carried ``hbias_r + v_r W_r``
+        by the rows of the units that differ), instead of by full products.
 
     Returns
     -------
@@ -277,7 +357,28 @@ def model_swap_log_ratio(state: ModelLadderState, models) -> np.ndarray:
     """
     rungs = model_rungs(models)
     _check_state(state, rungs)
-    return _cross_terms(state.v, state.hidden_input, rungs, range(rungs.n_rungs - 1))[0]
+    if compiled_ratio:
+        pk = _packed(rungs)
+        n = state.v.shape[1]
+        return compiled.model_ladder_log_ratios(np.ascontiguousarray(state.v, dtype=np.float64),
+                                                _pack_rows(state.hidden_input), n * pk.hb_off, pk.W, pk.w_off,
+                                                pk.vbias, pk.hbias, pk.hb_off)
+    return cross_terms(state.v, state.hidden_input, rungs, range(rungs.n_rungs - 1))[0]
+
+
+def _packed(rungs: ModelRungs) -> PackedModels:
+    """The packed arrays of the rungs (packed now when the ModelRungs was built by hand)."""
+    return rungs.packed if rungs.packed is not None else _pack(rungs.params)[0]
+
+
+def _pack_rows(blocks) -> np.ndarray:
+    """Per-rung arrays of shape (n_chains, n_hidden_r) end to end, float64 (a new array)."""
+    return np.concatenate([np.ravel(b) for b in blocks]).astype(np.float64, copy=False)
+
+
+def _unpack_rows(flat, off, n_chains: int) -> tuple:
+    """The rung blocks of :func:`_pack_rows`' array as (n_chains, n_hidden_r) views."""
+    return tuple(flat[off[r]:off[r + 1]].reshape(n_chains, -1) for r in range(len(off) - 1))
 
 
 def _check_state(state, rungs: ModelRungs) -> None:
@@ -313,15 +414,24 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
         Which pairs to attempt (:func:`~pymc_rbm.kernels.tempering.swap_pairs`);
         default ``state.n_rounds % 2``.
     compiled_sweeps : bool, default False
-        Run each rung's sweeps in one compiled call
-        (:func:`~pymc_rbm.kernels.compiled.carried_sweeps`: the same
-        transitions, another random stream).
+        Run the round compiled: the same transitions, another random stream
+        than the NumPy sweeps. Where no rung's batch takes the dense path
+        (:func:`~pymc_rbm.kernels.compiled.dense`) and no ``log_ratio_fn`` is
+        given, the whole round is two compiled calls
+        (:func:`~pymc_rbm.kernels.compiled.model_ladder_round`: the cross
+        hidden inputs by the rows of the units where the two states differ);
+        else each rung's sweeps are one
+        (:func:`~pymc_rbm.kernels.compiled.carried_sweeps`) and the cross
+        inputs full products. Both use the same uniforms for the same
+        purposes, so they draw the same chain (but for rounding, ~1e-13 in a
+        log ratio).
     log_ratio_fn : callable, optional
         ``log_ratio_fn(v, hidden_input, rungs, pairs) -> (log_ratio, cross)``
-        instead of the models' own ratio (:func:`model_swap_log_ratio`), for
-        tests that check that a wrong ratio is caught: ``log_ratio`` of shape
-        (n_rungs - 1, n_chains), ``cross[r]`` the pair's hidden inputs
-        ``(hbias_r + v_{r+1} W_r, hbias_{r+1} + v_r W_{r+1})``.
+        instead of the models' own ratio (:func:`cross_terms`, full products),
+        for tests that check that a wrong ratio is caught: ``log_ratio`` of
+        shape (n_rungs - 1, n_chains), ``cross[r]`` the pair's hidden inputs
+        ``(hbias_r + v_{r+1} W_r, hbias_{r+1} + v_r W_{r+1})``. Given, the
+        round takes the per-rung path (see ``compiled_sweeps``).
 
     Returns
     -------
@@ -345,6 +455,10 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
     _check_state(state, rungs)
     sweeps = check_positive_int(sweeps, "sweeps")
     k, n = state.v.shape[:2]
+    parity = state.n_rounds % 2 if parity is None else parity
+    if (compiled_sweeps and log_ratio_fn is None
+            and not any(compiled.dense(n, rungs.n_visible, p.W.shape[1]) for p in rungs.params)):
+        return _compiled_round(rng, state, rungs, rule, sweeps, parity)
     v = state.v.copy()
     h, a = list(state.h), list(state.hidden_input)
     n_changed = np.zeros((k, n), dtype=np.int64)
@@ -359,9 +473,8 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
                 s, _ = sweep(rng, s, RBMAtBeta(p), rule, refresh=i == sweeps - 1)
             v[r], h[r], a[r] = s
         n_changed[r] = (v[r] != start).sum(axis=-1)
-    parity = state.n_rounds % 2 if parity is None else parity
     pairs = swap_pairs(k, parity)
-    log_ratio, cross = (log_ratio_fn or _cross_terms)(v, a, rungs, pairs)
+    log_ratio, cross = (log_ratio_fn or cross_terms)(v, a, rungs, pairs)
     labels = state.labels.copy()
     accepted = exchange_pairs(rng, v, labels, log_ratio, pairs)  # v and the labels follow the swaps
     for r in pairs:
@@ -373,14 +486,34 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
                 a[rung][took] = new_a[took]
                 h[rung] = h[rung].copy()
                 h[rung][took] = GIBBS.update(rng, None, new_a[took])[0]
+    return _finish_round(state, v, tuple(h), tuple(a), labels, pairs, accepted, log_ratio, n_changed)
+
+
+def _compiled_round(rng, state: ModelLadderState, rungs: ModelRungs, rule: LayerRule, sweeps: int, parity: int):
+    """:func:`model_ladder_round` in two compiled calls (:func:`pymc_rbm.kernels.compiled.model_ladder_round`)."""
+    k, n = state.v.shape[:2]
+    pk = _packed(rungs)
+    v = np.array(state.v, dtype=np.float64, order="C")
+    h, a = _pack_rows(state.h), _pack_rows(state.hidden_input)
+    labels = state.labels.copy()
+    h_off = n * pk.hb_off
+    log_ratio, accepted, n_changed = compiled.model_ladder_round(
+        rng, v, h, a, h_off, pk.W, pk.W_T, pk.w_off, pk.vbias, pk.hbias, pk.hb_off, sweeps, parity, labels,
+        alpha=rule.alpha, gibbs=rule.gibbs)
+    return _finish_round(state, v, _unpack_rows(h, h_off, n), _unpack_rows(a, h_off, n), labels,
+                         swap_pairs(k, parity), accepted, log_ratio, n_changed)
+
+
+def _finish_round(state, v, h, a, labels, pairs, accepted, log_ratio, n_changed):
+    """The new state and the round's info: round trips counted, acceptance probabilities of the attempted pairs."""
+    k = v.shape[0]
     trip_ends, trip_up = state.trip_ends.copy(), state.trip_up.copy()
     trips = compiled.count_round_trips(labels, trip_ends, trip_up)
     attempted = np.zeros(k - 1, dtype=bool)
     attempted[pairs] = True
     with np.errstate(over="ignore"):
         swap_accept = np.where(attempted[:, None], np.minimum(1.0, np.exp(np.minimum(log_ratio, 0.0))), np.nan)
-    new = ModelLadderState(v, tuple(h), tuple(a), state.n_rounds + 1, labels, trip_ends, trip_up,
-                           state.round_trips + trips)
+    new = ModelLadderState(v, h, a, state.n_rounds + 1, labels, trip_ends, trip_up, state.round_trips + trips)
     return new, ModelLadderInfo(n_changed, SwapInfo(attempted, accepted, log_ratio), swap_accept, trips)
 
 

@@ -242,8 +242,11 @@ class ModelLadder(RBMStep):
         self._choose_at = 0
 
     def _subset(self, idx) -> ModelRungs:
+        """The models ``idx`` as a ladder, their arrays packed anew for the one-call compiled round."""
         r = self._all_rungs
-        return ModelRungs(tuple(r.params[i] for i in idx), tuple(r.W_T[i] for i in idx))
+        if len(idx) == r.n_rungs:
+            return r
+        return model_rungs([r.params[i] for i in idx])
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         """Take the chain's generator, start a fresh ladder, plan the choice of rungs."""

@@ -22,6 +22,7 @@ from pymc_rbm.estimators import binary_states, sample_visible_exact
 from pymc_rbm.kernels import acceptance_probability, operator_rule
 from pymc_rbm.kernels.model_ladder import (
     ModelLadderState,
+    cross_terms,
     equal_rejection_rungs,
     init_model_ladder,
     model_ladder_round,
@@ -115,10 +116,11 @@ def sweep_visible(p, models, sizes):
     return np.einsum("abc,ax,by,cz->xyz", p.reshape(sizes), *G).ravel()
 
 
+@pytest.mark.parametrize("compiled_ratio", [False, True])
 @pytest.mark.parametrize("parity", [0, 1])
-def test_round_leaves_the_product_of_marginals_invariant(gibbs_ladder, parity):
+def test_round_leaves_the_product_of_marginals_invariant(gibbs_ladder, parity, compiled_ratio):
     models, state, idx, sizes, p = gibbs_ladder
-    log_ratio = model_swap_log_ratio(state, models)
+    log_ratio = model_swap_log_ratio(state, models, compiled_ratio=compiled_ratio)
     # the kernel's ratio is each model's own free energy: check one entry by hand
     f = [free_energy(state.v[r], m) for r, m in enumerate(models)]
     fx = [free_energy(state.v[r + 1], models[r]) for r in range(2)]
@@ -191,10 +193,12 @@ def flip_ladder():
     return models, state, idx, sizes, p, sweeps
 
 
+@pytest.mark.parametrize("compiled_ratio", [False, True])
 @pytest.mark.parametrize("parity", [0, 1])
-def test_flip_round_on_joint_states_is_exactly_invariant(flip_ladder, parity):
+def test_flip_round_on_joint_states_is_exactly_invariant(flip_ladder, parity, compiled_ratio):
     models, state, idx, sizes, p, sweeps = flip_ladder
-    S = joint_swap_matrix(models, state, idx, sizes, parity, model_swap_log_ratio(state, models))
+    S = joint_swap_matrix(models, state, idx, sizes, parity,
+                          model_swap_log_ratio(state, models, compiled_ratio=compiled_ratio))
     np.testing.assert_allclose(S.sum(axis=1), 1.0, atol=1e-13)
     T = sweeps @ S
     assert_stationary(p, T, atol=1e-12)
@@ -223,6 +227,74 @@ def test_sampling_follows_the_matrix(flip_ladder):
                 digits = np.stack([joint_index(new.v[r], new.h[r]) for r in range(3)])
                 np.add.at(counts, (np.arange(m), (digits * weights[:, None]).sum(axis=0)), 1)
         assert_frequencies(counts, T)
+
+
+# ---- the compiled round (one call for every rung) against the per-rung round
+
+
+@pytest.mark.parametrize("n_visible, hiddens, scale", [(4, (2, 3, 2), 1.0), (784, (500, 500, 500), 0.05)])
+def test_compiled_swap_ratio_equals_full_products(n_visible, hiddens, scale):
+    """The cross free energies from carried hidden inputs, by the rows of the units that differ, are the
+    full products' to rounding: 1e-12 absolute on the small ladder (every configuration), relative to the
+    free energies' size on MNIST-sized models."""
+    if n_visible == 4:
+        models = models_of(4, hiddens, seed=3)
+        state = all_configurations(models, [binary_states(4)] * 3)[0]
+    else:
+        models = [RBMParams.random(n_visible, h, scale=scale * (r + 1), rng=r) for r, h in enumerate(hiddens)]
+        state = init_model_ladder(np.random.default_rng(0), np.random.default_rng(1).random((5, n_visible)) < 0.3,
+                                  models)
+    plain = model_swap_log_ratio(state, models)
+    fused = model_swap_log_ratio(state, models, compiled_ratio=True)
+    scale_f = max(np.abs(rung_free_energies(state.v[r], state.hidden_input[r], m)).max() for r, m in enumerate(models))
+    assert np.abs(fused - plain).max() <= 1e-12 * max(1.0, scale_f / 10)
+    # a hand-built ModelRungs (no packed arrays) is packed on the fly
+    rungs = model_rungs(models)
+    np.testing.assert_array_equal(model_swap_log_ratio(state, rungs._replace(packed=None), compiled_ratio=True), fused)
+
+
+@pytest.mark.parametrize("operator, sweeps, n_chains", [("flip", 1, 7), ("gibbs", 2, 3), (0.5, 1, 1)])
+def test_compiled_round_draws_the_per_rung_chain(operator, sweeps, n_chains):
+    """The one-call round uses the per-rung round's uniforms for the same purposes: the same chain (visible
+    and hidden states, labels, log ratios to rounding) from the same generator, models of different hidden
+    sizes; and the generators are left in the same state."""
+    models = [RBMParams.random(12, h, scale=s, rng=h) for h, s in ((3, 0.3), (5, 0.6), (4, 0.9), (6, 1.2), (2, 1.5))]
+    rungs, rule = model_rungs(models), operator_rule(operator)
+    state = init_model_ladder(np.random.default_rng(0), np.zeros((n_chains, 12)), rungs)
+    a = b = state
+    ra, rb = np.random.default_rng(4), np.random.default_rng(4)
+    n_accepted = 0
+    for _ in range(60):
+        a, ia = model_ladder_round(ra, a, rungs, rule=rule, sweeps=sweeps, compiled_sweeps=True)
+        b, ib = model_ladder_round(rb, b, rungs, rule=rule, sweeps=sweeps, compiled_sweeps=True, log_ratio_fn=cross_terms)
+        np.testing.assert_array_equal(a.v, b.v)
+        np.testing.assert_array_equal(a.labels, b.labels)
+        for r in range(len(models)):
+            np.testing.assert_array_equal(a.h[r], b.h[r])
+            np.testing.assert_allclose(a.hidden_input[r], b.hidden_input[r], atol=1e-12)
+        np.testing.assert_array_equal(ia.swap.accepted, ib.swap.accepted)
+        np.testing.assert_array_equal(ia.n_changed, ib.n_changed)
+        np.testing.assert_allclose(ia.swap.log_ratio, ib.swap.log_ratio, atol=1e-12)
+        n_accepted += int(ia.swap.accepted.sum())
+    assert n_accepted > 20 and a.round_trips == b.round_trips
+    assert ra.random() == rb.random()
+
+
+def test_compiled_round_redraws_hidden_units_of_swapped_replicas():
+    """A swapped replica's hidden units are a fresh draw from its new model given its new visible state: in two
+    equal models where h_j = v_j (to 1e-21) every swap is accepted, and each rung's h follows its new v."""
+    model = RBMParams(100.0 * np.eye(3), np.full(3, -50.0), np.full(3, -50.0))
+    rng = np.random.default_rng(0)
+    v = rng.random((2, 300, 3)) < 0.5
+    state = init_model_ladder(rng, v, [model, model])
+    new, info = model_ladder_round(rng, state, [model, model], rule=operator_rule("flip"), compiled_sweeps=True,
+                                   parity=0)
+    assert info.swap.accepted[0].all()
+    np.testing.assert_array_equal(new.v[0], v[1])  # the sweeps keep v here; the swap exchanges it
+    assert (v[0] != v[1]).any(axis=1).mean() > 0.5
+    for r in range(2):
+        np.testing.assert_array_equal(new.h[r], new.v[r])
+        np.testing.assert_allclose(new.hidden_input[r], hidden_activation(new.v[r], model), atol=1e-12)
 
 
 # ---- bookkeeping, round trips and the choice of rungs
