@@ -29,7 +29,7 @@ from pymc_rbm.estimators.annealing import (
     interrupted_estimate,
     weights_summary,
 )
-from pymc_rbm.estimators.path import MODEL_TYPES, AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, path_model_types
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import (
@@ -136,9 +136,9 @@ def ais(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams, CategoricalRBMParams or AnnealingPath
-        The target RBM ``B`` (binary units, ±1 spins or categorical visible
-        units: the path takes its layer types,
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or AnnealingPath
+        The target RBM ``B`` (binary units, ±1 spins, categorical or Gaussian
+        visible units: the path takes its layer types,
         :class:`~pymc_rbm.estimators.path.AnnealingPath`), or an
         annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
@@ -279,7 +279,7 @@ def ais(
             "n_chains": n_chains,
             "operator": path.alpha,
             "seconds": time.perf_counter() - t0,
-            "samples": run.v.astype(np.int8),
+            "samples": run.v if path.gaussian else run.v.astype(np.int8),
             "betas": betas,
             "log_weight_variance": (betas[steps], run.trace.var(axis=1)),
         },
@@ -353,7 +353,7 @@ def reverse_ais(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams, CategoricalRBMParams or AnnealingPath
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or AnnealingPath
         The target, or a path to it (as in :func:`ais`; ``base_data`` then
         belongs to the path).
     data : array_like of shape (n_samples, n_visible)
@@ -380,9 +380,10 @@ def reverse_ais(
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
     model = params.models[0] if isinstance(params, AnnealingPath) else params
-    if not isinstance(model, MODEL_TYPES):
+    if not isinstance(model, path_model_types()):
         raise TypeError(
-            f"params must be an RBMParams, SpinRBMParams, CategoricalRBMParams or an AnnealingPath, "
+            f"params must be an RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or an "
+            f"AnnealingPath, "
             f"got {type(params).__name__}"
         )
     x = check_states(data, model, name="data")
@@ -417,6 +418,8 @@ def reverse_ais(
     log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
     if isinstance(params, CategoricalRBMParams):
         from pymc_rbm.categorical.params import free_energy
+    elif path.gaussian:
+        from pymc_rbm.gaussian import free_energy
     else:
         from pymc_rbm.energy import free_energy
 

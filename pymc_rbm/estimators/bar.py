@@ -208,8 +208,8 @@ def bar(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams, CategoricalRBMParams or AnnealingPath
-        The target RBM (binary units, ±1 spins or categorical visible units, as in
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or AnnealingPath
+        The target RBM (binary units, ±1 spins, categorical or Gaussian visible units, as in
         :func:`~pymc_rbm.estimators.ais.ais`), or an annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
         base distribution, ``dtype`` and ``operator``.
@@ -364,7 +364,7 @@ def bar(
             "operator": path.alpha,
             "start": "forward" if given is None else "samples",
             "n_equilibrate": n_equilibrate,
-            "samples": start.astype(np.int8),
+            "samples": start if path.gaussian else start.astype(np.int8),
             "betas": betas,
             "seconds": time.perf_counter() - t0,
         },

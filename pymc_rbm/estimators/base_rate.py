@@ -14,7 +14,7 @@ import numpy as np
 
 from pymc_rbm.categorical.params import as_labels, visible_fields
 from pymc_rbm.estimators.mean_field import log_partition_mean_field
-from pymc_rbm.layers import BERNOULLI, Potts, softmax_last
+from pymc_rbm.layers import BERNOULLI, Gaussian, Potts, softmax_last
 from pymc_rbm.params import RBMParams
 from pymc_rbm.primitives import sigmoid
 from pymc_rbm.validation import check_binary
@@ -92,8 +92,10 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams or CategoricalRBMParams
-        The target RBM. For a model of other units than {0, 1} (±1 spins)
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams
+        The target RBM. A Gaussian-Bernoulli RBM's base is its own quadratic
+        term, ``N(vbias, σ²)``: its ``vbias`` for ``None`` (with or without
+        data) and ``"target"``; the other choices are refused. For a model of other units than {0, 1} (±1 spins)
         the biases are the fields of its visible layer type in which the unit
         is "high" with the probabilities below, ``logit(p_i) / (high - low)``.
         For categorical (Potts) units they are fields of shape
@@ -136,10 +138,17 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
     """
     n = params.n_visible
     layer = params.visible
-    if base is None:
+    if base is None and not isinstance(layer, Gaussian):
         base = "data" if data is not None else "mean_field"
     if isinstance(layer, Potts):
         return _categorical_base(params, data, base, smoothing)
+    if isinstance(layer, Gaussian):
+        if not (base is None or (isinstance(base, str) and base == "target")):
+            raise ValueError(
+                f"a Gaussian-Bernoulli RBM is annealed from its own quadratic term, N(vbias, sigma**2): "
+                f'base must be None or "target", got {base!r}'
+            )
+        return np.array(params.vbias, dtype=np.float64)
     if isinstance(base, str):
         if base in ("data", "mean_field"):
             s = float(smoothing)

@@ -90,6 +90,33 @@ The tests check the path's densities and fields against the intermediate
 categorical RBM, ``p K = p`` of its sweep by enumeration (with negative
 controls), and AIS and BAR against the exact ``log Z``.
 
+Gaussian visible units
+----------------------
+A Gaussian-Bernoulli RBM (:class:`~pymc_rbm.gaussian.GaussianRBMParams`, energy
+``Σ (v - b)² / (2σ²) - c·h - (v / σ)·W h``) goes through the same path with
+its visible layer a :class:`~pymc_rbm.layers.Gaussian` of the model's ``σ``.
+The base is the model's own quadratic term, independent normals
+``N(vbias, σ²)``, with the hidden units at zero coupling, and the quadratic
+term is *not* annealed: the point at ``β`` is the Gaussian RBM
+``(β W, vbias, β c, σ)``,
+
+    log p*_β(v) = -Σ_i (v_i - b_i)² / (2σ_i²) + Σ_j softplus(β (c + (v / σ)·W)_j),
+
+so ``log Z_0 = Σ_i log(√(2π) σ_i) + n_hidden log 2``. (Tempering the whole
+energy, as :class:`~pymc_rbm.gaussian.GaussianAtBeta` does for the step
+methods, would widen ``v | h`` to ``σ² / β``, improper at ``β = 0``.) The
+path stores the couplings of the standardised units, ``W / σ`` (rows scaled),
+so the hidden input ``c + (v / σ)·W`` is ``c + v·(W / σ)`` and the visible
+field ``vbias / σ² + β (W h) / σ`` is the formula above with the fields
+``vbias / σ²``; the Gaussian layer draws ``v ~ N(b + σ ∘ β W h, σ²)`` from
+it. The visible term of ``log f`` is the quadratic itself (the Gaussian base
+measure included), the same at every ``β``, so the weights' visible increments
+are zero. Such a path anneals to one model from that base only. The tests
+check the densities and conditionals against the intermediate Gaussian RBM,
+invariance of the collapsed hidden chain by Gauss–Hermite quadrature (with a
+negative control that tempers the quadratic term), and AIS, reverse AIS and
+BAR against ``log Z`` by enumerating the hidden layer.
+
 The base-rate model the path starts from is :mod:`~pymc_rbm.estimators.base_rate`; the β
 schedules and the pilot runs that place them are :mod:`~pymc_rbm.estimators.schedules`.
 """
@@ -108,7 +135,7 @@ from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.layers import BERNOULLI, Layer, TwoState
+from pymc_rbm.layers import BERNOULLI, Gaussian, Layer, TwoState
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_sampling_dtype
 
@@ -121,12 +148,24 @@ __all__ = [
     "softplus_sum_",
     "log_normaliser_sum_",
     "MODEL_TYPES",
+    "path_model_types",
     "layers_of",
 ]
 
 #: The RBM parametrisations a path anneals to: binary units, ±1 spins, or categorical (Potts) visible units
 #: (:mod:`pymc_rbm.layers`).
 MODEL_TYPES = (RBMParams, SpinRBMParams, CategoricalRBMParams)
+
+
+def path_model_types() -> tuple[type, ...]:
+    """:data:`MODEL_TYPES` and :class:`~pymc_rbm.gaussian.GaussianRBMParams`: every model a path anneals to.
+
+    The Gaussian class is imported on call: :mod:`pymc_rbm.gaussian` imports
+    this package, so it cannot be imported while this module loads.
+    """
+    from pymc_rbm.gaussian import GaussianRBMParams
+
+    return MODEL_TYPES + (GaussianRBMParams,)
 
 
 def layers_of(model) -> tuple[Layer, TwoState]:
@@ -184,14 +223,15 @@ class AnnealingPath:
 
     Parameters
     ----------
-    models : RBMParams, SpinRBMParams, CategoricalRBMParams or a sequence of them
+    models : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or a sequence of them
         Target RBMs, all with the same number of visible units and the same
         layer types (binary units, ±1 spins, or Potts units of one number of
-        states: :mod:`pymc_rbm.layers`). The base distribution, the sweeps and
+        states: :mod:`pymc_rbm.layers`); a Gaussian-Bernoulli RBM alone. The base distribution, the sweeps and
         the weights use those layers: the base's units are the visible
         layer's units in the fields ``b_A``.
     base_vbias : array_like of shape (n_visible,), or (n_visible, q) for Potts units
-        Visible biases ``b_A`` of the base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`).
+        Visible biases ``b_A`` of the base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`);
+        for a Gaussian RBM the means of its base ``N(b_A, σ²)``, which must be the model's ``vbias``.
     dtype : numpy dtype, default float64
         Floating type of the sampling arithmetic (log weights are always
         accumulated in float64).
@@ -209,10 +249,11 @@ class AnnealingPath:
     """
 
     def __init__(self, models, base_vbias, *, dtype=np.float64, operator="gibbs"):
-        if isinstance(models, MODEL_TYPES):
+        types = path_model_types()
+        if isinstance(models, types):
             models = [models]
         models = list(models)
-        if not models or not all(isinstance(m, MODEL_TYPES) for m in models):
+        if not models or not all(isinstance(m, types) for m in models):
             raise TypeError("models must be an RBMParams or a non-empty sequence of RBMParams")
         if len({(type(m), *layers_of(m)) for m in models}) > 1:
             raise TypeError(
@@ -226,16 +267,24 @@ class AnnealingPath:
         #: the models' layer types (:mod:`pymc_rbm.layers`), read by the sweeps of :meth:`at`
         self.visible_layer, self.hidden_layer = layers_of(models[0])
         #: whether the visible units are categorical (Potts): fields of shape (n_visible, q), labels as states
-        self.categorical = not isinstance(self.visible_layer, TwoState)
+        #: whether the visible units are real, Gaussian (module docstring): the quadratic term is not annealed
+        self.gaussian = isinstance(self.visible_layer, Gaussian)
+        self.categorical = not (isinstance(self.visible_layer, TwoState) or self.gaussian)
         #: the visible fields of one chain: (n_visible,) for two-state units, (n_visible, q) for Potts units
         self.field_shape = (nv, self.visible_layer.n_values) if self.categorical else (nv,)
         #: whether sweeps update the carried hidden input by the rows of the visible units that changed
-        #: (two-state units); a Potts path recomputes it, a gather of one row of W per unit, as cheap
-        self.incremental = not self.categorical
+        #: (two-state units); a Potts path recomputes it, a gather of one row of W per unit, as cheap, and so does
+        #: a Gaussian one, whose units all change at every sweep
+        self.incremental = not (self.categorical or self.gaussian)
         b = np.asarray(base_vbias, dtype=np.float64)
         if b.shape != self.field_shape or not np.all(np.isfinite(b)):
             shape = f"{nv}" if b.ndim <= 1 and not self.categorical else f"an array of shape {self.field_shape} of"
             raise ValueError(f"base_vbias must be {shape} finite numbers, got shape {b.shape}")
+        if self.gaussian and (len(models) != 1 or not np.array_equal(b, models[0].vbias)):
+            raise ValueError(
+                "a Gaussian-Bernoulli path anneals to one model from its own quadratic term: base_vbias must be "
+                "the model's vbias (the base is N(vbias, sigma**2))"
+            )
         self.dtype = check_sampling_dtype(dtype)
         #: the visible operator's mixture weight α (0 for Gibbs) and its layer rule
         self.alpha = operator_alpha(operator)
@@ -248,13 +297,21 @@ class AnnealingPath:
         self.base_vbias = b
         #: (nv, H) couplings of all models side by side (C-contiguous: its rows are added to carried
         #: activations), or (nv, q, H) for Potts units, and (H,) hidden biases
-        self.W = np.ascontiguousarray(np.concatenate([m.W for m in models], axis=-1), dtype=self.dtype)
+        #: (Gaussian units: the couplings of the standardised units, W / σ)
+        W = np.concatenate([m.W for m in models], axis=-1)
+        if self.gaussian:
+            W = W / self.visible_layer.sigma[:, None]
+        self.W = np.ascontiguousarray(W, dtype=self.dtype)
         #: (H, nv) or (H, nv q): the couplings transposed, flattened over the visible fields
         self.WT = np.ascontiguousarray(self.W.reshape(-1, self.n_hidden).T)
         self.hbias = np.concatenate([m.hbias for m in models]).astype(self.dtype)
-        #: (1 + M, nv) or (1 + M, nv q) visible biases of the base and of each model, flattened
-        self.vbiases = np.vstack([b.ravel()] + [m.vbias.ravel() for m in models]).astype(self.dtype)
         self._vb64 = np.vstack([b.ravel()] + [m.vbias.ravel() for m in models]).astype(np.float64)
+        #: (1 + M, nv) or (1 + M, nv q) visible fields of the base and of each model, flattened: the visible biases
+        #: (Gaussian units: vbias / σ², the field of the mean vbias)
+        fields = self._vb64 / self.visible_layer.sigma**2 if self.gaussian else self._vb64
+        self.vbiases = fields.astype(self.dtype)
+        #: the base's visible field in float64, field_shape: b_A (Gaussian units: b_A / σ²)
+        self.base_field = fields[0].reshape(self.field_shape)
         #: model (1..M) of each hidden unit
         self.model_of_hidden = np.repeat(np.arange(1, self.n_models + 1), self.hidden_sizes)
 
@@ -283,11 +340,14 @@ class AnnealingPath:
         """``log Z`` of the path at the base, ``λ = (1, 0, ..., 0)``: ``Σ softplus(b_A) + H log 2`` (binary units).
 
         In general the visible layer's log normaliser summed over ``b_A``
-        (``Σ_i logsumexp_k b_A[i, k]`` for Potts units), plus ``log 2`` per
+        (``Σ_i logsumexp_k b_A[i, k]`` for Potts units, ``Σ_i log(√(2π) σ_i)``
+        for Gaussian units, whose base is the model's quadratic term), plus ``log 2`` per
         hidden unit of any two-state layer (a unit in a zero field).
         """
         if self.visible_layer == BERNOULLI:
             visible = np.logaddexp(0.0, self.base_vbias).sum()
+        elif self.gaussian:  # ∫ exp(-(v - b_A)² / (2σ²)) dv: the layer's normaliser in a zero field
+            visible = self.visible_layer.log_normaliser(0.0).sum()
         else:
             visible = self.visible_layer.log_normaliser(self.base_vbias).sum()
         return float(visible + self.n_hidden * np.log(2.0))
@@ -315,15 +375,20 @@ class AnnealingPath:
 
         Returns
         -------
-        RBMParams, SpinRBMParams or CategoricalRBMParams (the models' type)
+        RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams (the models' type)
             ``n_visible`` × ``H`` with ``W = [λ_1 W_1, ...]``,
-            ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]``.
+            ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]``
+            (Gaussian: and the model's ``sigma``).
         """
         c = np.asarray(coef, dtype=np.float64)
         if c.shape != (1 + self.n_models,):
             raise ValueError(f"coef must have shape ({1 + self.n_models},), got {c.shape}")
         scale = c[self.model_of_hidden]
-        return type(self.models[0])(self.W * scale, (c @ self._vb64).reshape(self.field_shape), self.hbias * scale)
+        vbias = (c @ self._vb64).reshape(self.field_shape)
+        if self.gaussian:
+            model = self.models[0]
+            return type(model)(model.W * scale, vbias, self.hbias * scale, model.sigma)
+        return type(self.models[0])(self.W * scale, vbias, self.hbias * scale)
 
     def _hidden_scale(self, coef: np.ndarray) -> np.ndarray:
         """Per-hidden-unit coefficients: (..., 1) for one model, (..., H) for several."""
@@ -338,7 +403,7 @@ class AnnealingPath:
         return v, self.hidden_activation(v), self._visible_terms(v)
 
     def hidden_activation(self, v: np.ndarray) -> np.ndarray:
-        """``hbias + v·W`` of states ``v`` (n, n_visible) in the sampling dtype.
+        """``hbias + v·W`` of states ``v`` (n, n_visible) in the sampling dtype (Gaussian: ``hbias + (v / σ)·W``).
 
         One matrix product for two-state units; for Potts labels
         ``hbias + Σ_i W[i, v_i, :]`` (:func:`pymc_rbm.categorical.hidden_input`).
@@ -370,17 +435,24 @@ class AnnealingPath:
         return (v @ fields).astype(np.float64)
 
     def _visible_terms(self, v: np.ndarray) -> np.ndarray:
-        return self.visible_dot(np.asarray(v, dtype=np.float64), self._vb64.T)
+        """The visible terms of ``log f`` of each row of biases, (n, 1 + M): ``v·b_m``, or for Gaussian units the
+        quadratic ``-Σ_i (v_i - b_m,i)² / (2σ_i²)`` (the same for every row, the path's base being the model's)."""
+        v = np.asarray(v, dtype=np.float64)
+        if self.gaussian:
+            z = (v[:, None, :] - self._vb64) / self.visible_layer.sigma
+            return -0.5 * (z * z).sum(axis=-1)
+        return self.visible_dot(v, self._vb64.T)
 
     def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` exact draws of ``v`` from the base-rate model (stochastic): visible units in the fields ``b_A``.
 
-        Potts units are the layer's Gibbs draw in those fields (one uniform per unit).
+        Potts and Gaussian units are the layer's Gibbs draw in those fields (one uniform, or one normal, per
+        unit; Gaussian units ``N(b_A, σ²)``).
         """
         layer = self.visible_layer
-        if self.categorical:
-            labels, _ = layer.update(rng, None, np.broadcast_to(self.base_vbias, (n,) + self.field_shape), GIBBS)
-            return labels.astype(self.dtype)
+        if not isinstance(layer, TwoState):
+            states, _ = layer.update(rng, None, np.broadcast_to(self.base_field, (n,) + self.field_shape), GIBBS)
+            return states.astype(self.dtype)
         p = 1.0 / (1.0 + np.exp(-layer.logits(self.base_vbias)))
         bits = (rng.random((n, self.n_visible)) < p).astype(self.dtype)
         return bits if layer == BERNOULLI else layer.from_bits(bits).astype(self.dtype)
@@ -548,8 +620,9 @@ def annealing_path(
 
     Parameters
     ----------
-    models : RBMParams, SpinRBMParams, CategoricalRBMParams or a sequence of one of them
-        The target(s); the base distribution is fitted against the first.
+    models : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or a sequence of one of them
+        The target(s); the base distribution is fitted against the first (a Gaussian RBM's is its own
+        quadratic term, ``N(vbias, σ²)``).
     data : array_like of shape (n_samples, n_visible), optional
         Training data for the data base rate (binary, spins, or labels / one-hot rows of a categorical model).
     base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
@@ -574,13 +647,15 @@ def annealing_path(
     >>> round(ais(path, n_chains=50, n_steps=500, rng=0).log_z, 1)  # doctest: +SKIP
     """
     dtype = check_sampling_dtype(dtype)
-    if isinstance(models, MODEL_TYPES):
+    types = path_model_types()
+    if isinstance(models, types):
         first = models
-    elif isinstance(models, (list, tuple)) and models and all(isinstance(m, MODEL_TYPES) for m in models):
+    elif isinstance(models, (list, tuple)) and models and all(isinstance(m, types) for m in models):
         first = models[0]
     else:
         raise TypeError(
-            "params must be an RBMParams, SpinRBMParams or CategoricalRBMParams or a non-empty sequence of them, "
+            "params must be an RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams or a non-empty "
+            "sequence of them, "
             f"got {type(models).__name__}"
         )
     b_a = base_rate_vbias(first, data, base=base, smoothing=base_smoothing)

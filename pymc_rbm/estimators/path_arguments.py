@@ -16,13 +16,14 @@ import inspect
 import numpy as np
 
 from pymc_rbm.categorical.params import CategoricalRBMParams, as_labels
-from pymc_rbm.estimators.path import MODEL_TYPES, AnnealingPath, annealing_path, layers_of
-from pymc_rbm.layers import BERNOULLI
+from pymc_rbm.estimators.path import AnnealingPath, annealing_path, layers_of, path_model_types
+from pymc_rbm.layers import BERNOULLI, Gaussian
 from pymc_rbm.validation import check_binary
 
 __all__ = ["CATEGORICAL_ESTIMATORS", "as_path", "single_model_path", "check_states"]
 
-#: The annealing estimators that take categorical (Potts) models; the others (RTS, SAMS) refuse them.
+#: The annealing estimators that take categorical (Potts) and Gaussian-Bernoulli models; the others (RTS, SAMS)
+#: refuse them.
 CATEGORICAL_ESTIMATORS = ("ais", "reverse_ais", "bar")
 
 
@@ -45,10 +46,16 @@ def check_categorical_support(params, estimator) -> None:
     """A ValueError when ``estimator`` (a function, or None for :func:`annealing_path`) cannot take the
     categorical model ``params`` (a model or a path), naming the estimators that can."""
     name = getattr(estimator, "__name__", "annealing_path")
-    categorical = params.categorical if isinstance(params, AnnealingPath) else isinstance(params, CategoricalRBMParams)
-    if categorical and name not in CATEGORICAL_ESTIMATORS + ("annealing_path",):
+    if isinstance(params, AnnealingPath):
+        categorical, gaussian = params.categorical, params.gaussian
+    else:
+        categorical = isinstance(params, CategoricalRBMParams)
+        gaussian = isinstance(getattr(params, "visible", None), Gaussian)
+    if (categorical or gaussian) and name not in CATEGORICAL_ESTIMATORS + ("annealing_path",):
+        kind, cls = ("categorical (Potts)", "CategoricalRBMParams") if categorical else (
+            "Gaussian-Bernoulli", "GaussianRBMParams")
         raise ValueError(
-            f"{name} does not support categorical (Potts) RBMs; log Z of a CategoricalRBMParams is estimated by "
+            f"{name} does not support {kind} RBMs; log Z of a {cls} is estimated by "
             f"{', '.join(CATEGORICAL_ESTIMATORS)} (or computed by method='exact' where it can be enumerated)"
         )
 
@@ -89,7 +96,7 @@ def single_model_path(params, data=None, *, estimator, **options) -> AnnealingPa
     if isinstance(params, AnnealingPath):
         if params.n_models != 1:
             raise ValueError(f"{name} anneals to one target model; sams estimates several in one run")
-    elif not isinstance(params, MODEL_TYPES):
+    elif not isinstance(params, path_model_types()):
         raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
     return as_path(params, data, estimator=estimator, **options)
 
