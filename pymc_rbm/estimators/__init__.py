@@ -92,6 +92,10 @@ LOG_PARTITION_METHODS = {
 #: The methods of :func:`log_partition` that take a categorical (Potts) RBM.
 CATEGORICAL_LOG_PARTITION_METHODS = ("exact", "ais", "reverse_ais", "bar")
 
+#: The methods of :func:`log_partition` that take a Gaussian-Bernoulli RBM (the annealing ones along the path of
+#: :mod:`pymc_rbm.estimators.path`, "Gaussian visible units").
+GAUSSIAN_LOG_PARTITION_METHODS = ("exact", "ais", "reverse_ais", "bar")
+
 MOMENT_METHODS = {
     "exact": moments_exact,
     "tap": moments_tap,
@@ -130,15 +134,45 @@ def _categorical_log_partition_exact(params: CategoricalRBMParams, **options) ->
     )
 
 
-def _categorical_method(method: str, backend: str):
-    """The function of ``method`` for a categorical RBM, or a ValueError naming the methods that take one."""
-    if backend != "numpy" or method not in CATEGORICAL_LOG_PARTITION_METHODS:
+def _gaussian_log_partition_exact(params, **options) -> LogPartitionEstimate:
+    """:func:`pymc_rbm.gaussian.log_partition_exact` (the hidden layer enumerated) as an estimate of ``log Z``."""
+    from pymc_rbm.gaussian import log_partition_exact as gaussian_exact
+
+    return LogPartitionEstimate(
+        fingerprint=params.fingerprint(),
+        log_z=gaussian_exact(params, **options),
+        method="exact",
+        kind="exact",
+        diagnostics={"n_states": 2**params.n_hidden, "enumerated_layer": "hidden"},
+    )
+
+
+def _other_units(params):
+    """``(description, class name, methods, exact function)`` of a categorical or Gaussian-Bernoulli model (or a path
+    to one), None for binary units and spins."""
+    from pymc_rbm.gaussian import GaussianRBMParams
+
+    path = isinstance(params, AnnealingPath)
+    if isinstance(params, CategoricalRBMParams) or (path and params.categorical):
+        return ("categorical (Potts)", "CategoricalRBMParams", CATEGORICAL_LOG_PARTITION_METHODS,
+                _categorical_log_partition_exact)
+    if isinstance(params, GaussianRBMParams) or (path and params.gaussian):
+        return ("Gaussian-Bernoulli", "GaussianRBMParams", GAUSSIAN_LOG_PARTITION_METHODS,
+                _gaussian_log_partition_exact)
+    return None
+
+
+def _other_units_method(units, method: str, backend: str):
+    """The function of ``method`` for a model of :func:`_other_units` ``units``, or a ValueError naming the methods
+    that take one."""
+    kind, cls, methods, exact = units
+    if backend != "numpy" or method not in methods:
         what = f'backend="{backend}"' if backend != "numpy" else f"method {method!r}"
         raise ValueError(
-            f"log_partition: {what} does not support categorical (Potts) RBMs; for a CategoricalRBMParams "
-            f"use one of {list(CATEGORICAL_LOG_PARTITION_METHODS)} with the numpy backend"
+            f"log_partition: {what} does not support {kind} RBMs; for a {cls} "
+            f"use one of {list(methods)} with the numpy backend"
         )
-    return _categorical_log_partition_exact if method == "exact" else LOG_PARTITION_METHODS[method]
+    return exact if method == "exact" else LOG_PARTITION_METHODS[method]
 
 
 def log_partition(
@@ -148,10 +182,13 @@ def log_partition(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams or CategoricalRBMParams (or an AnnealingPath for the annealing methods)
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams (or an AnnealingPath for the
+        annealing methods)
         A categorical (Potts) RBM takes the methods of
         ``CATEGORICAL_LOG_PARTITION_METHODS`` (``"exact"``, ``"ais"``,
-        ``"reverse_ais"``, ``"bar"``); the others refuse it with a ValueError.
+        ``"reverse_ais"``, ``"bar"``), a Gaussian-Bernoulli RBM those of
+        ``GAUSSIAN_LOG_PARTITION_METHODS`` (the same; ``"exact"`` enumerates its
+        hidden layer); the others refuse them with a ValueError.
     method : str, default "exact"
         One of the keys of ``LOG_PARTITION_METHODS``.
     rng : numpy.random.Generator or seed, optional
@@ -167,12 +204,10 @@ def log_partition(
     -------
     LogPartitionEstimate
     """
-    categorical = isinstance(params, CategoricalRBMParams) or (
-        isinstance(params, AnnealingPath) and params.categorical
-    )
-    if categorical:
+    units = _other_units(params)
+    if units is not None:
         _lookup(LOG_PARTITION_METHODS, method, "log_partition")  # an unknown name is told as such first
-        fn = _categorical_method(method, backend)
+        fn = _other_units_method(units, method, backend)
         if rng is not None and _accepts_rng(fn):
             options["rng"] = rng
         return fn(params, **options)
