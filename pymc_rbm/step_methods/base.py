@@ -13,7 +13,9 @@ updated given its logits (:class:`~pymc_rbm.step_methods.BlockGibbs`,
 - **Parameters** that are constants are read once (at construction and at
   the start of each chain, so ``pm.set_data`` between runs is seen); those
   that depend on random variables are computed by one compiled PyTensor
-  function of the point's values, called only when those values changed.
+  function of the point's values, called only when those values changed
+  (:class:`~pymc_rbm.step_methods.layer_base.VariableStep`, shared with the
+  steps of the other layer types, as are the variable and the random start).
 - **Activations are carried**, not recomputed: ``hbias + v·W`` (and, in the
   compiled draws, ``vbias + W·h``) are kept with the state and updated by the
   rows of the units that changed (recomputed in full when many changed, and
@@ -50,11 +52,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from pymc.model import modelcontext
-from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
+from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import WithSamplingState, dataclass_state
-from pymc.util import get_random_generator, get_value_vars_from_user_vars
-from pytensor.graph.basic import Constant
-from pytensor.graph.traversal import ancestors
 from rich.progress import TextColumn
 from rich.table import Column
 
@@ -68,8 +67,8 @@ from pymc_rbm.kernels.sweep import RBMAtBeta, sweep
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import is_rbm_variable, random_ancestors, rbm_params_of
 from pymc_rbm.step_methods.correction import Correction, OtherTermsInDraws
-from pymc_rbm.step_methods.terms import OtherTerms
-from pymc_rbm.validation import check_binary, check_positive_int
+from pymc_rbm.step_methods.layer_base import VariableStep
+from pymc_rbm.validation import check_binary
 
 __all__ = ["RBMStep", "RBMStepState", "has_constant_parameters", "is_rbm_variable", "rbm_value_vars"]
 
@@ -96,29 +95,6 @@ def has_constant_parameters(var) -> bool:
     from a distribution (directly or through a deterministic) does not.
     """
     return is_rbm_variable(var) and not random_ancestors(*rbm_params_of(var))
-
-
-def _resolve_vars(vars, model) -> list:
-    """Value variables for ``vars`` (RVs or value vars); all free RBM variables when None."""
-    if vars is None:
-        value_vars = rbm_value_vars(model)
-        if not value_vars:
-            raise ValueError("the model has no free RBM variable to sample (observed RBM variables are not sampled)")
-        return value_vars
-    if not isinstance(vars, (list, tuple)):
-        vars = [vars]
-    for var in vars:
-        if var in model.observed_RVs or any(var is model.rvs_to_values.get(rv) for rv in model.observed_RVs):
-            raise ValueError(f"{var} is an observed variable: RBM step methods sample free RBM variables only")
-    value_vars = get_value_vars_from_user_vars(list(vars), model)
-    not_rbm = [v.name for v in value_vars if not is_rbm_variable(model.values_to_rvs[v])]
-    if not_rbm:
-        raise ValueError(
-            f"RBM step methods can only sample RBM variables (pymc_rbm.RBM); {', '.join(not_rbm)} "
-            f"{'is' if len(not_rbm) == 1 else 'are'} not. Assign other variables to another step method "
-            "(or let pm.sample choose)."
-        )
-    return value_vars
 
 
 def _core_value(x: np.ndarray, ndim: int) -> np.ndarray:
@@ -189,11 +165,14 @@ class _CarriedField:
         setattr(step.carried, self.name, value)
 
 
-class RBMStep(OtherTermsInDraws, BlockedStep):
+class RBMStep(OtherTermsInDraws, VariableStep):
     """Base class of the RBM step methods (a PyMC ``BlockedStep``).
 
-    Subclasses set ``name``, ``keeps_hidden`` and ``rule``, the layer update
-    rule of their sweeps (:mod:`pymc_rbm.kernels.layer`); a draw runs the
+    The variable, its parameters, the random start and the stats are
+    :class:`~pymc_rbm.step_methods.layer_base.VariableStep`'s, as for the
+    steps of the other layer types. Subclasses set ``name``, ``keeps_hidden``
+    and ``rule``, the layer update rule of their sweeps
+    (:mod:`pymc_rbm.kernels.layer`); a draw runs the
     kernels' sweep (:func:`pymc_rbm.kernels.sweep.sweep`), compiled into one
     call where possible (:mod:`pymc_rbm.kernels.compiled`). See the module
     docstring for the construction and its correctness argument.
@@ -236,7 +215,6 @@ class RBMStep(OtherTermsInDraws, BlockedStep):
     """
 
     name = "rbm_step"
-    default_blocked = False
     keeps_hidden = True
     _state_class = RBMStepState
     # the fields of RBMStepState live in ``self.carried``; PyMC's sampling state reads and sets them here
@@ -256,11 +234,6 @@ class RBMStep(OtherTermsInDraws, BlockedStep):
         "refreshed": (bool, []),
     }
 
-    def __new__(cls, vars=None, *args, **kwargs):
-        model = modelcontext(kwargs.get("model"))
-        kwargs["model"] = model
-        return super().__new__(cls, *args, vars=_resolve_vars(vars, model), **kwargs)
-
     def __init__(
         self,
         vars=None,
@@ -276,72 +249,33 @@ class RBMStep(OtherTermsInDraws, BlockedStep):
         random_start: bool = True,
     ):
         model = modelcontext(model)
-        value_vars = _resolve_vars(vars, model)
-        if len(value_vars) != 1:
-            raise ValueError(
-                f"{type(self).__name__} samples one RBM variable per step, got {len(value_vars)} "
-                f"({[v.name for v in value_vars]}); pass blocked=False for one step per variable"
-            )
-        self.sweeps = check_positive_int(sweeps, "sweeps")  # refuses True and 2.0, which int() took for 1 and 2
+        rv, value_var, initial_point, compile_kwargs = self._setup_variable(
+            vars, model, sweeps=sweeps, rng=rng, initial_point=initial_point, compile_kwargs=compile_kwargs,
+            blocked=blocked, random_start=random_start,
+        )
         self.record_hidden = bool(record_hidden)
         if compiled and not _compiled.available():  # pragma: no cover - numba comes with PyTensor
             raise ValueError("compiled=True needs Numba")
         self._compiled_choice = compiled
-        if not isinstance(random_start, (bool, np.bool_)):
-            raise ValueError(f"random_start must be True or False, got {random_start!r}")
-        self.random_start = bool(random_start)
-        self._start_pending = False
-        self._start_checked = False
-        self.blocked = blocked
-        self.rng = get_random_generator(rng)
-        compile_kwargs = dict(compile_kwargs or {})
-        compile_kwargs.setdefault("on_unused_input", "ignore")
-
-        (value_var,) = value_vars
-        rv = model.values_to_rvs[value_var]
-        self.vars = [value_var]
-        self._name = value_var.name
-        if initial_point is None:
-            initial_point = model.initial_point()
-        value = np.asarray(initial_point[self._name])
-        self._shape = value.shape
-        self._out_dtype = np.dtype(value_var.dtype)
-        self._batch_shape = value.shape[:-1]
-        self._n_chains = int(np.prod(self._batch_shape, dtype=np.int64))
-
-        self._reset_cache()
+        self._forget_state()
         self._setup_params(model, rv, initial_point, compile_kwargs)
         self._setup_rest(model, rv, value_var, compile_kwargs)
-        self._setup_stats()
+        # One vector per draw for the hidden state: PyMC's NDArray trace stacks non-scalar stats with
+        # np.vstack, which would merge a (K, n_hidden) batch into the draw axis; ZarrTrace wants the shape.
+        hidden = {"hidden": (object, [self._n_chains * self.n_hidden])} if self.record_hidden else None
+        self._declare_stats(RBMStep.stats_dtypes_shapes, hidden)
         self.compiled = _compiled.available() if self._compiled_choice is None else bool(self._compiled_choice)
         self._ones = np.ones(self._n_chains)
         self._all_hidden = np.full(self._n_chains, self.n_hidden)
         self._hidden_exp = np.empty((self._n_chains, self.n_hidden))
-        self._reset_cache()
+        self._forget_state()
 
     # ------------------------------------------------------------ set-up
-    def _setup_params(self, model, rv, initial_point, compile_kwargs) -> None:
-        """Constant parameters are read now; others get one compiled function of their inputs."""
-        graphs = list(rbm_params_of(rv))
-        self._param_fn = None
-        self._param_input_names: list[str] = []
-        self._params_graphs = None
-        if all(isinstance(g, Constant) for g in graphs):
-            self._set_params(*(g.data for g in graphs), validate=True)
-            return
-        replaced = model.replace_rvs_by_values(graphs)
-        found = set(ancestors(replaced))
-        inputs = [v for v in model.value_vars if v in found]
-        fn = model.compile_fn(replaced, inputs=inputs, point_fn=False, **compile_kwargs)
-        if inputs:
-            fn.trust_input = True
-            self._param_fn = fn
-            self._param_input_names = [v.name for v in inputs]
-            values = [np.asarray(initial_point[n], dtype=v.dtype) for n, v in zip(self._param_input_names, inputs)]
-            self._set_params(*fn(*values), validate=True)  # shapes now; values again on each change
-        else:  # constants and data (shared variables): read per chain in setup_chain
-            self._params_graphs = fn
-            self._set_params(*fn(), validate=True)
+    is_variable = staticmethod(is_rbm_variable)
+    params_of = staticmethod(rbm_params_of)
+
+    def _read_params(self, arrays, *, validate: bool) -> None:
+        self._set_params(*arrays, validate=validate)
 
     def _set_params(self, W, vbias, hbias, *, validate: bool) -> None:
         W, vbias, hbias = _core_value(W, 2), _core_value(vbias, 1), _core_value(hbias, 1)
@@ -363,31 +297,10 @@ class RBMStep(OtherTermsInDraws, BlockedStep):
 
     def _setup_rest(self, model, rv, value_var, compile_kwargs) -> None:
         """Find the model terms other than the RBM's own that involve its value (``log L``)."""
-        self.other_terms = OtherTerms(model, rv, value_var, compile_kwargs)
+        self._setup_other_terms(model, rv, value_var, compile_kwargs)
         self.rest_terms = self.other_terms.names
         self._rest_fn = self.other_terms.fn
         self._rest_input_names = self.other_terms.input_names
-        # L factorises over the rows of a batched variable: its rows are corrected at once (_correct_rows)
-        self._row_terms = self.other_terms.structure is not None and len(self._shape) == 2 and self._shape[0] > 1
-
-    def _setup_stats(self) -> None:
-        batch = list(self._batch_shape)
-        shapes = {}
-        for key, (dtype, _) in RBMStep.stats_dtypes_shapes.items():
-            per_chain = key != "refreshed"
-            # The NDArray trace stores one scalar per draw and stat: vectors go in as objects.
-            shapes[key] = ((object if batch else dtype), batch) if per_chain else (dtype, [])
-        if self.record_hidden:
-            # One vector per draw: PyMC's NDArray trace stacks non-scalar stats with np.vstack, which
-            # would merge a (K, n_hidden) batch into the draw axis; ZarrTrace wants the declared shape.
-            shapes["hidden"] = (object, [self._n_chains * self.n_hidden])
-        self.stats_dtypes_shapes = shapes
-        self.stats_dtypes = [{k: d for k, (d, _) in shapes.items()}]
-
-    @property
-    def corrected(self) -> bool:
-        """Whether other model terms involve the visible units, so proposals are Metropolis-corrected."""
-        return self._rest_fn is not None
 
     #: Whether other model terms may shape the proposals (``ReplicaExchange(informed=False)`` says no).
     informed = True
@@ -413,24 +326,10 @@ class RBMStep(OtherTermsInDraws, BlockedStep):
         """Number of hidden units."""
         return self.params.W.shape[1]
 
-    def _reset_cache(self) -> None:
+    def _forget_state(self) -> None:
         self.carried = _Carried()
 
     # ---------------------------------------------------------- PyMC API
-    @staticmethod
-    def competence(var, has_grad=None):
-        """``INCOMPATIBLE`` for everything but RBM variables (subclasses rate those)."""
-        return Competence.INCOMPATIBLE
-
-    def setup_chain(self, rng, tune: int, draws: int) -> None:
-        """Take the chain's generator, forget the hidden state, re-read data-dependent parameters."""
-        super().setup_chain(rng, tune, draws)
-        self._start_pending = self.random_start and tune > 0
-        self._start_checked = False
-        self._reset_cache()
-        if self._params_graphs is not None:
-            self._set_params(*self._params_graphs(), validate=True)
-
     @property
     def sampling_state(self) -> RBMStepState:
         """The generator and the auxiliary state (hidden units, activations); settable to resume."""
@@ -438,9 +337,9 @@ class RBMStep(OtherTermsInDraws, BlockedStep):
 
     @sampling_state.setter
     def sampling_state(self, state: RBMStepState) -> None:
-        self._reset_cache()  # the caches are not part of the state
+        self._forget_state()  # the caches are not part of the state
         WithSamplingState.sampling_state.fset(self, state)
-        self._start_pending = False  # a resumed chain has started already
+        self.start_pending = False  # a resumed chain has started already
         self._start_checked = True
         if self._param_fn is not None and self.param_inputs is not None:
             self._set_params(*self._param_fn(*self.param_inputs), validate=False)
@@ -567,53 +466,19 @@ class RBMStep(OtherTermsInDraws, BlockedStep):
         accept, accept_rate = correction.accept_sum / self.sweeps, correction.accepted / self.sweeps
         return v_out, (free_energy, count_changes(v_out, v_in), n_hidden_changed, accept, accept_rate)
 
-    def _params_for(self, point) -> bool:
-        """Bring the parameters up to date with the point; True when they changed."""
-        if self._param_fn is None:
-            return False
-        values = [point[n] for n in self._param_input_names]
-        cached = self.param_inputs
-        if cached is not None and all(np.array_equal(a, b) for a, b in zip(values, cached)):
-            return False
-        self._set_params(*self._param_fn(*values), validate=False)
-        self.param_inputs = [np.array(a, copy=True) for a in values]
-        return True
+    def _random_visible(self, size: tuple) -> np.ndarray:
+        """Uniformly random binary states of shape ``size`` (int64), for random starts (stochastic)."""
+        return self.rng.integers(0, 2, size=size)
 
-    def _chain_start(self, point):
-        """The point, with uniformly random visible units on a chain's first tuning draw (``random_start``).
-
-        A chain's first point (e.g. from ``initvals``) with values outside {0, 1} is refused.
-        """
-        if not self._start_checked:
-            self._start_checked = True
-            check_binary(point[self._name], name=f"the start value of {self._name!r} (initvals or the initial point)")
-        if not self._start_pending:
-            return point
-        self._start_pending = False
-        point = point.copy()
-        point[self._name] = self.rng.integers(0, 2, size=self._shape).astype(self._out_dtype)
-        return point
+    def _check_start(self, value) -> None:
+        """Refuse a chain's first value (e.g. from ``initvals``) outside {0, 1}."""
+        check_binary(value, name=f"the start value of {self._name!r} (initvals or the initial point)")
 
     def _chain_stats(self, free_energy, n_changed, n_hidden_changed, accept, accept_rate, refreshed) -> dict:
         """The per-draw stats of the chains (arrays of shape (n_chains,)), shaped as declared."""
-        batch = self._batch_shape
-        if batch:
-            return {
-                "free_energy": free_energy.reshape(batch),
-                "n_changed": n_changed.astype(np.int64).reshape(batch),
-                "n_hidden_changed": n_hidden_changed.astype(np.int64).reshape(batch),
-                "accept": accept.reshape(batch),
-                "accept_rate": accept_rate.reshape(batch),
-                "refreshed": refreshed,
-            }
-        return {
-            "free_energy": float(free_energy[0]),
-            "n_changed": int(n_changed[0]),
-            "n_hidden_changed": int(n_hidden_changed[0]),
-            "accept": float(accept[0]),
-            "accept_rate": float(accept_rate[0]),
-            "refreshed": refreshed,
-        }
+        per_chain = {"free_energy": free_energy, "n_changed": n_changed, "n_hidden_changed": n_hidden_changed,
+                     "accept": accept, "accept_rate": accept_rate}
+        return self._shaped_stats(per_chain, refreshed)
 
     def _sweep(self, point, correction: Correction | None) -> None:
         """One sweep of the kernels (:func:`~pymc_rbm.kernels.sweep.sweep`) on the carried state, the visible

@@ -96,7 +96,7 @@ class CategoricalStep(LayerStep):
         """
         n, q, shape = self._shape[-1], self.params.n_states, self._shape
         rows = self._n_chains
-        stack = np.zeros((q * n + 1, rows, n), dtype=self._dtype)
+        stack = np.zeros((q * n + 1, rows, n), dtype=self._out_dtype)
         for c in range(q):
             stack[1 + c * n + np.arange(n), :, np.arange(n)] = c
         values = self.other_terms.row_values(point, stack.reshape((q * n + 1, *shape)))  # (q n + 1, rows)
