@@ -24,6 +24,15 @@ time of the process (``time.process_time``) is given beside the wall time,
 with the rates per CPU second: on a shared machine the wall time of two runs
 depends on what else ran meanwhile.
 
+With ``--round-timing N``, first the cost of one round per rung on ``N``
+models spread evenly along the trajectory, one chain, flip-the-state, in
+one process and interleaved: the compiled round of the model ladder (one
+call for every rung and swap, cross free energies from carried hidden
+inputs), the same round with per-rung compiled sweeps and the cross free
+energies by full products (``log_ratio_fn=cross_terms``, the round before
+the one-call path: the same chain), and ``ReplicaExchange``'s compiled round
+of ``N`` replicas of the final model at β from 0.3 to 1.
+
 With ``--log-z``, also ``log Z`` of the final model by BAR along the
 trajectory (:func:`pymc_rbm.estimators.log_partition_trajectory`), from an
 independent model (``W = 0``, the first model's biases) put first, beside
@@ -76,6 +85,56 @@ def train(n_hidden: int, n_updates: int, cache: Path, seed: int):
     return result.params, models
 
 
+def round_timing(models, n_rungs: int, repeats: int = 7, rounds: int = 20, seed: int = 0) -> None:
+    """Print the wall and CPU time per rung of a model-ladder round (both paths) and a ReplicaExchange round."""
+    from pymc_rbm.energy import RBMTensors
+    from pymc_rbm.kernels import compiled, operator_rule
+    from pymc_rbm.kernels.model_ladder import cross_terms, init_model_ladder, model_ladder_round, model_rungs
+
+    idx = np.unique(np.linspace(0, len(models) - 1, n_rungs).round().astype(int))
+    rungs = model_rungs([models[i] for i in idx])
+    k, rule = rungs.n_rungs, operator_rule("flip")
+    rng = np.random.default_rng(seed)
+    state = init_model_ladder(rng, rng.random((1, rungs.n_visible)) < 0.5, rungs)
+    for _ in range(100):  # away from the random start
+        state, _ = model_ladder_round(rng, state, rungs, rule=rule, compiled_sweeps=True)
+    states = {"one call": state, "per rung": state}
+
+    def ladder(name, **kwargs):
+        def run():
+            states[name], _ = model_ladder_round(rng, states[name], rungs, rule=rule, compiled_sweeps=True, **kwargs)
+        return run
+
+    target = models[-1]
+    W = np.ascontiguousarray(target.W, dtype=np.float64)
+    params, W_T = RBMTensors(W, np.asarray(target.vbias, float), np.asarray(target.hbias, float)), np.ascontiguousarray(W.T)
+    v, h = state.v.copy(), np.zeros((k, 1, W.shape[1]))
+    betas, labels = np.linspace(0.3, 1.0, k), np.zeros((k, 1), dtype=np.int64)
+    swap_sum, swap_n, parity = np.zeros(k - 1), np.zeros(k - 1), [0]
+
+    def tempered():
+        compiled.tempered_round(rng, v, h, params, W_T, betas, k, parity[0], labels, swap_sum, swap_n)
+        parity[0] ^= 1
+
+    for _ in range(100):
+        tempered()
+    runs = {"ModelLadder, one call": ladder("one call"),
+            "ModelLadder, per rung": ladder("per rung", log_ratio_fn=cross_terms),
+            "ReplicaExchange": tempered}
+    times = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            for _ in range(rounds):
+                run()
+            times[name].append(((time.perf_counter() - wall) / rounds / k, (time.process_time() - cpu) / rounds / k))
+    print(f"\none round per rung, {k} models of the trajectory (n_visible {rungs.n_visible}, n_hidden "
+          f"{W.shape[1]}), 1 chain, flip-the-state; median of {repeats} x {rounds} rounds, interleaved")
+    for name, t in times.items():
+        wall, cpu = np.median(np.array(t), axis=0) * 1e3
+        print(f"  {name:<24} wall {wall:.3f} ms   CPU {cpu:.3f} ms")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n-hidden", type=int, default=100)
@@ -86,11 +145,16 @@ def main(argv=None) -> None:
     parser.add_argument("--tune", type=int, default=300)
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--samplers", nargs="+", default=["ModelLadder", "ReplicaExchange"])
+    parser.add_argument("--samplers", nargs="*", default=["ModelLadder", "ReplicaExchange"],
+                        help="samplers to run in pm.sample (none: only --round-timing, --log-z)")
     parser.add_argument("--log-z", action="store_true")
+    parser.add_argument("--round-timing", type=int, default=0, metavar="N",
+                        help="first time one round per rung on N models of the trajectory")
     args = parser.parse_args(argv)
     cache = args.cache or Path(f"/tmp/pymc_rbm_model_ladder_h{args.n_hidden}_{args.n_updates}.npz")
     params, models = train(args.n_hidden, args.n_updates, cache, args.seed)
+    if args.round_timing:
+        round_timing(models, args.round_timing, seed=args.seed)
 
     import arviz as az
 
