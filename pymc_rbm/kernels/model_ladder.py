@@ -373,12 +373,15 @@ def _packed(rungs: ModelRungs) -> PackedModels:
 
 def _pack_rows(blocks) -> np.ndarray:
     """Per-rung arrays of shape (n_chains, n_hidden_r) end to end, float64 (a new array)."""
-    return np.concatenate([np.ravel(b) for b in blocks]).astype(np.float64, copy=False)
+    return np.concatenate(blocks, axis=None, dtype=np.float64)
 
 
 def _unpack_rows(flat, off, n_chains: int) -> tuple:
     """The rung blocks of :func:`_pack_rows`' array as (n_chains, n_hidden_r) views."""
-    return tuple(flat[off[r]:off[r + 1]].reshape(n_chains, -1) for r in range(len(off) - 1))
+    k = len(off) - 1
+    if (off[1:] - off[:-1] == off[1]).all():  # one hidden size: iterate over a 3-D view, in C
+        return tuple(flat.reshape(k, n_chains, -1))
+    return tuple(flat[off[r]:off[r + 1]].reshape(n_chains, -1) for r in range(k))
 
 
 def _check_state(state, rungs: ModelRungs) -> None:
