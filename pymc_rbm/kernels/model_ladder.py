@@ -459,8 +459,8 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
     sweeps = check_positive_int(sweeps, "sweeps")
     k, n = state.v.shape[:2]
     parity = state.n_rounds % 2 if parity is None else parity
-    if (compiled_sweeps and log_ratio_fn is None
-            and not any(compiled.dense(n, rungs.n_visible, p.W.shape[1]) for p in rungs.params)):
+    if compiled_sweeps and log_ratio_fn is None and not (
+            n > 1 and any(compiled.dense(n, rungs.n_visible, p.W.shape[1]) for p in rungs.params)):
         return _compiled_round(rng, state, rungs, rule, sweeps, parity)
     v = state.v.copy()
     h, a = list(state.h), list(state.hidden_input)
