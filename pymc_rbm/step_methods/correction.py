@@ -85,6 +85,8 @@ rows whose proposal equals the current state need no evaluation.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pymc_rbm.primitives import softplus
@@ -92,10 +94,62 @@ from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 
-__all__ = ["Correction", "OtherTermsInDraws"]
+__all__ = ["Correction", "OtherTermsInDraws", "scan_rows"]
 
 #: The ladder of one rung at β = 1, for the compiled round of an evidence draw.
 _ONE_RUNG = np.ones(1)
+
+
+def scan_rows(rng, log_rest, v_int, v, v_new, rows, log_current, accept_sum, accepted=None, tilt_change=None):
+    """Accept the moves of ``rows`` in turn with ``min(1, L(v') / L(v))``; rejected rows of ``v_new`` revert to ``v``.
+
+    The scan of every step whose other terms ``L`` involve several rows
+    jointly (module docstring): row ``k`` is set to its proposal in the
+    current state ``v_int`` and ``L`` evaluated there; the move is kept, or the
+    row restored, by one Metropolis decision (stochastic).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    log_rest : callable
+        ``log L`` of a state shaped as ``v_int``.
+    v_int : ndarray of shape (n_chains, n_visible)
+        The current state in the variable's dtype; changed in place (accepted rows).
+    v, v_new : ndarray of shape (n_chains, n_visible)
+        The state before the move and the proposal; ``v_new`` is changed in place (rejected rows).
+    rows : sequence of int
+        The rows whose proposal differs from ``v``, in the order they are decided.
+    log_current : float
+        ``log L(v_int)``.
+    accept_sum : ndarray of shape (n_chains,)
+        Each decided row's acceptance probability is added here.
+    accepted : ndarray of shape (n_chains,), optional
+        1 is added for each accepted row.
+    tilt_change : callable, optional
+        ``log T(v') - log T(v)`` of row ``k`` where the proposal was tilted by
+        ``T``; subtracted from the log ratio.
+
+    Returns
+    -------
+    float
+        ``log L`` at the state after the scan.
+    """
+    for k in rows:
+        old = v_int[k].copy()
+        v_int[k] = v_new[k]
+        log_new = log_rest(v_int)
+        log_ratio = np.inf if log_current == -np.inf else log_new - log_current
+        if tilt_change is not None:
+            log_ratio -= tilt_change(k)
+        accept_sum[k] += acceptance_probability(log_ratio)
+        if metropolis_accept(rng, log_ratio):
+            log_current = log_new
+            if accepted is not None:
+                accepted[k] += 1.0
+        else:
+            v_int[k] = old
+            v_new[k] = v[k]
+    return log_current
 
 
 class Correction:
@@ -192,21 +246,10 @@ class OtherTermsInDraws:
             unchanged[rows] = 0.0
             d.accept_sum += unchanged
             d.accepted += unchanged
-        v_int = d.v_int
         if rows.size and self._row_terms:
             return self._correct_rows(point, d, v, v_new, rows)
-        for k in rows:
-            old = v_int[k].copy()
-            v_int[k] = v_new[k]
-            log_new = self._log_rest(point, v_int)
-            log_ratio = np.inf if d.log_rest == -np.inf else log_new - d.log_rest
-            d.accept_sum[k] += acceptance_probability(log_ratio)
-            if metropolis_accept(self.rng, log_ratio):
-                d.log_rest = log_new
-                d.accepted[k] += 1.0
-            else:
-                v_int[k] = old
-                v_new[k] = v[k]
+        d.log_rest = scan_rows(self.rng, functools.partial(self._log_rest, point), d.v_int, v, v_new, rows,
+                               d.log_rest, d.accept_sum, d.accepted)
         return v_new
 
     def _correct_rows(self, point, d: Correction, v, v_new, rows):

@@ -45,6 +45,7 @@ from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.kernels.tempering import equalized_ladder
 from pymc_rbm.layers import BERNOULLI
+from pymc_rbm.step_methods.correction import scan_rows
 from pymc_rbm.step_methods.terms import OtherTerms
 from pymc_rbm.validation import check_positive_int
 
@@ -448,23 +449,18 @@ class LayerStep(VariableStep):
         v_int = current["v"]
         if self._row_terms:
             return self._correct_rows(point, v_int, v_old, v_new, accept_sum)
+        def log_rest(v):
+            return self.other_terms.log_rest(point, v.reshape(self._shape))
+
+        def tilt_change(k):
+            return self._tilt_change(v_old[k : k + 1], v_new[k : k + 1], slice(k, k + 1))[0]
+
         if current["log"] is None:
-            current["log"] = self.other_terms.log_rest(point, v_int.reshape(self._shape))
-        for k in range(v_new.shape[0]):
-            if np.array_equal(v_new[k], v_old[k]):
-                accept_sum[k] += 1.0
-                continue
-            old = v_int[k].copy()
-            v_int[k] = v_new[k]
-            log_new = self.other_terms.log_rest(point, v_int.reshape(self._shape))
-            log_ratio = np.inf if current["log"] == -np.inf else log_new - current["log"]
-            log_ratio -= self._tilt_change(v_old[k : k + 1], v_new[k : k + 1], slice(k, k + 1))[0]
-            accept_sum[k] += acceptance_probability(log_ratio)
-            if metropolis_accept(self.rng, log_ratio):
-                current["log"] = log_new
-            else:
-                v_int[k] = old
-                v_new[k] = v_old[k]
+            current["log"] = log_rest(v_int)
+        moved = (v_new != v_old).any(axis=-1)
+        accept_sum[~moved] += 1.0
+        current["log"] = scan_rows(self.rng, log_rest, v_int, v_old, v_new, np.flatnonzero(moved), current["log"],
+                                   accept_sum, tilt_change=tilt_change)
         return v_new
 
     def _correct_rows(self, point, v_int, v_old, v_new, accept_sum):
