@@ -20,7 +20,8 @@ import pytest
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
 
 PRELUDE = """
-import json, math, sys, warnings
+import json, math, signal, sys, warnings
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises even where the parent ignores SIGINT
 import numpy as np
 warnings.simplefilter("always")
 caught = []
