@@ -41,7 +41,8 @@ import numpy as np
 from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
 
-from pymc_rbm.categorical import MAX_ENUMERATED_STATES, ExactSampler, at_beta, energy
+from pymc_rbm.categorical.exact import MAX_ENUMERATED_STATES, ExactSampler
+from pymc_rbm.categorical.params import at_beta, energy
 from pymc_rbm.categorical.random_variable import categorical_params_of, categorical_sizes, is_categorical_rbm_variable
 from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
 from pymc_rbm.random_variable import random_ancestors

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pymc_rbm.categorical import CategoricalAtBeta, CategoricalRBMParams, free_energy
+from pymc_rbm.categorical.params import CategoricalAtBeta, CategoricalRBMParams, free_energy
 from pymc_rbm.categorical.random_variable import categorical_params_of, core_parameters, is_categorical_rbm_variable
 from pymc_rbm.step_methods.layer_base import LayerStep, LayerStepState
 
