@@ -38,7 +38,6 @@ likelihood, and checks ``π K = π`` with negative controls.
 from __future__ import annotations
 
 import numpy as np
-from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
 
 from pymc_rbm.categorical.exact import MAX_ENUMERATED_STATES, ExactSampler
@@ -48,7 +47,7 @@ from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.categorical_base import CategoricalStep
 from pymc_rbm.step_methods.layer_base import LadderStep
-from pymc_rbm.step_methods.terms import other_terms_involve
+from pymc_rbm.step_methods.terms import free_in_model, other_terms_involve
 from pymc_rbm.validation import check_positive_int
 
 __all__ = [
@@ -143,11 +142,8 @@ def exact_draws_pay(var, model=None) -> bool:
     """
     if not is_categorical_rbm_variable(var) or random_ancestors(*categorical_params_of(var)):
         return False
-    try:
-        model = modelcontext(model)
-    except TypeError:
-        return False
-    if var not in model.free_RVs:
+    model = free_in_model(var, model)
+    if model is None:
         return False
     sizes = categorical_sizes(categorical_params_of(var)[0])
     if sizes is None:

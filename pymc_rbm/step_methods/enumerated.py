@@ -38,7 +38,6 @@ term involves ``v`` (:meth:`ExactDraws.competence`).
 from __future__ import annotations
 
 import numpy as np
-from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
 
 from pymc_rbm.energy import hidden_activation, sigmoid, softplus, visible_activation
@@ -47,7 +46,7 @@ from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import layer_sizes, rbm_params_of
 from pymc_rbm.step_methods.base import RBMStep, has_constant_parameters
-from pymc_rbm.step_methods.terms import other_terms_involve
+from pymc_rbm.step_methods.terms import free_in_model, other_terms_involve
 
 __all__ = ["ExactDraws", "EXACT_DRAWS_MAX_BITS", "EXACT_DRAWS_MAX_SECONDS", "exact_draws_pay"]
 
@@ -88,11 +87,8 @@ def exact_draws_pay(var, model=None) -> bool:
     """
     if not has_constant_parameters(var):
         return False
-    try:
-        model = modelcontext(model)
-    except TypeError:  # no model on the context stack
-        return False
-    if var not in model.free_RVs:
+    model = free_in_model(var, model)
+    if model is None:
         return False
     sizes = layer_sizes(rbm_params_of(var).W)
     if sizes is None or min(sizes) > EXACT_DRAWS_MAX_BITS:

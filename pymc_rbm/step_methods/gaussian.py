@@ -34,7 +34,6 @@ samples the posterior. Pass ``step=`` to use them anyway.
 from __future__ import annotations
 
 import numpy as np
-from pymc.model import modelcontext
 from pymc.step_methods.compound import Competence
 from pytensor.graph.traversal import ancestors
 
@@ -52,7 +51,7 @@ from pymc_rbm.gaussian import (
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.layer_base import LadderStep, LayerStep
 from pymc_rbm.step_methods.structure import factorises_over_units
-from pymc_rbm.step_methods.terms import other_terms, other_terms_involve
+from pymc_rbm.step_methods.terms import free_in_model, other_terms, other_terms_involve
 
 __all__ = ["GaussianGibbs", "GaussianReplicaExchange", "GaussianStep", "register", "replica_exchange_pays"]
 
@@ -181,11 +180,8 @@ def replica_exchange_pays(var, model=None) -> bool:
     """
     if not is_gaussian_rbm_variable(var) or random_ancestors(*gaussian_params_of(var)):
         return False
-    try:
-        model = modelcontext(model)
-    except TypeError:
-        return False
-    if var not in model.free_RVs:
+    model = free_in_model(var, model)
+    if model is None:
         return False
     if not other_terms_involve(model, var):
         return True

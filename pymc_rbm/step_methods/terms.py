@@ -13,16 +13,26 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 from pytensor.graph.replace import vectorize_graph
+from pymc.model import modelcontext
 from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.kernels.informed import flip_tilt
 from pymc_rbm.step_methods.structure import factorised_axes
 
-__all__ = ["OtherTerms", "other_terms", "other_terms_involve"]
+__all__ = ["OtherTerms", "free_in_model", "other_terms", "other_terms_involve"]
 
 #: What a tilt of ``±inf`` (a unit whose one value ``L`` rules out) becomes in the compiled kernels: a logit
 #: whose probability is 0 in float64 at every temperature above 1e-290, and that never meets another infinity.
 INFINITE_TILT = 1e300
+
+
+def free_in_model(rv, model=None):
+    """The model (``model``, or the one in context) when ``rv`` is one of its free variables, else None."""
+    try:
+        model = modelcontext(model)
+    except TypeError:  # no model on the context stack
+        return None
+    return model if rv in model.free_RVs else None
 
 
 def other_terms(model, rv) -> list:
