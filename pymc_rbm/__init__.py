@@ -40,7 +40,7 @@ _LAZY = {
     "RBM": "pymc_rbm.distribution",
     "CategoricalRBM": "pymc_rbm.categorical.distribution",
     "CategoricalRBMParams": "pymc_rbm.categorical",
-    "GaussianRBM": "pymc_rbm.gaussian",
+    "GaussianRBM": "pymc_rbm.gaussian.distribution",
     "GaussianRBMParams": "pymc_rbm.gaussian",
     "BlockGibbs": "pymc_rbm.step_methods",
     "ExactDraws": "pymc_rbm.step_methods",

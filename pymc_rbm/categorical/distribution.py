@@ -5,8 +5,9 @@ shape ``(..., n_visible)``), the hidden units are summed out and
 ``logp(v) = -F(v) - log Z``, ``log Z`` exact where a layer can be enumerated
 (differentiable: its gradient is the exact moments), given, or left out
 (constant parameters only), as for the binary :class:`~pymc_rbm.RBM`.
-Importing this module registers the step methods of
-:mod:`pymc_rbm.step_methods.categorical` with ``pm.sample``.
+Importing this module imports :mod:`pymc_rbm.step_methods`, which registers
+the step methods (those of :mod:`pymc_rbm.step_methods.categorical` among
+them) with ``pm.sample``.
 """
 
 from __future__ import annotations
@@ -192,5 +193,6 @@ def _check_observed(observed, W, vbias):
     return as_labels(value, dummy, name="observed data of the CategoricalRBM")
 
 
-# Register the categorical step methods with pm.sample (they build on pymc_rbm.categorical.random_variable).
-import pymc_rbm.step_methods.categorical  # noqa: E402, F401
+# Register the step methods with pm.sample, which then picks the categorical steps for CategoricalRBM variables by
+# itself (they live in pymc_rbm.step_methods.categorical and build on pymc_rbm.categorical.random_variable).
+import pymc_rbm.step_methods  # noqa: E402, F401

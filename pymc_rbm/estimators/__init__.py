@@ -135,8 +135,8 @@ def _categorical_log_partition_exact(params: CategoricalRBMParams, **options) ->
 
 
 def _gaussian_log_partition_exact(params, **options) -> LogPartitionEstimate:
-    """:func:`pymc_rbm.gaussian.log_partition_exact` (the hidden layer enumerated) as an estimate of ``log Z``."""
-    from pymc_rbm.gaussian import log_partition_exact as gaussian_exact
+    """:func:`pymc_rbm.gaussian.exact.log_partition_exact` (the hidden layer enumerated) as an estimate of ``log Z``."""
+    from pymc_rbm.gaussian.exact import log_partition_exact as gaussian_exact
 
     return LogPartitionEstimate(
         fingerprint=params.fingerprint(),
@@ -150,7 +150,7 @@ def _gaussian_log_partition_exact(params, **options) -> LogPartitionEstimate:
 def _other_units(params):
     """``(description, class name, methods, exact function)`` of a categorical or Gaussian-Bernoulli model (or a path
     to one), None for binary units and spins."""
-    from pymc_rbm.gaussian import GaussianRBMParams
+    from pymc_rbm.gaussian.params import GaussianRBMParams
 
     path = isinstance(params, AnnealingPath)
     if isinstance(params, CategoricalRBMParams) or (path and params.categorical):

@@ -419,7 +419,7 @@ def reverse_ais(
     if isinstance(params, CategoricalRBMParams):
         from pymc_rbm.categorical.params import free_energy
     elif path.gaussian:
-        from pymc_rbm.gaussian import free_energy
+        from pymc_rbm.gaussian.params import free_energy
     else:
         from pymc_rbm.energy import free_energy
 

@@ -92,7 +92,7 @@ controls), and AIS and BAR against the exact ``log Z``.
 
 Gaussian visible units
 ----------------------
-A Gaussian-Bernoulli RBM (:class:`~pymc_rbm.gaussian.GaussianRBMParams`, energy
+A Gaussian-Bernoulli RBM (:class:`~pymc_rbm.gaussian.params.GaussianRBMParams`, energy
 ``Σ (v - b)² / (2σ²) - c·h - (v / σ)·W h``) goes through the same path with
 its visible layer a :class:`~pymc_rbm.layers.Gaussian` of the model's ``σ``.
 The base is the model's own quadratic term, independent normals
@@ -103,7 +103,7 @@ term is *not* annealed: the point at ``β`` is the Gaussian RBM
     log p*_β(v) = -Σ_i (v_i - b_i)² / (2σ_i²) + Σ_j softplus(β (c + (v / σ)·W)_j),
 
 so ``log Z_0 = Σ_i log(√(2π) σ_i) + n_hidden log 2``. (Tempering the whole
-energy, as :class:`~pymc_rbm.gaussian.GaussianAtBeta` does for the step
+energy, as :class:`~pymc_rbm.gaussian.params.GaussianAtBeta` does for the step
 methods, would widen ``v | h`` to ``σ² / β``, improper at ``β = 0``.) The
 path stores the couplings of the standardised units, ``W / σ`` (rows scaled),
 so the hidden input ``c + (v / σ)·W`` is ``c + v·(W / σ)`` and the visible
@@ -158,12 +158,12 @@ MODEL_TYPES = (RBMParams, SpinRBMParams, CategoricalRBMParams)
 
 
 def path_model_types() -> tuple[type, ...]:
-    """:data:`MODEL_TYPES` and :class:`~pymc_rbm.gaussian.GaussianRBMParams`: every model a path anneals to.
+    """:data:`MODEL_TYPES` and :class:`~pymc_rbm.gaussian.params.GaussianRBMParams`: every model a path anneals to.
 
     The Gaussian class is imported on call: :mod:`pymc_rbm.gaussian` imports
     this package, so it cannot be imported while this module loads.
     """
-    from pymc_rbm.gaussian import GaussianRBMParams
+    from pymc_rbm.gaussian.params import GaussianRBMParams
 
     return MODEL_TYPES + (GaussianRBMParams,)
 

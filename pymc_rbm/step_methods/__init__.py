@@ -17,20 +17,28 @@
   Welling & Mnih 2003) of RBM or continuous variables; never chosen
   automatically (it needs data).
 
-Importing this module registers them in ``pymc.step_methods.STEP_METHODS``,
-the list ``pm.sample`` chooses from by competence, and adds the stuck-chain
-checks of :mod:`pymc_rbm.step_methods.convergence` to PyMC's convergence
-checks (:func:`register`). Importing :mod:`pymc_rbm.distribution` imports
-this module, so any model with an :class:`~pymc_rbm.RBM` variable gets them;
-``import pymc_rbm`` alone loads neither (PyMC stays unloaded until
-``pymc_rbm.RBM`` or a step method is first used).
+The steps of the other layer types live beside them:
+:mod:`pymc_rbm.step_methods.categorical` (for
+:class:`~pymc_rbm.categorical.distribution.CategoricalRBM` variables) and
+:mod:`pymc_rbm.step_methods.gaussian` (for
+:class:`~pymc_rbm.gaussian.distribution.GaussianRBM` variables).
+
+Importing this module registers them all, here and once, in
+``pymc.step_methods.STEP_METHODS``, the list ``pm.sample`` chooses from by
+competence, and adds the stuck-chain checks of
+:mod:`pymc_rbm.step_methods.convergence` to PyMC's convergence checks
+(:func:`register`). Each distribution module (:mod:`pymc_rbm.distribution`,
+:mod:`pymc_rbm.categorical.distribution`, :mod:`pymc_rbm.gaussian.distribution`)
+imports this module, so any model with an RBM variable of any layer type gets
+them; ``import pymc_rbm`` alone loads neither (PyMC stays unloaded until a
+distribution or a step method is first used).
 
 The construction (hidden units as auxiliary state refreshed when the point
 changed, the Metropolis correction for other model terms, and their proofs)
 is documented in :mod:`pymc_rbm.step_methods.base`.
 """
 
-from pymc_rbm.step_methods import convergence
+from pymc_rbm.step_methods import categorical, convergence, gaussian
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable, rbm_value_vars
 from pymc_rbm.step_methods.enumerated import ExactDraws
 from pymc_rbm.step_methods.flip import FlipTheState
@@ -59,7 +67,10 @@ def register() -> None:
 
     :class:`ExactDraws`, :class:`ReplicaExchange`, :class:`FlipTheState` and
     :class:`BlockGibbs` join ``pymc.step_methods.STEP_METHODS``, in that
-    order; :func:`~pymc_rbm.step_methods.convergence.rbm_convergence_checks`
+    order, then the categorical steps
+    (:func:`pymc_rbm.step_methods.categorical.register`) and the Gaussian ones
+    (:func:`pymc_rbm.step_methods.gaussian.register`);
+    :func:`~pymc_rbm.step_methods.convergence.rbm_convergence_checks`
     runs with PyMC's own convergence checks after sampling.
 
     ``pm.sample`` then rates every free variable with their ``competence``
@@ -70,7 +81,10 @@ def register() -> None:
     ``ReplicaExchange`` is ``IDEAL`` for every RBM variable whose parameters
     are constants or data, ``FlipTheState`` (then ``BlockGibbs``)
     ``PREFERRED`` for every RBM variable; all are ``INCOMPATIBLE`` with
-    anything else, so other variables keep their usual samplers.
+    anything else, so other variables keep their usual samplers. The
+    categorical and Gaussian steps are ``INCOMPATIBLE`` with every variable
+    but those of their own layer type, so placing them after these changes
+    no choice.
     """
     from pymc.step_methods import STEP_METHODS
 
@@ -78,6 +92,8 @@ def register() -> None:
         if method in STEP_METHODS:
             STEP_METHODS.remove(method)
         STEP_METHODS.append(method)  # in this order: among equally competent steps pm.sample keeps the first
+    categorical.register()
+    gaussian.register()
     convergence.install()
 
 

@@ -292,13 +292,13 @@ class CategoricalReplicaExchange(LadderStep, CategoricalStep):
 
 
 def register() -> None:
-    """Add the categorical steps to ``pymc.step_methods.STEP_METHODS`` (once), as the binary steps are added."""
+    """Add the categorical steps to ``pymc.step_methods.STEP_METHODS`` (once), after the binary ones.
+
+    :func:`pymc_rbm.step_methods.register` calls it when :mod:`pymc_rbm.step_methods` is imported.
+    """
     from pymc.step_methods import STEP_METHODS
 
     for method in (CategoricalExactDraws, CategoricalReplicaExchange, CategoricalMetropolisedGibbs, CategoricalGibbs):
         if method in STEP_METHODS:
             STEP_METHODS.remove(method)
         STEP_METHODS.append(method)
-
-
-register()

@@ -1,4 +1,4 @@
-"""Step methods for :class:`~pymc_rbm.gaussian.GaussianRBM` variables in ``pm.sample``.
+"""Step methods for :class:`~pymc_rbm.gaussian.distribution.GaussianRBM` variables in ``pm.sample``.
 
 A Gaussian-Bernoulli RBM's ``p(v)`` is a mixture of ``2**n_hidden`` Gaussians
 (:mod:`pymc_rbm.gaussian`). NUTS on ``-F(v)`` samples one component well, but
@@ -6,7 +6,7 @@ where the components lie far apart (large ``W``) a gradient sampler does not
 cross from one to the next and reports one mode's weight as if it were the
 answer. The steps here sweep the RBM through the one engine
 (:func:`pymc_rbm.kernels.sweep.sweep` at a
-:class:`~pymc_rbm.gaussian.GaussianAtBeta` target) with the hidden units as
+:class:`~pymc_rbm.gaussian.params.GaussianAtBeta` target) with the hidden units as
 auxiliary state:
 
 - :class:`GaussianReplicaExchange` (what ``pm.sample`` picks for a
@@ -37,17 +37,16 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 from pytensor.graph.traversal import ancestors
 
-from pymc_rbm.gaussian import (
+from pymc_rbm.gaussian.params import (
     GaussianAtBeta,
     GaussianRBMParams,
     core_parameters,
     energy,
     free_energy,
     gaussian_at_beta,
-    gaussian_params_of,
-    is_gaussian_rbm_variable,
     visible_mean,
 )
+from pymc_rbm.gaussian.random_variable import gaussian_params_of, is_gaussian_rbm_variable
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.layer_base import LadderStep, LayerStep
 from pymc_rbm.step_methods.structure import factorises_over_units
@@ -131,7 +130,7 @@ class GaussianStep(LayerStep):
 
 
 class GaussianGibbs(GaussianStep):
-    """Block Gibbs sweeps of a :class:`~pymc_rbm.gaussian.GaussianRBM` variable.
+    """Block Gibbs sweeps of a :class:`~pymc_rbm.gaussian.distribution.GaussianRBM` variable.
 
     Each sweep draws ``h ~ Bernoulli(sigmoid(c + (v/σ)·W))`` and then
     ``v ~ N(b + σ ∘ W h, σ²)``; the hidden units are auxiliary and redrawn
@@ -170,7 +169,7 @@ class GaussianGibbs(GaussianStep):
 def replica_exchange_pays(var, model=None) -> bool:
     """Whether ``pm.sample`` should sample ``var`` by :class:`GaussianReplicaExchange`.
 
-    True for a free :class:`~pymc_rbm.gaussian.GaussianRBM` variable whose
+    True for a free :class:`~pymc_rbm.gaussian.distribution.GaussianRBM` variable whose
     parameters are constants or data and whose other model terms, if any,
     are per-unit evidence (:func:`~pymc_rbm.step_methods.structure.factorises_over_units`),
     which the cold replica's sweeps take in as a tilt (:class:`GaussianStep`).
@@ -191,10 +190,10 @@ def replica_exchange_pays(var, model=None) -> bool:
 
 
 class GaussianReplicaExchange(LadderStep, GaussianStep):
-    """Replica exchange (parallel tempering) of a :class:`~pymc_rbm.gaussian.GaussianRBM` variable.
+    """Replica exchange (parallel tempering) of a :class:`~pymc_rbm.gaussian.distribution.GaussianRBM` variable.
 
     Replica ``r`` samples ``p_{β_r}(v, h) ∝ exp(-β_r E(v, h))``, ``1 = β_0 > … > β_{R-1} > 0``,
-    by block Gibbs at its β (:class:`~pymc_rbm.gaussian.GaussianAtBeta`:
+    by block Gibbs at its β (:class:`~pymc_rbm.gaussian.params.GaussianAtBeta`:
     ``v | h ~ N(b + σ ∘ W h, σ²/β)``, ``h | v ~ Bernoulli(sigmoid(β (c + (v/σ)·W)))``);
     neighbours swap their joint states ``(v, h)`` with probability
     ``min(1, exp((β_r - β_{r+1}) (E(x_r) - E(x_{r+1}))))``, even and odd
@@ -245,13 +244,13 @@ class GaussianReplicaExchange(LadderStep, GaussianStep):
 
 
 def register() -> None:
-    """Add the Gaussian steps to ``pymc.step_methods.STEP_METHODS`` (once), as the categorical steps are added."""
+    """Add the Gaussian steps to ``pymc.step_methods.STEP_METHODS`` (once), after the binary and categorical ones.
+
+    :func:`pymc_rbm.step_methods.register` calls it when :mod:`pymc_rbm.step_methods` is imported.
+    """
     from pymc.step_methods import STEP_METHODS
 
     for method in (GaussianReplicaExchange, GaussianGibbs):
         if method in STEP_METHODS:
             STEP_METHODS.remove(method)
         STEP_METHODS.append(method)
-
-
-register()

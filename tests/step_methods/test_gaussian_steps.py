@@ -353,3 +353,24 @@ def test_replica_exchange_rounds_sample_every_rung(step_class):
         assert all(passed)
     else:
         assert not passed[0]  # the cold replica, the variable's draws
+
+
+def test_the_steps_build_on_the_layer_not_its_distribution_and_register_with_the_others():
+    """In a fresh process, the step methods load without the Gaussian distribution module (no import circle), and
+    importing them registers every family once, in the order that breaks ties: binary, categorical, Gaussian."""
+    code = (
+        "import sys\n"
+        "import pymc_rbm.step_methods.gaussian\n"
+        "print(sorted(m for m in ('pymc_rbm.gaussian.distribution', 'pymc_rbm.categorical.distribution',\n"
+        "                         'pymc_rbm.distribution') if m in sys.modules))\n"
+        "from pymc.step_methods import STEP_METHODS\n"
+        "import pymc_rbm.step_methods as sm\n"
+        "sm.register()\n"
+        "names = [s.__name__ for s in STEP_METHODS]\n"
+        "ours = ['ExactDraws', 'ReplicaExchange', 'FlipTheState', 'BlockGibbs', 'CategoricalExactDraws',\n"
+        "        'CategoricalReplicaExchange', 'CategoricalMetropolisedGibbs', 'CategoricalGibbs',\n"
+        "        'GaussianReplicaExchange', 'GaussianGibbs']\n"
+        "print([n for n in names if n in ours] == ours, all(names.count(n) == 1 for n in ours))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["[]", "True True"]
