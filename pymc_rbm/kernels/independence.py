@@ -1,0 +1,222 @@
+"""Independence proposals from an RBM's exact marginal, accepted under per-unit evidence, in one compiled call.
+
+Where one layer of an RBM can be enumerated, its exact marginal is a table
+of ``2**k`` probabilities, kept as an alias table (Walker 1977, in Vose's
+1991 construction) so that an exact draw of ``v`` costs one uniform and two
+lookups (the visible layer enumerated), or that and a draw from ``p(v | h)``
+(the hidden layer enumerated). For a target that tilts the RBM
+by per-unit evidence,
+
+    π_k(v) ∝ p_RBM(v) exp(δ_k · v)        (row k of a batch, δ_k given),
+
+such a draw ``v'`` is an independence proposal (Tierney 1994) whose
+Metropolis-Hastings ratio is ``π_k(v') p_RBM(v) / (π_k(v) p_RBM(v')) =
+exp(δ_k · (v' - v))``: a try costs the draw and the evidence of the units
+that differ. :func:`independence_tries` makes ``n_tries`` such tries on every
+row in one compiled loop; each try leaves every ``π_k`` invariant, so any
+number of them does. Units whose evidence is infinite in effect (stand-ins
+such as ``±1e300`` for ruled-out values) only enter the ratio where the two
+states differ, so they never swamp it: a proposal that changes a ruled-out
+unit is rejected.
+
+The uniforms are Philox4x32-10's (:func:`~pymc_rbm.kernels._numba.philox_uniforms`)
+under one key drawn from the caller's generator per call, row ``k`` taking
+counter row ``k``: the draws depend on the seed only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from pymc_rbm.kernels import _numba as nb
+from pymc_rbm.kernels.compiled import dense_key
+
+__all__ = ["EnumeratedLayer", "independence_tries"]
+
+
+@dataclass(frozen=True)
+class EnumeratedLayer:
+    """The exact marginal of one enumerated layer of an RBM, ready for draws.
+
+    Attributes
+    ----------
+    prob, alias : ndarray of shape (2**k,), float64 and int64
+        The alias table of the layer's marginal: a uniform ``u`` picks
+        ``j = floor(u 2**k)``, then state ``j`` if ``u 2**k - j < prob[j]``,
+        else ``alias[j]``. States are in :func:`~pymc_rbm.estimators.binary_states`
+        order (unit 0 the most significant bit).
+    layer : {"visible", "hidden"}
+        Which layer the table enumerates.
+    W_T : ndarray of float64 of shape (n_hidden, n_visible)
+        The transposed weights (read for ``p(v | h)`` when the hidden layer is enumerated).
+    vbias : ndarray of float64 of shape (n_visible,)
+    """
+
+    prob: np.ndarray
+    alias: np.ndarray
+    layer: str
+    W_T: np.ndarray
+    vbias: np.ndarray
+
+    @classmethod
+    def from_log_weights(cls, log_weights: np.ndarray, layer: str, W: np.ndarray, vbias: np.ndarray):
+        """The table of ``exp(log_weights - max)`` (any normalisation), for ``layer`` of an RBM with ``W``, ``vbias``."""
+        if layer not in ("visible", "hidden"):
+            raise ValueError(f"layer must be 'visible' or 'hidden', not {layer!r}")
+        weights = np.exp(np.asarray(log_weights, dtype=np.float64) - np.max(log_weights))
+        if weights.size & (weights.size - 1) or not np.isfinite(weights).all():
+            raise ValueError("log_weights must hold 2**k finite values")
+        prob, alias = _alias_table(weights / weights.sum())
+        return cls(prob, alias, layer, np.ascontiguousarray(np.asarray(W, dtype=np.float64).T),
+                   np.ascontiguousarray(vbias, dtype=np.float64))
+
+    @property
+    def n_bits(self) -> int:
+        """Number of units of the enumerated layer."""
+        return int(self.prob.size).bit_length() - 1
+
+
+def independence_tries(rng: np.random.Generator, v: np.ndarray, evidence: np.ndarray, table: EnumeratedLayer,
+                       n_tries: int) -> np.ndarray:
+    """``n_tries`` independence Metropolis-Hastings tries on every row of ``v``, in place (stochastic).
+
+    Row ``k`` targets ``p_RBM(v) exp(δ_k · v)`` (module docstring): each try
+    draws ``v' ~ p_RBM`` exactly from ``table`` and takes it with probability
+    ``min(1, exp(δ_k · (v' - v_k)))``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Gives the call's Philox key (one draw of four 32-bit words).
+    v : ndarray of float64 of shape (n_rows, n_visible)
+        Binary states, C-contiguous; changed in place.
+    evidence : ndarray of float64 of shape (n_rows, n_visible)
+        ``δ``: each row's per-unit log-likelihood ratio ``log L(1) - log L(0)``.
+    table : EnumeratedLayer
+        The RBM's exact marginal of one layer.
+    n_tries : int
+        Tries per row (0 leaves ``v`` as it is).
+
+    Returns
+    -------
+    accepted : ndarray of int64 of shape (n_rows,)
+        The number of accepted tries of each row.
+    accept_sum : ndarray of float64 of shape (n_rows,)
+        The sum of each row's acceptance probabilities ``min(1, exp(δ_k · (v' - v_k)))``.
+    """
+    if v.dtype != np.float64 or not v.flags.c_contiguous or v.ndim != 2:
+        raise TypeError("v must be a C-contiguous 2-D float64 array")
+    evidence = np.ascontiguousarray(np.broadcast_to(evidence, v.shape), dtype=np.float64)
+    accepted, accept_sum = np.zeros(v.shape[0], dtype=np.int64), np.zeros(v.shape[0])
+    if n_tries <= 0 or v.shape[0] == 0:
+        return accepted, accept_sum
+    if v.shape[1] != table.vbias.size:
+        raise ValueError(f"v has {v.shape[1]} units, the table's RBM {table.vbias.size} visible units")
+    key = dense_key(rng)
+    if table.layer == "visible":
+        _visible_tries(key, int(n_tries), v, evidence, table.prob, table.alias, table.n_bits, accepted, accept_sum)
+    else:
+        _hidden_tries(key, int(n_tries), v, evidence, table.prob, table.alias, table.n_bits, table.W_T, table.vbias,
+                      accepted, accept_sum)
+    return accepted, accept_sum
+
+
+def _alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vose's alias table of the probabilities ``p`` (summing to 1): ``(prob, alias)``."""
+    prob, alias = np.ones(p.size), np.arange(p.size, dtype=np.int64)
+    _fill_alias(p * p.size, prob, alias)
+    return prob, alias
+
+
+@njit(cache=True, nogil=True)
+def _fill_alias(scaled, prob, alias):  # pragma: no cover - compiled
+    """Vose's construction: each entry below 1 takes its alias from one above 1, which gives up the difference.
+    Entries left over (rounding) keep probability 1."""
+    n = scaled.shape[0]
+    small, large = np.empty(n, np.int64), np.empty(n, np.int64)
+    n_small = n_large = 0
+    for i in range(n):
+        if scaled[i] < 1.0:
+            small[n_small] = i
+            n_small += 1
+        else:
+            large[n_large] = i
+            n_large += 1
+    while n_small and n_large:
+        n_small -= 1
+        n_large -= 1
+        s, g = small[n_small], large[n_large]
+        prob[s], alias[s] = scaled[s], g
+        scaled[g] -= 1.0 - scaled[s]
+        if scaled[g] < 1.0:
+            small[n_small] = g
+            n_small += 1
+        else:
+            large[n_large] = g
+            n_large += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _state_index(prob, alias, u):  # pragma: no cover - compiled
+    """The state drawn by the uniform ``u`` from the alias table."""
+    x = u * prob.shape[0]
+    j = min(np.int64(x), prob.shape[0] - 1)
+    return j if x - j < prob[j] else alias[j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _accept(log_ratio, u, k, accepted, accept_sum):  # pragma: no cover - compiled
+    """``u < min(1, exp(log_ratio))``, counted for row ``k``."""
+    p = 1.0 if log_ratio >= 0.0 else np.exp(log_ratio)
+    accept_sum[k] += p
+    if u < p:
+        accepted[k] += 1
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _visible_tries(key, n_tries, v, evidence, prob, alias, n_bits, accepted, accept_sum):  # pragma: no cover - compiled
+    n_rows, n = v.shape
+    u = np.empty(2 * n_tries)
+    for k in range(n_rows):
+        nb.philox_uniforms(key, k, 0, u)
+        x, ev = v[k], evidence[k]
+        for t in range(n_tries):
+            idx = _state_index(prob, alias, u[2 * t])
+            log_ratio = 0.0
+            for i in range(n):  # 0 · ev where nothing changes: a ±1e300 stand-in enters only where it differs
+                log_ratio += (((idx >> (n_bits - 1 - i)) & 1) - x[i]) * ev[i]
+            if _accept(log_ratio, u[2 * t + 1], k, accepted, accept_sum):
+                for i in range(n):
+                    x[i] = (idx >> (n_bits - 1 - i)) & 1
+
+
+@njit(cache=True, nogil=True)
+def _hidden_tries(key, n_tries, v, evidence, prob, alias, n_bits, W_T, vbias, accepted, accept_sum):  # pragma: no cover - compiled
+    n_rows, n = v.shape
+    u = np.empty(2 * n_tries)
+    u_v = np.empty(n + (n & 1))
+    a = np.empty(n)
+    proposal = np.empty(n)
+    for k in range(n_rows):
+        nb.philox_uniforms(key, k, 0, u)
+        x, ev = v[k], evidence[k]
+        for t in range(n_tries):
+            idx = _state_index(prob, alias, u[2 * t])
+            a[:] = vbias
+            for j in range(n_bits):
+                if (idx >> (n_bits - 1 - j)) & 1:
+                    a += W_T[j]
+            nb.philox_uniforms(key, k, 1 + t, u_v)
+            log_ratio = 0.0
+            for i in range(n):
+                new = 1.0 if u_v[i] * (1.0 + np.exp(-a[i])) < 1.0 else 0.0  # u < sigmoid(a)
+                proposal[i] = new
+                if new != x[i]:
+                    log_ratio += ev[i] if new else -ev[i]
+            if _accept(log_ratio, u[2 * t + 1], k, accepted, accept_sum):
+                x[:] = proposal

@@ -1,0 +1,101 @@
+"""Independence tries from an enumerated layer under per-unit evidence: the exact matrix, and the kernel against it.
+
+One try from state ``v`` of a row with evidence ``δ`` moves to ``v'`` with
+probability ``p_RBM(v') min(1, exp(δ·(v' - v)))``. That matrix must leave
+``p_RBM(v) exp(δ·v)`` invariant (and a try that forgets the current state's
+evidence must not); the compiled kernel, run once from every state on many
+rows, must follow it, with the visible and with the hidden layer enumerated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from pymc_rbm import RBMParams
+from pymc_rbm import testing as ht
+from pymc_rbm.estimators import binary_states, log_marginal_visible
+from pymc_rbm.estimators.exact import enumerated_log_weights
+from pymc_rbm.kernels.independence import EnumeratedLayer, independence_tries
+
+DELTA = np.array([1.3, -2.1, 0.4, 0.9])
+
+
+def try_matrix(log_p, log_rest, *, forget_current=False):
+    """``T[v, v'] = p(v') min(1, L(v') / L(v))`` off the diagonal (``L(v)`` taken as 1 when ``forget_current``)."""
+    p = np.exp(log_p - logsumexp(log_p))
+    current = np.zeros_like(log_rest) if forget_current else log_rest
+    T = p[None, :] * np.exp(np.minimum(log_rest[None, :] - current[:, None], 0.0))
+    np.fill_diagonal(T, 0.0)
+    np.fill_diagonal(T, 1.0 - T.sum(axis=1))
+    return T
+
+
+@pytest.fixture(scope="module")
+def params():
+    return RBMParams.random(4, 3, scale=2.0, rng=7)
+
+
+def test_a_try_leaves_the_tilted_rbm_invariant(params):
+    states = binary_states(4)
+    log_p, log_rest = log_marginal_visible(params), states @ DELTA
+    pi = np.exp(log_p + log_rest - logsumexp(log_p + log_rest))
+    ht.assert_converges(pi, try_matrix(log_p, log_rest))
+    with pytest.raises(AssertionError, match="not stationary"):  # negative control
+        ht.assert_stationary(pi, try_matrix(log_p, log_rest, forget_current=True))
+
+
+def table_of(params, layer):
+    if layer == "visible":
+        return EnumeratedLayer.from_log_weights(log_marginal_visible(params), "visible", params.W, params.vbias)
+    log_w, _, enumerated = enumerated_log_weights(params)
+    assert enumerated == "hidden"
+    return EnumeratedLayer.from_log_weights(log_w, "hidden", params.W, params.vbias)
+
+
+@pytest.mark.parametrize("layer", ["visible", "hidden"])
+@pytest.mark.parametrize("n_tries", [1, 3])
+def test_the_kernel_follows_the_matrix(params, layer, n_tries):
+    states = binary_states(4)
+    T = np.linalg.matrix_power(try_matrix(log_marginal_visible(params), states @ DELTA), n_tries)
+    n_runs = 4000
+    v = np.repeat(states, n_runs, axis=0)
+    accepted, accept_sum = independence_tries(np.random.default_rng(1), v, DELTA, table_of(params, layer), n_tries)
+    counts = np.zeros((16, 16))
+    np.add.at(counts, (np.repeat(np.arange(16), n_runs), ht.state_index(v)), 1)
+    check = ht.assert_frequencies(counts, T)
+    assert check.n_impossible == 0
+    assert 0 < accepted.sum() <= n_tries * v.shape[0]
+    assert abs(accepted.sum() - accept_sum.sum()) < 5 * np.sqrt(accept_sum.sum())  # the probabilities summed
+    # negative control: the same counts against the tries that forget the current state's evidence
+    wrong = try_matrix(log_marginal_visible(params), states @ DELTA, forget_current=True)
+    with pytest.raises(AssertionError, match="do not follow"):
+        ht.assert_frequencies(counts, np.linalg.matrix_power(wrong, n_tries))
+
+
+def test_the_draws_depend_on_the_seed_only(params):
+    table = table_of(params, "visible")
+    runs = []
+    for seed in (3, 3, 4):
+        v = np.zeros((50, 4))
+        independence_tries(np.random.default_rng(seed), v, DELTA, table, 5)
+        runs.append(v)
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.array_equal(runs[0], runs[2])
+
+
+def test_ruled_out_values_are_never_proposed_into(params):
+    """A unit known to be 1 (evidence 1e300 as a stand-in for +inf) stays 1."""
+    v = np.ones((200, 4))
+    delta = np.array([1e300, 0.0, 0.0, 0.0])
+    independence_tries(np.random.default_rng(0), v, delta, table_of(params, "visible"), 20)
+    assert (v[:, 0] == 1.0).all() and not (v[:, 1:] == 1.0).all()
+
+
+def test_bad_input(params):
+    table = table_of(params, "visible")
+    with pytest.raises(TypeError, match="C-contiguous 2-D float64"):
+        independence_tries(np.random.default_rng(0), np.zeros((3, 4), dtype=np.int64), DELTA, table, 1)
+    with pytest.raises(ValueError, match="layer must be"):
+        EnumeratedLayer.from_log_weights(np.zeros(4), "both", params.W, params.vbias)
