@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import numpy as np
 from pymc.step_methods.compound import Competence
-from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.gaussian.params import (
     GaussianAtBeta,
@@ -49,8 +48,7 @@ from pymc_rbm.gaussian.params import (
 from pymc_rbm.gaussian.random_variable import gaussian_params_of, is_gaussian_rbm_variable
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.layer_base import LadderStep, LayerStep
-from pymc_rbm.step_methods.structure import factorises_over_units
-from pymc_rbm.step_methods.terms import free_in_model, other_terms, other_terms_involve
+from pymc_rbm.step_methods.terms import free_in_model, other_terms_are_unit_evidence, other_terms_involve
 
 __all__ = ["GaussianGibbs", "GaussianReplicaExchange", "GaussianStep", "register", "replica_exchange_pays"]
 
@@ -182,11 +180,7 @@ def replica_exchange_pays(var, model=None) -> bool:
     model = free_in_model(var, model)
     if model is None:
         return False
-    if not other_terms_involve(model, var):
-        return True
-    value_var = model.rvs_to_values[var]
-    terms = [t for t in model.logp(vars=other_terms(model, var), sum=False) if value_var in set(ancestors([t]))]
-    return factorises_over_units(terms, value_var)
+    return not other_terms_involve(model, var) or other_terms_are_unit_evidence(model, var)
 
 
 class GaussianReplicaExchange(LadderStep, GaussianStep):

@@ -17,9 +17,9 @@ from pymc.model import modelcontext
 from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.kernels.informed import flip_tilt
-from pymc_rbm.step_methods.structure import factorised_axes
+from pymc_rbm.step_methods.structure import factorised_axes, factorises_over_units
 
-__all__ = ["OtherTerms", "free_in_model", "other_terms", "other_terms_involve"]
+__all__ = ["OtherTerms", "free_in_model", "other_terms", "other_terms_are_unit_evidence", "other_terms_involve"]
 
 #: What a tilt of ``±inf`` (a unit whose one value ``L`` rules out) becomes in the compiled kernels: a logit
 #: whose probability is 0 in float64 at every temperature above 1e-290, and that never meets another infinity.
@@ -44,6 +44,18 @@ def other_terms_involve(model, rv) -> bool:
     """Whether any model term other than ``rv``'s own (random variables, Potentials) depends on ``rv``."""
     others = other_terms(model, rv)
     return bool(others) and rv in set(ancestors(others))
+
+
+def other_terms_are_unit_evidence(model, rv) -> bool:
+    """Whether the model terms other than ``rv``'s own that involve it are per-unit evidence.
+
+    True when their log-probability is a sum of pieces that each involve one
+    unit of one row of ``rv`` (:func:`~pymc_rbm.step_methods.structure.factorises_over_units`,
+    read off the graph without compiling); False when no other term involves ``rv``.
+    """
+    value_var = model.rvs_to_values[rv]
+    terms = [t for t in model.logp(vars=other_terms(model, rv), sum=False) if value_var in set(ancestors([t]))]
+    return bool(terms) and factorises_over_units(terms, value_var)
 
 
 class OtherTerms:
