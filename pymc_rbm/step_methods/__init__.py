@@ -76,7 +76,8 @@ def register() -> None:
     ``pm.sample`` then rates every free variable with their ``competence``
     and keeps the first of the most competent: ``ExactDraws`` is ``IDEAL``
     for RBM variables with constant parameters whose smaller layer is small
-    enough to enumerate and that no other model term involves
+    enough to enumerate and that no other model term involves, or whose other
+    terms are per-unit evidence on a visible layer small enough to tabulate
     (:func:`~pymc_rbm.step_methods.enumerated.exact_draws_pay`);
     ``ReplicaExchange`` is ``IDEAL`` for every RBM variable whose parameters
     are constants or data, ``FlipTheState`` (then ``BlockGibbs``)

@@ -30,25 +30,69 @@ correction of every RBM step, :meth:`~pymc_rbm.step_methods.base.RBMStep._correc
 A rejected row keeps its ``v`` and draws a fresh ``h ~ p(h | v)``, so
 the hidden state is never stale (it is auxiliary: nothing reads it).
 
-The proposal ignores ``L``: where ``L`` is informative it is rarely accepted,
-which is why ``pm.sample`` picks this step by itself only where no other
-term involves ``v`` (:meth:`ExactDraws.competence`).
+**Per-unit evidence, on one row or thousands.** Where ``log L`` is a sum of
+terms that each involve one unit of one row (readouts of every unit; the
+structure ``"units"`` of :class:`~pymc_rbm.step_methods.terms.OtherTerms`),
+row ``k``'s full conditional is the RBM tilted by its evidence,
+``π_k(v) ∝ p_RBM(v) exp(δ_k · v)`` with ``δ_k = log L_k(1) - log L_k(0)`` per
+unit. A draw is then ``tries`` independence proposals per row, each costing
+a table lookup and the evidence of the units that change
+(:func:`~pymc_rbm.kernels.independence.independence_tries`, all rows in one
+compiled call, ratio ``exp(δ_k · (v' - v))``), then ``h ~ p(h | v)`` afresh
+for the rows that moved, then ``sweeps`` flip-the-state sweeps of the tilted
+RBM (exact layer updates of its own logits, nothing corrected). Each part
+leaves ``π_k`` invariant, so the draw does; the proposals carry a row between
+the posterior's modes (a noisy image that two patterns explain), the sweeps
+make its local moves. The cost is linear in the number of rows.
+
+``tries="auto"`` measures the acceptance of each row's proposals during
+tuning (at :data:`TRIES_ADAPT_AT` of the tune phase) and sets ``tries`` so
+that the row at the 10% quantile of acceptance moves about
+:data:`TARGET_MOVES` times a draw, within ``[MIN_TRIES, MAX_TRIES]``; it is
+frozen when tuning ends, so the recorded draws come from one fixed kernel.
+The shared parameters that ``δ`` depends on are read at every draw: the
+proposal does not depend on them, so NUTS (or any step) on them stays exact
+beside this one. Where even :data:`MAX_TRIES` proposals would move a row
+less than once in two draws (evidence so strong that the posterior sits far
+from the prior), they would cost more than they carry and only
+:data:`MIN_TRIES` are kept: the sweeps then do the work, as they do well for
+the unimodal posteriors that such evidence usually gives. Where the chains
+disagree all the same, the checks after sampling say so, and
+:class:`~pymc_rbm.step_methods.ReplicaExchange` tempers that posterior.
+
+Elsewhere the proposal ignores ``L``: where ``L`` is informative it is
+rarely accepted, which is why ``pm.sample`` picks this step by itself only
+where no other term involves ``v`` or the other terms are per-unit evidence
+(:meth:`ExactDraws.competence`).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from pymc.step_methods.compound import Competence
+from pymc.step_methods.state import dataclass_state
 
 from pymc_rbm.energy import hidden_activation, sigmoid, softplus, visible_activation
-from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, states_at
+from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, log_marginal_visible, states_at
 from pymc_rbm.kernels.activations import count_changes
+from pymc_rbm.kernels.independence import EnumeratedLayer, independence_tries
+from pymc_rbm.kernels.layer import LayerRule
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import layer_sizes, rbm_params_of
-from pymc_rbm.step_methods.base import RBMStep, has_constant_parameters
-from pymc_rbm.step_methods.terms import free_in_model, other_terms_involve
+from pymc_rbm.step_methods.base import RBMStep, RBMStepState, has_constant_parameters
+from pymc_rbm.step_methods.correction import Correction
+from pymc_rbm.step_methods.terms import free_in_model, other_terms_are_unit_evidence, other_terms_involve
 
-__all__ = ["ExactDraws", "EXACT_DRAWS_MAX_BITS", "EXACT_DRAWS_MAX_SECONDS", "exact_draws_pay"]
+__all__ = [
+    "ExactDraws",
+    "ExactDrawsState",
+    "EXACT_DRAWS_MAX_BITS",
+    "EXACT_DRAWS_MAX_SECONDS",
+    "VISIBLE_TABLE_MAX_BITS",
+    "exact_draws_pay",
+]
 
 #: Largest smaller layer for which ``pm.sample`` picks :class:`ExactDraws` by itself (``2**22`` states: 64 MiB
 #: of log weights and cumulative probabilities). The step itself enumerates up to the estimators' limit.
@@ -61,6 +105,24 @@ EXACT_DRAWS_MAX_BITS = 22
 #: models, and paid once.
 EXACT_DRAWS_MAX_SECONDS = 10.0
 
+#: Largest visible layer whose exact marginal the proposals under per-unit evidence draw from directly (an
+#: alias table of ``2**n_visible`` entries, 24 MiB at 20 units): a proposal is then a lookup and the evidence
+#: of the units that change, about 40 ns for 16 units, against 300 ns through ``p(v | h)`` from a table of
+#: the hidden layer. ``pm.sample`` picks :class:`ExactDraws` for per-unit evidence only where this holds.
+VISIBLE_TABLE_MAX_BITS = 20
+
+#: Proposals per row and draw under per-unit evidence with ``tries="auto"`` before tuning measures them
+#: (and throughout when there are fewer than :data:`MIN_TUNE_FOR_TRIES` tuning draws).
+TRIES_START = 32
+#: Bounds of the adapted number of proposals per row and draw.
+MIN_TRIES, MAX_TRIES = 4, 256
+#: Accepted proposals per draw that ``tries="auto"`` gives the row at the 10% quantile of acceptance.
+TARGET_MOVES = 1.5
+#: Fractions of the tune phase after which ``tries="auto"`` is set from the acceptance measured since the last.
+TRIES_ADAPT_AT = (0.25, 0.5)
+#: Fewer tuning draws leave ``tries="auto"`` at :data:`TRIES_START`.
+MIN_TUNE_FOR_TRIES = 16
+
 
 def exact_draws_pay(var, model=None) -> bool:
     """Whether ``pm.sample`` should sample ``var`` by :class:`ExactDraws` rather than replica exchange.
@@ -68,9 +130,11 @@ def exact_draws_pay(var, model=None) -> bool:
     True for a free :class:`~pymc_rbm.RBM` variable whose parameters are
     constants or data, whose smaller layer has at most
     :data:`EXACT_DRAWS_MAX_BITS` units and is estimated to enumerate within
-    :data:`EXACT_DRAWS_MAX_SECONDS` (in the memory available), and that no
-    other term of the model involves (independent draws are then exact and
-    need no correction).
+    :data:`EXACT_DRAWS_MAX_SECONDS` (in the memory available), and that
+    either no other term of the model involves (independent draws are then
+    exact and need no correction) or whose other terms are per-unit evidence
+    with at most :data:`VISIBLE_TABLE_MAX_BITS` visible units (proposals from
+    the exact marginal then cost a lookup each; module docstring).
 
     Parameters
     ----------
@@ -98,11 +162,32 @@ def exact_draws_pay(var, model=None) -> bool:
         return False
     if cost.available_bytes is not None and 2 * cost.bytes > cost.available_bytes:
         return False
-    return not other_terms_involve(model, var)
+    if not other_terms_involve(model, var):
+        return True
+    n_visible, n_hidden = sizes
+    return (n_visible <= VISIBLE_TABLE_MAX_BITS and enumeration_cost(n_visible, n_hidden).seconds
+            <= EXACT_DRAWS_MAX_SECONDS and other_terms_are_unit_evidence(model, var))
+
+
+@dataclass_state
+class ExactDrawsState(RBMStepState):
+    """The sampling state of :class:`ExactDraws`: that of every RBM step, and where ``tries="auto"`` stands.
+
+    ``n_tries`` is the number of proposals per row and draw in use;
+    ``tries_draw`` the draws made in this chain, ``tries_tune`` its tuning
+    draws, ``tries_made`` and ``tries_accepted`` (per row) the proposals and
+    acceptances since the last adaptation.
+    """
+
+    n_tries: int = 1
+    tries_draw: int = 0
+    tries_tune: int = 0
+    tries_made: int = 0
+    tries_accepted: np.ndarray | None = None
 
 
 class ExactDraws(RBMStep):
-    """Independent exact draws of an :class:`~pymc_rbm.RBM` variable by enumerating its smaller layer.
+    """Exact draws of an :class:`~pymc_rbm.RBM` variable by enumerating one of its layers.
 
     The smaller layer (``k`` units) is drawn from its exact marginal, whose
     ``2**k`` probabilities are enumerated once (with ``log Z``, cached), and
@@ -110,7 +195,11 @@ class ExactDraws(RBMStep):
     variable gets its own draw, all in one vectorised call. When other model
     terms ``L(v)`` involve the visible units, the draw is an independence
     proposal accepted with probability ``min(1, L(v') / L(v))``, row by row
-    (exact for any ``L``; see :mod:`pymc_rbm.step_methods.enumerated`).
+    (exact for any ``L``; see :mod:`pymc_rbm.step_methods.enumerated`). When
+    those terms are per-unit evidence (readouts of every unit), each row
+    makes ``tries`` such proposals a draw and then ``sweeps`` flip-the-state
+    sweeps of the RBM tilted by its evidence, all rows in a few compiled
+    calls: the sampler for an RBM prior on every row of a data set.
 
     ``pm.sample`` picks this step by itself (competence ``IDEAL``, ahead of
     :class:`~pymc_rbm.step_methods.ReplicaExchange`) where that pays: see
@@ -122,6 +211,15 @@ class ExactDraws(RBMStep):
     vars : RBM variable or list of them, optional
         Free RBM variables to sample; by default all of the model's. Their
         weights and biases must be constants or data.
+    tries : int or "auto", default "auto"
+        Independence proposals per row and draw where other terms involve
+        the visible units. ``"auto"``: under per-unit evidence, adapted in
+        tuning from the measured acceptance and then frozen (module
+        docstring); otherwise 1.
+    sweeps : int, optional
+        Flip-the-state sweeps of the tilted RBM after the proposals, under
+        per-unit evidence (default 1); elsewhere Metropolis-corrected sweeps
+        (default 0). Without other terms every draw is exact and there are none.
     max_bits : int, optional
         Largest smaller layer to enumerate (default
         :data:`~pymc_rbm.estimators.exact.MAX_ENUMERATION_BITS`); larger ones,
@@ -135,12 +233,14 @@ class ExactDraws(RBMStep):
     Notes
     -----
     Sampler stats are those of :class:`~pymc_rbm.step_methods.BlockGibbs`
-    (``accept`` and ``accept_rate`` are 1 without other terms) and
-    ``n_states``, the number of enumerated states. The enumeration is made
-    when the step is built (and again per chain when parameters that are
-    data changed); about 3 s for 784 x 20 units on two threads, a
-    millisecond for 784 x 10. A draw then costs a binary search in ``2**k``
-    cumulative probabilities and one conditional draw of the other layer.
+    (``accept`` and ``accept_rate`` are 1 without other terms, and the
+    proposals' mean acceptance probability and accepted fraction with them),
+    ``n_states``, the number of enumerated states, and ``n_tries``, the
+    proposals per row of the draw. The enumeration is made when the step is
+    built (and again per chain when parameters that are data changed); about
+    3 s for 784 x 20 units on two threads, a millisecond for 784 x 10. A draw
+    then costs a binary search in ``2**k`` cumulative probabilities and one
+    conditional draw of the other layer.
 
     Examples
     --------
@@ -156,14 +256,23 @@ class ExactDraws(RBMStep):
     """
 
     name = "exact_draws"
-    keeps_hidden = False
+    rule = LayerRule(1.0)  # the sweeps under per-unit evidence: flip-the-state
+    _state_class = ExactDrawsState
 
-    def __init__(self, vars=None, *, max_bits: int | None = None, record_hidden: bool = False, **kwargs):
-        for option in ("sweeps", "compiled"):
-            if option in kwargs:
-                raise TypeError(f"ExactDraws has no option {option!r}: every draw is independent and exact")
+    def __init__(self, vars=None, *, tries: int | str = "auto", sweeps: int | None = None,
+                 max_bits: int | None = None, record_hidden: bool = False, **kwargs):
+        if "compiled" in kwargs:
+            raise TypeError("ExactDraws has no option 'compiled': its draws are compiled where that pays")
+        if not (tries == "auto" or (isinstance(tries, (int, np.integer)) and not isinstance(tries, bool)
+                                    and tries >= 1)):
+            raise ValueError(f"tries must be a positive integer or 'auto', not {tries!r}")
+        if sweeps is not None and (isinstance(sweeps, bool) or not isinstance(sweeps, (int, np.integer))
+                                   or sweeps < 0):
+            raise ValueError(f"sweeps must be a non-negative integer, not {sweeps!r}")
+        self.tries = tries
         self.max_bits = max_bits
         self._log_weights = None
+        self._table = None
         super().__init__(vars, record_hidden=record_hidden, **kwargs)
         if self._param_fn is not None:
             raise ValueError(
@@ -171,8 +280,17 @@ class ExactDraws(RBMStep):
                 "enumeration would otherwise be redone whenever they change. Use FlipTheState or BlockGibbs "
                 "for an RBM with random parameters."
             )
-        self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, "n_states": (np.int64, [])}
+        self.sweeps = int(sweeps) if sweeps is not None else (1 if self.evidence_draws else 0)
+        self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, "n_states": (np.int64, []),
+                                    "n_tries": (np.int64, [])}
         self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
+        self._reset_tries(0)
+
+    @property
+    def keeps_hidden(self) -> bool:
+        """Whether ``h`` is carried between draws: under per-unit evidence, where the flip-the-state sweeps read
+        it (a point whose ``v`` changed gets ``h ~ p(h | v)`` afresh); otherwise each draw makes its own."""
+        return self.evidence_draws
 
     @staticmethod
     def competence(var, has_grad=None):
@@ -197,9 +315,51 @@ class ExactDraws(RBMStep):
             self._log_weights = log_w
             self._cdf = np.cumsum(np.exp(log_w - log_z))
             self._cdf_total = float(self._cdf[-1])
+            self._table = None  # the proposals' table, built at the first draw that needs it
         self.enumerated_layer = layer
         self.n_states = int(log_w.size)
         self._k = int(log_w.size).bit_length() - 1
+
+    def _proposal_table(self) -> EnumeratedLayer:
+        """The exact marginal the proposals under per-unit evidence draw from: the visible layer's where it is
+        small enough (:data:`VISIBLE_TABLE_MAX_BITS`), else the enumerated layer's."""
+        if self._table is None:
+            p = self.params
+            if self.enumerated_layer == "visible" or p.W.shape[0] <= VISIBLE_TABLE_MAX_BITS:
+                log_p = (self._log_weights if self.enumerated_layer == "visible"
+                         else log_marginal_visible(RBMParams(p.W, p.vbias, p.hbias), max_bits=VISIBLE_TABLE_MAX_BITS))
+                self._table = EnumeratedLayer.from_log_weights(log_p, "visible", p.W, p.vbias)
+            else:
+                self._table = EnumeratedLayer.from_log_weights(self._log_weights, "hidden", p.W, p.vbias)
+        return self._table
+
+    # ------------------------------------------------------------ tuning
+    def _reset_tries(self, tune: int) -> None:
+        """Start a chain's ``tries``: the given number, or :data:`TRIES_START` with adaptation planned."""
+        self.tries_draw, self.tries_tune = 0, int(tune)
+        self.n_tries = TRIES_START if self.tries == "auto" and self.evidence_draws else (
+            1 if self.tries == "auto" else int(self.tries))
+        self._forget_acceptance()
+
+    def _forget_acceptance(self) -> None:
+        self.tries_made, self.tries_accepted = 0, np.zeros(self._n_chains)
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        """Take the chain's generator and start its ``tries`` afresh."""
+        super().setup_chain(rng, tune, draws)
+        self._reset_tries(tune)
+
+    def _adapt_tries(self) -> None:
+        """``tries`` from the acceptance since the last adaptation (module docstring), while tuning."""
+        if not (self.tries == "auto" and self.evidence_draws and self.tries_tune >= MIN_TUNE_FOR_TRIES):
+            return
+        if self.tries_draw in {max(int(self.tries_tune * f), 1) for f in TRIES_ADAPT_AT}:
+            rate = float(np.quantile(self.tries_accepted / self.tries_made, 0.1))
+            if rate * MAX_TRIES < 0.5 * TARGET_MOVES:  # proposals cannot carry these rows: keep a few
+                self.n_tries = MIN_TRIES
+            else:
+                self.n_tries = int(min(max(math.ceil(TARGET_MOVES / rate), MIN_TRIES), MAX_TRIES))
+            self._forget_acceptance()
 
     # ------------------------------------------------------------ the draw
     def _exact_draws(self) -> tuple[np.ndarray, np.ndarray]:
@@ -223,8 +383,55 @@ class ExactDraws(RBMStep):
         return v, h
 
     def step(self, point):
-        """One draw: an independent exact draw of every row, accepted by ``L(v') / L(v)`` with other terms."""
+        """One draw (stochastic): exact draws of every row; with other terms, proposals accepted by ``L`` and
+        the sweeps (module docstring)."""
         point = self._chain_start(point)
+        self.tries_draw += 1
+        if self.evidence_draws:
+            out, stats = self._evidence_step(point)
+        else:
+            out, stats = self._proposal_step(point)
+        stats["n_states"], stats["n_tries"] = self.n_states, self.n_tries
+        if self.record_hidden:
+            stats["hidden"] = self.hidden_state.astype(np.int8).reshape(-1)  # flat for a batch, as RBMStep records it
+        self._adapt_tries()
+        return out, [stats]
+
+    def _evidence_step(self, point):
+        """Per-unit evidence: ``n_tries`` proposals per row in one compiled call, ``h`` afresh where a row moved,
+        then the flip-the-state sweeps of the tilted RBM."""
+        c, n = self.carried, self._n_chains
+        v_in = point[self._name].reshape(n, self._shape[-1])
+        refreshed = self._bring_up_to_date(point, v_in)
+        h_start = None if c.hidden_state is None else c.hidden_state.copy()
+        c.visible_state = np.ascontiguousarray(c.visible_state, dtype=np.float64)
+        accepted, accept_sum = independence_tries(self.rng, c.visible_state, self._evidence(point),
+                                                  self._proposal_table(), self.n_tries)
+        moved = np.flatnonzero(accepted) if c.hidden_state is not None else np.arange(n)
+        if moved.size:  # h ~ p(h | v) where v changed: the sweeps' flip-the-state update reads h
+            if c.hidden_state is None:
+                c.hidden_state = np.empty((n, self.n_hidden))
+            c.hidden_state[moved] = self._draw_hidden(hidden_activation(c.visible_state[moved], self.params))
+        if self.sweeps:
+            v_out, (free_energy, _, _, _, _) = self._evidence_draw(point, v_in)
+        else:
+            c.hidden_input = self._full_h(c.visible_state)
+            c.visible_input, c.hidden_exp_valid, c.n_incremental, c.rest = None, False, 0, None
+            v_out = c.visible_state.astype(self._out_dtype)
+            free_energy = -(c.visible_state @ self.params.vbias) - softplus(c.hidden_input).sum(axis=-1)
+        self.tries_made += self.n_tries
+        self.tries_accepted += accepted
+        self._leave(v_out)
+        n_hidden_changed = self._all_hidden if h_start is None else count_changes(c.hidden_state, h_start)
+        stats = self._chain_stats(free_energy, count_changes(v_out, v_in), n_hidden_changed,
+                                  accept_sum / self.n_tries, accepted / self.n_tries, refreshed)
+        out = point.copy()
+        out[self._name] = v_out.reshape(self._shape)
+        return out, stats
+
+    def _proposal_step(self, point):
+        """Without other terms an exact draw of every row; with them, ``n_tries`` exact draws each accepted by
+        ``min(1, L(v') / L(v))`` row by row, then ``sweeps`` corrected sweeps."""
         c, n = self.carried, self._n_chains
         v_in = point[self._name].reshape(n, self._shape[-1])
         moved = not self._is_left(v_in)
@@ -234,21 +441,33 @@ class ExactDraws(RBMStep):
         v, h = self._exact_draws()
         accept = accepted = self._ones
         if self.corrected:
-            proposal = v.copy()
-            v, accept, accepted = self._accept_rows(point, v_in.astype(np.float64), v)
-            rejected = np.flatnonzero((v != proposal).any(axis=-1))
-            if rejected.size:  # a rejected row keeps its v and gets a fresh h ~ p(h | v)
-                h[rejected] = self._draw_hidden(hidden_activation(v[rejected], self.params))
-        a_h = hidden_activation(v, self.params)
-        free_energy = -(v @ self.params.vbias) - softplus(a_h).sum(axis=-1)
-        v_out = v.astype(self._out_dtype)
-        c.visible_state, c.hidden_state, c.hidden_input, c.visible_input = v, h, a_h, None
+            v_cur, accept, accepted = v_in.astype(np.float64), np.zeros(n), np.zeros(n)
+            for t in range(self.n_tries):
+                if t:
+                    v, h = self._exact_draws()
+                proposal = v.copy()
+                v, p_sum, took = self._accept_rows(point, v_cur, v)
+                accept, accepted = accept + p_sum, accepted + took
+                rejected = np.flatnonzero((v != proposal).any(axis=-1))
+                if rejected.size:  # a rejected row keeps its v and gets a fresh h ~ p(h | v)
+                    h[rejected] = self._draw_hidden(hidden_activation(v[rejected], self.params))
+                v_cur = v
+            accept, accepted = accept / self.n_tries, accepted / self.n_tries
+        c.visible_state, c.hidden_state = v, h
+        c.hidden_input, c.visible_input = hidden_activation(v, self.params), None
+        if self.corrected and self.sweeps:
+            self._leave(v.astype(self._out_dtype))  # the sweeps start from the state the proposals left
+            c.n_incremental, c.hidden_exp_valid = 0, False
+            v_int = v.astype(self._out_dtype)
+            v_out, (free_energy, _, _, _, _) = self._numpy_draw(
+                v, Correction(v_int, self._rest_current(point, v_int), n), point)
+        else:
+            free_energy = -(v @ self.params.vbias) - softplus(c.hidden_input).sum(axis=-1)
+            v_out = v.astype(self._out_dtype)
         self._leave(v_out)
+        h = c.hidden_state
         n_hidden_changed = self._all_hidden if h_prev is None else count_changes(h, h_prev)
         stats = self._chain_stats(free_energy, count_changes(v_out, v_in), n_hidden_changed, accept, accepted, moved)
-        stats["n_states"] = self.n_states
-        if self.record_hidden:
-            stats["hidden"] = h.astype(np.int8).reshape(-1)  # flat for a batch, as RBMStep records it
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)
-        return out, [stats]
+        return out, stats

@@ -28,7 +28,14 @@ from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.estimators.exact import EnumerationTooLarge
 from pymc_rbm.kernels import RBMState
 from pymc_rbm.step_methods import ExactDraws, FlipTheState, ReplicaExchange
-from pymc_rbm.step_methods.enumerated import EXACT_DRAWS_MAX_BITS, exact_draws_pay
+from pymc_rbm.step_methods.enumerated import (
+    EXACT_DRAWS_MAX_BITS,
+    MAX_TRIES,
+    MIN_TRIES,
+    TRIES_START,
+    VISIBLE_TABLE_MAX_BITS,
+    exact_draws_pay,
+)
 
 from ._stats import assert_visible_distribution
 
@@ -206,10 +213,158 @@ def test_the_step_refuses_what_it_cannot_do(params):
         assert ExactDraws.competence(v) == Competence.INCOMPATIBLE
     with pm.Model():
         v = RBM("v", params.W, params.vbias, params.hbias)
-        with pytest.raises(TypeError, match="sweeps"):
-            ExactDraws([v], sweeps=2)
+        with pytest.raises(TypeError, match="compiled"):
+            ExactDraws([v], compiled=False)
+        for tries in (0, 1.5, True, "many"):
+            with pytest.raises(ValueError, match="tries must be"):
+                ExactDraws([v], tries=tries)
+        with pytest.raises(ValueError, match="sweeps must be"):
+            ExactDraws([v], sweeps=-1)
         with pytest.raises(EnumerationTooLarge, match="2\\*\\*2"):
             ExactDraws([v], max_bits=1)
+
+
+# ------------------------------------------- per-unit evidence: proposals, then sweeps
+READOUT = dict(scale=1.7, offset=-0.4, sigma=0.9)
+Y_ROW = np.array([1.9, -0.8, 0.2, 1.1])  # the readouts of one row of 4 units
+
+
+def readout_evidence(y, scale=READOUT["scale"], offset=READOUT["offset"], sigma=READOUT["sigma"]):
+    """``δ = log N(y | scale + offset, σ) - log N(y | offset, σ)`` of each unit."""
+    return ((y - offset) ** 2 - (y - offset - scale) ** 2) / (2 * sigma**2)
+
+
+def evidence_draw_matrix(params, delta, *, sweep_params=None, forget_current=False):
+    """One draw with ``tries=1, sweeps=1`` over the joint states: the try (``h ~ p(h | v')`` where it was
+    taken, ``(v, h)`` kept where not), then a flip-the-state sweep of the tilted RBM (or of ``sweep_params``)."""
+    nv, nh = params.n_visible, params.n_hidden
+    v, h = ht.joint_states(nv, nh)
+    states = binary_states(nv)
+    q = np.exp(log_p_rbm(params) - logsumexp(log_p_rbm(params)))
+    log_rest = states @ delta
+    current = np.zeros_like(log_rest) if forget_current else log_rest
+    take = q[None, :] * np.exp(np.minimum(log_rest[None, :] - current[:, None], 0.0))  # [v, v']
+    p_on = expit(params.hbias + states @ params.W)
+    h_states = binary_states(nh)
+    p_h = np.prod(np.where(h_states[None] == 1, p_on[:, None], 1 - p_on[:, None]), axis=-1)  # [v', h']
+    iv, ih = ht.state_index(v), ht.state_index(h)
+    A = (take[iv][:, iv] * p_h[iv, ih][None, :])  # taken: to (v', h' ~ p(h | v'))
+    A[np.arange(iv.size), np.arange(iv.size)] += 1.0 - take[iv].sum(axis=1)  # not taken: (v, h) kept
+    tilted = RBMParams(params.W, params.vbias + delta, params.hbias)
+    return A @ ht.transition_matrix(sweep_params or tilted, "flip")
+
+
+def test_evidence_draw_leaves_the_tilted_rbm_invariant():
+    params = RBMParams.random(4, 2, scale=2.0, rng=5)
+    delta = readout_evidence(Y_ROW)
+    pi = ht.joint_distribution(RBMParams(params.W, params.vbias + delta, params.hbias))
+    ht.assert_converges(pi, evidence_draw_matrix(params, delta))
+    for wrong in (dict(sweep_params=params), dict(forget_current=True)):  # negative controls
+        with pytest.raises(AssertionError, match="not stationary"):
+            ht.assert_stationary(pi, evidence_draw_matrix(params, delta, **wrong))
+
+
+def readout_model(params, n_rows, y_rows=None, **readout):
+    readout = {**READOUT, **readout}
+    y = np.tile(Y_ROW[: params.n_visible], (n_rows, 1)) if y_rows is None else y_rows
+    model = pm.Model()
+    with model:
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=y.shape)
+        pm.Normal("y", readout["scale"] * v + readout["offset"], readout["sigma"], observed=y)
+    return model
+
+
+def test_evidence_step_follows_its_matrix():
+    """Every joint state, many rows each, one draw of ``ExactDraws(tries=1, sweeps=1)`` against the matrix."""
+    params = RBMParams.random(4, 2, scale=2.0, rng=5)
+    runs = 300
+    n = 2**6 * runs
+    with readout_model(params, n):
+        step = ExactDraws(tries=1, sweeps=1, record_hidden=True)
+    assert step.evidence_draws and step.keeps_hidden and step.n_tries == 1
+    step.setup_chain(np.random.default_rng(3), 0, 1)
+    T = evidence_draw_matrix(params, readout_evidence(Y_ROW))
+
+    def kernel_fn(rng, state):
+        s = step.sampling_state
+        s.visible_state, s.hidden_state = state.v.astype(np.float64), state.h.astype(np.float64)
+        s.hidden_input = params.hbias + s.visible_state @ params.W
+        step.sampling_state = s
+        point, stats = step.step({"v": state.v.astype(np.int64)})
+        assert not stats[0]["refreshed"]  # the step starts from the (v, h) it was given
+        return RBMState(point["v"], stats[0]["hidden"].reshape(n, 2))
+
+    check = ht.empirical_transition_check(kernel_fn, T, 4, 2, n_draws=runs)
+    assert check.n_impossible == 0
+
+
+def test_pm_sample_with_readouts_matches_enumeration():
+    """The default for readouts of every unit, three rows with their own data, against each row's posterior."""
+    params = RBMParams.random(6, 4, scale=2.5, rng=8)
+    y = np.random.default_rng(0).normal(0.5, 1.2, (3, 6))
+    with readout_model(params, 3, y) as model:
+        assert list(assign_step_methods(model)[1]) == [ExactDraws]
+        idata = pm.sample(draws=3000, random_seed=5, **SAMPLE)
+    stats = idata.sample_stats
+    n_tries = stats["n_tries"].values
+    assert (n_tries == n_tries[:, :1]).all() and MIN_TRIES <= n_tries.min() <= MAX_TRIES  # frozen after tuning
+    draws = idata.posterior["v"].values
+    for row in range(3):
+        log_p = log_marginal_visible(params) + binary_states(6) @ readout_evidence(y[row])
+        assert_visible_distribution(draws[:, :, row], log_p, label=f"row {row}")
+
+
+def test_tries_adapt_to_the_acceptance():
+    """Weak evidence: most proposals are taken and few are made; stronger evidence: more are made; evidence
+    that pins 14 units far from the prior's modes: even the most would not move a row, and few are kept."""
+    tries = {}
+    for n_visible, sigma in ((6, 3.0), (6, 0.5), (14, 0.05)):
+        params = RBMParams.random(n_visible, 4, scale=2.5, rng=8)
+        y = np.random.default_rng(1).normal(0.0, 1.0, (20, n_visible))
+        with readout_model(params, 20, y, sigma=sigma):
+            idata = pm.sample(draws=5, tune=200, chains=1, random_seed=1, progressbar=False,
+                              compute_convergence_checks=False)
+        tries[n_visible, sigma] = int(idata.sample_stats["n_tries"].values[0, -1])
+    assert tries[6, 3.0] < tries[6, 0.5] and tries[6, 0.5] > 2 * MIN_TRIES and tries[14, 0.05] == MIN_TRIES, tries
+
+
+def test_resume_continues_draw_for_draw():
+    """The adapted ``tries`` and its bookkeeping are part of the sampling state."""
+    params = RBMParams.random(6, 4, scale=2.5, rng=8)
+    with readout_model(params, 5, np.random.default_rng(2).normal(0.5, 1.0, (5, 6))):
+        step = ExactDraws()
+    step.setup_chain(np.random.default_rng(0), 40, 20)
+    point = {"v": np.zeros((5, 6), dtype=np.int64)}
+    for _ in range(30):
+        point, _ = step.step(point)
+    saved, saved_point = step.sampling_state, point
+    assert saved.n_tries != TRIES_START and saved.tries_draw == 30
+    first = []
+    for _ in range(15):
+        point, _ = step.step(point)
+        first.append(point["v"])
+    step.setup_chain(np.random.default_rng(99), 0, 1)  # forget everything, then resume
+    step.sampling_state = saved
+    point = saved_point
+    for expected in first:
+        point, _ = step.step(point)
+        np.testing.assert_array_equal(point["v"], expected)
+
+
+def test_corrected_sweeps_with_a_coupled_likelihood(params):
+    """Elsewhere ``sweeps`` adds Metropolis-corrected flip-the-state sweeps after the proposals: still exact."""
+    from scipy.stats import norm
+
+    params = RBMParams.random(6, 4, scale=1.5, rng=3)
+    a, sigma, y = np.array([1.0, -0.5, 0.8, 1.2, -1.0, 0.6]), 0.8, 1.7
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        pm.Normal("y", v @ a, sigma, observed=y)
+        step = ExactDraws(tries=2, sweeps=1)
+        assert step.sweeps == 1 and not step.evidence_draws
+        idata = pm.sample(draws=3000, random_seed=4, step=step, **SAMPLE)
+    log_p = log_marginal_visible(params) + norm.logpdf(y, binary_states(6) @ a, sigma)
+    assert_visible_distribution(idata.posterior["v"].values, log_p, label="posterior")
 
 
 # ------------------------------------------------------ through pm.sample
@@ -284,6 +439,24 @@ def test_default_choice(params):
         s = pm.HalfNormal("s")
         RBM("v", s * params.W, params.vbias, params.hbias, log_partition="exact")
         assert random.rvs_to_values[random["v"]] in assign_step_methods(random)[1][FlipTheState]
+    with pm.Model() as readouts:  # per-unit evidence, here with a free shared parameter: proposals and sweeps
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(4, NV))
+        scale = pm.HalfNormal("scale")
+        pm.Normal("y", scale * v, 1.0, observed=np.ones((4, NV)))
+        assert list(assign_step_methods(readouts)[1]) == [ExactDraws, pm.NUTS]
+    with pm.Model() as rows:  # each row's terms couple its units: the tempered ladder
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(4, NV))
+        pm.Normal("y", v @ np.ones(NV), 1.0, observed=np.ones(4))
+        assert list(assign_step_methods(rows)[1]) == [ReplicaExchange]
+
+
+def test_wide_visible_layers_with_evidence_keep_the_ladder():
+    """Past VISIBLE_TABLE_MAX_BITS a proposal would need a draw of v | h: ReplicaExchange stays the default."""
+    n = VISIBLE_TABLE_MAX_BITS + 1
+    with pm.Model() as model:
+        v = RBM("v", np.zeros((n, 4)), np.zeros(n), np.zeros(4), log_partition=None)
+        pm.Normal("y", v, 1.0, observed=np.ones(n))
+        assert list(assign_step_methods(model)[1]) == [ReplicaExchange]
 
 
 @pytest.mark.parametrize("n_hidden, chosen", [(20, ExactDraws), (EXACT_DRAWS_MAX_BITS + 1, ReplicaExchange)])

@@ -3,8 +3,8 @@
 A model of 50 latent 4x4 images with the bundled RBM as their prior, seen through Gaussian readouts with
 scale, offset and noise unknown. Each simulation draws the shared parameters from their prior and the
 images by exact draws of the RBM, simulates the data, and samples the posterior with ``pm.sample()``'s
-defaults (NUTS for the shared parameters beside ``ReplicaExchange`` with its evidence ladder for the
-images). The rank of each true parameter among its posterior draws is uniform when the sampler is exact;
+defaults (NUTS for the shared parameters beside ``ExactDraws``, whose proposals from the RBM's exact
+marginal and flip-the-state sweeps take the readouts in as per-unit evidence). The rank of each true parameter among its posterior draws is uniform when the sampler is exact;
 a chi-square test of the ranks over 100 simulations must not reject it.
 """
 
