@@ -5,7 +5,9 @@ RBM as their prior (``shape=(K, 16)``), each seen through Gaussian readouts
 ``y_k = scale · v_k + offset + N(0, sigma²)`` (true values 2, -0.5, 0.9).
 
 - **Timing** (``--rows``): scale, offset and sigma free (NUTS), ``pm.sample()``
-  with its defaults beside PyMC's ``BinaryGibbsMetropolis`` (BGM) for ``v``
+  with its defaults (``tries``: the proposals per row and draw of
+  ``ExactDraws``; ``rungs``: the ladder of ``ReplicaExchange``, where that is
+  the step) beside PyMC's ``BinaryGibbsMetropolis`` (BGM) for ``v``
   (BGM only up to ``--bgm-max-rows``: its cost grows with the square of
   ``K``). ``ms/draw`` is PyMC's sampling time over all draws, tuning
   included, of one chain.
@@ -93,7 +95,8 @@ def sample(model, sampler: str, *, draws: int, tune: int, chains: int, seed: int
 
 def timing_rows(params, rows, samplers, *, draws, tune, bgm_max_rows, seed):
     print(f"\nTiming: scale, offset and sigma free (NUTS), 1 chain x ({tune} + {draws}) draws")
-    print(f"{'K':>6} {'sampler':>8} {'ms/draw':>9} {'x K=first':>9} {'rungs':>6} {'scale':>6} {'offset':>7} {'sigma':>6}")
+    print(f"{'K':>6} {'sampler':>8} {'ms/draw':>9} {'x K=first':>9} {'tries':>6} {'rungs':>6} {'scale':>6} "
+          f"{'offset':>7} {'sigma':>6}")
     first = {}
     for n_rows in rows:
         _, y = simulate(n_rows, seed)
@@ -109,8 +112,9 @@ def timing_rows(params, rows, samplers, *, draws, tune, bgm_max_rows, seed):
             ratio = ms / first[sampler][1]
             stats = idata.sample_stats
             rungs = int(stats["n_temperatures"].values[0, -1]) if "n_temperatures" in stats else 1
+            tries = int(stats["n_tries"].values[0, -1]) if "n_tries" in stats else "-"
             post = idata.posterior
-            print(f"{n_rows:>6} {sampler:>8} {ms:9.2f} {ratio:9.1f} {rungs:>6} {float(post['scale'].mean()):6.2f} "
+            print(f"{n_rows:>6} {sampler:>8} {ms:9.2f} {ratio:9.1f} {tries:>6} {rungs:>6} {float(post['scale'].mean()):6.2f} "
                   f"{float(post['offset'].mean()):7.2f} {float(post['sigma'].mean()):6.2f}")
 
 

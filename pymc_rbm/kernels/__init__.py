@@ -26,6 +26,8 @@ it along its path).
   units that changed instead of recomputed (the step methods' fast path).
 - :mod:`~pymc_rbm.kernels.compiled`: several Gibbs or flip-the-state sweeps
   with carried activations in one Numba call, the same chain draw for draw.
+- :mod:`~pymc_rbm.kernels.independence`: independence proposals from the exact
+  marginal of an enumerated layer, accepted under per-unit evidence.
 """
 
 from pymc_rbm.kernels import activations, flip, gibbs, layer, metropolis, operators, sweep, tempering, wormhole
