@@ -80,12 +80,16 @@ class EnumeratedLayer:
 
 
 def independence_tries(rng: np.random.Generator, v: np.ndarray, evidence: np.ndarray, table: EnumeratedLayer,
-                       n_tries: int) -> np.ndarray:
+                       n_tries: int, *, h: np.ndarray | None = None, W: np.ndarray | None = None,
+                       hbias: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``n_tries`` independence Metropolis-Hastings tries on every row of ``v``, in place (stochastic).
 
     Row ``k`` targets ``p_RBM(v) exp(δ_k · v)`` (module docstring): each try
     draws ``v' ~ p_RBM`` exactly from ``table`` and takes it with probability
-    ``min(1, exp(δ_k · (v' - v_k)))``.
+    ``min(1, exp(δ_k · (v' - v_k)))``. With ``h``, every row that took a try
+    then draws its hidden units afresh from ``p(h | v)`` (a Gibbs update of
+    ``h``, which leaves the joint ``p_RBM(v, h) exp(δ_k · v)`` invariant), so
+    ``(v, h)`` stays a state of the joint chain.
 
     Parameters
     ----------
@@ -99,6 +103,10 @@ def independence_tries(rng: np.random.Generator, v: np.ndarray, evidence: np.nda
         The RBM's exact marginal of one layer.
     n_tries : int
         Tries per row (0 leaves ``v`` as it is).
+    h : ndarray of float64 of shape (n_rows, n_hidden), optional
+        The rows' hidden states, C-contiguous; redrawn in place where a try was taken.
+    W, hbias : ndarray of float64, optional
+        The weights (n_visible, n_hidden) and hidden biases, with ``h``.
 
     Returns
     -------
@@ -109,18 +117,24 @@ def independence_tries(rng: np.random.Generator, v: np.ndarray, evidence: np.nda
     """
     if v.dtype != np.float64 or not v.flags.c_contiguous or v.ndim != 2:
         raise TypeError("v must be a C-contiguous 2-D float64 array")
-    evidence = np.ascontiguousarray(np.broadcast_to(evidence, v.shape), dtype=np.float64)
+    if v.shape[1] != table.vbias.size:
+        raise ValueError(f"v has {v.shape[1]} units, the table's RBM {table.vbias.size} visible units")
+    if evidence.shape != v.shape or evidence.dtype != np.float64 or not evidence.flags.c_contiguous:
+        evidence = np.ascontiguousarray(np.broadcast_to(evidence, v.shape), dtype=np.float64)
+    refresh = h is not None
+    if refresh and (h.dtype != np.float64 or not h.flags.c_contiguous or h.shape != (v.shape[0], W.shape[1])):
+        raise TypeError("h must be a C-contiguous float64 array of shape (n_rows, n_hidden)")
     accepted, accept_sum = np.zeros(v.shape[0], dtype=np.int64), np.zeros(v.shape[0])
     if n_tries <= 0 or v.shape[0] == 0:
         return accepted, accept_sum
-    if v.shape[1] != table.vbias.size:
-        raise ValueError(f"v has {v.shape[1]} units, the table's RBM {table.vbias.size} visible units")
     key = dense_key(rng)
     if table.layer == "visible":
         _visible_tries(key, int(n_tries), v, evidence, table.prob, table.alias, table.n_bits, accepted, accept_sum)
     else:
         _hidden_tries(key, int(n_tries), v, evidence, table.prob, table.alias, table.n_bits, table.W_T, table.vbias,
                       accepted, accept_sum)
+    if refresh:
+        _refresh_hidden(key, v, h, W, hbias, accepted)
     return accepted, accept_sum
 
 
@@ -220,3 +234,25 @@ def _hidden_tries(key, n_tries, v, evidence, prob, alias, n_bits, W_T, vbias, ac
                     log_ratio += ev[i] if new else -ev[i]
             if _accept(log_ratio, u[2 * t + 1], k, accepted, accept_sum):
                 x[:] = proposal
+
+
+#: The Philox stream of the hidden refresh (the tries use streams ``0 .. n_tries``).
+_REFRESH_STREAM = 0x7FFFFFFF
+
+
+@njit(cache=True, nogil=True)
+def _refresh_hidden(key, v, h, W, hbias, accepted):  # pragma: no cover - compiled
+    """``h_k ~ p(h | v_k)`` for every row ``k`` that took a try."""
+    n_hidden = h.shape[1]
+    u = np.empty(n_hidden + (n_hidden & 1))
+    a = np.empty(n_hidden)
+    for k in range(v.shape[0]):
+        if accepted[k] == 0:
+            continue
+        a[:] = hbias
+        for i in range(v.shape[1]):
+            if v[k, i] != 0.0:
+                a += W[i]
+        nb.philox_uniforms(key, k, _REFRESH_STREAM, u)
+        for j in range(n_hidden):
+            h[k, j] = 1.0 if u[j] * (1.0 + np.exp(-a[j])) < 1.0 else 0.0  # u < sigmoid(a)

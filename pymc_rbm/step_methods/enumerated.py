@@ -351,7 +351,8 @@ class ExactDraws(RBMStep):
 
     def _adapt_tries(self) -> None:
         """``tries`` from the acceptance since the last adaptation (module docstring), while tuning."""
-        if not (self.tries == "auto" and self.evidence_draws and self.tries_tune >= MIN_TUNE_FOR_TRIES):
+        if self.tries_draw > self.tries_tune or not (
+                self.tries == "auto" and self.evidence_draws and self.tries_tune >= MIN_TUNE_FOR_TRIES):
             return
         if self.tries_draw in {max(int(self.tries_tune * f), 1) for f in TRIES_ADAPT_AT}:
             rate = float(np.quantile(self.tries_accepted / self.tries_made, 0.1))
@@ -402,16 +403,13 @@ class ExactDraws(RBMStep):
         then the flip-the-state sweeps of the tilted RBM."""
         c, n = self.carried, self._n_chains
         v_in = point[self._name].reshape(n, self._shape[-1])
-        refreshed = self._bring_up_to_date(point, v_in)
-        h_start = None if c.hidden_state is None else c.hidden_state.copy()
+        refreshed = self._bring_up_to_date(point, v_in)  # h ~ p(h | v) where the point's v is new
         c.visible_state = np.ascontiguousarray(c.visible_state, dtype=np.float64)
-        accepted, accept_sum = independence_tries(self.rng, c.visible_state, self._evidence(point),
-                                                  self._proposal_table(), self.n_tries)
-        moved = np.flatnonzero(accepted) if c.hidden_state is not None else np.arange(n)
-        if moved.size:  # h ~ p(h | v) where v changed: the sweeps' flip-the-state update reads h
-            if c.hidden_state is None:
-                c.hidden_state = np.empty((n, self.n_hidden))
-            c.hidden_state[moved] = self._draw_hidden(hidden_activation(c.visible_state[moved], self.params))
+        c.hidden_state = np.ascontiguousarray(c.hidden_state, dtype=np.float64)
+        h_start = c.hidden_state.copy()
+        accepted, accept_sum = independence_tries(
+            self.rng, c.visible_state, self._evidence(point), self._proposal_table(), self.n_tries,
+            h=c.hidden_state, W=self.params.W, hbias=self.params.hbias)  # h afresh where v moved
         if self.sweeps:
             v_out, (free_energy, _, _, _, _) = self._evidence_draw(point, v_in)
         else:
@@ -422,8 +420,7 @@ class ExactDraws(RBMStep):
         self.tries_made += self.n_tries
         self.tries_accepted += accepted
         self._leave(v_out)
-        n_hidden_changed = self._all_hidden if h_start is None else count_changes(c.hidden_state, h_start)
-        stats = self._chain_stats(free_energy, count_changes(v_out, v_in), n_hidden_changed,
+        stats = self._chain_stats(free_energy, count_changes(v_out, v_in), count_changes(c.hidden_state, h_start),
                                   accept_sum / self.n_tries, accepted / self.n_tries, refreshed)
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)

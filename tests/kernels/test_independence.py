@@ -17,6 +17,7 @@ from pymc_rbm import RBMParams
 from pymc_rbm import testing as ht
 from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.estimators.exact import enumerated_log_weights
+from pymc_rbm.kernels import RBMState
 from pymc_rbm.kernels.independence import EnumeratedLayer, independence_tries
 
 DELTA = np.array([1.3, -2.1, 0.4, 0.9])
@@ -99,3 +100,28 @@ def test_bad_input(params):
         independence_tries(np.random.default_rng(0), np.zeros((3, 4), dtype=np.int64), DELTA, table, 1)
     with pytest.raises(ValueError, match="layer must be"):
         EnumeratedLayer.from_log_weights(np.zeros(4), "both", params.W, params.vbias)
+
+
+def test_the_hidden_refresh_follows_the_joint_matrix(params):
+    """With ``h``, a row that took its try draws ``h ~ p(h | v')``; a row that did not keeps ``(v, h)``."""
+    from scipy.special import expit
+
+    states, h_states = binary_states(4), binary_states(3)
+    log_p, log_rest = log_marginal_visible(params), states @ DELTA
+    take = np.exp(log_p - logsumexp(log_p))[None, :] * np.exp(np.minimum(log_rest[None, :] - log_rest[:, None], 0))
+    p_on = expit(params.hbias + states @ params.W)
+    p_h = np.prod(np.where(h_states[None] == 1, p_on[:, None], 1 - p_on[:, None]), axis=-1)  # [v, h]
+    v, h = ht.joint_states(4, 3)
+    iv, ih = ht.state_index(v), ht.state_index(h)
+    T = take[iv][:, iv] * p_h[iv, ih][None, :]
+    T[np.arange(iv.size), np.arange(iv.size)] += 1.0 - take[iv].sum(axis=1)
+    pi = ht.joint_distribution(RBMParams(params.W, params.vbias + DELTA, params.hbias))
+    ht.assert_stationary(pi, T)
+    table = table_of(params, "visible")
+
+    def kernel(rng, state):
+        v, h = state.v.astype(np.float64), state.h.astype(np.float64)
+        independence_tries(rng, v, DELTA, table, 1, h=h, W=params.W, hbias=params.hbias)
+        return RBMState(v, h)
+
+    assert ht.empirical_transition_check(kernel, T, 4, 3, n_draws=400).n_impossible == 0
