@@ -178,9 +178,12 @@ class RBM(Discrete):
     observed cells are checked. Where whole rows are missing, the missing
     rows form an RBM variable ``<name>_unobserved`` that the RBM step methods
     sample. Where single cells are missing, ``<name>_unobserved`` holds the
-    missing cells of all rows; the RBM step methods do not take it, and
-    ``pm.sample`` gives it PyMC's ``Metropolis``, which is exact (the logp is
-    -inf off {0, 1}) but slow on many missing cells.
+    missing cells of all rows, and ``pm.sample`` gives it
+    :class:`~pymc_rbm.step_methods.ImputedCells` (replica exchange on the RBM
+    with the observed cells clamped) where the parameters are constants or
+    data and no other model term involves it; otherwise PyMC's
+    ``Metropolis``, which is exact (the logp is -inf off {0, 1}) but slow on
+    many missing cells.
 
     Examples
     --------

@@ -13,6 +13,9 @@
   2013) and its α mixture with Gibbs; chosen for RBMs whose parameters are
   random variables.
 - :class:`BlockGibbs`: block Gibbs sweeps.
+- :class:`ImputedCells`: the missing cells of an RBM observed with gaps
+  (``<name>_unobserved``), by replica exchange on the RBM with the observed
+  cells clamped (:mod:`pymc_rbm.step_methods.imputed`).
 - :class:`WormholeMetropolis`: Metropolis-accepted wormhole jumps (Hinton,
   Welling & Mnih 2003) of RBM or continuous variables; never chosen
   automatically (it needs data).
@@ -43,6 +46,7 @@ from pymc_rbm.step_methods.base import RBMStep, RBMStepState, is_rbm_variable, r
 from pymc_rbm.step_methods.enumerated import ExactDraws
 from pymc_rbm.step_methods.flip import FlipTheState
 from pymc_rbm.step_methods.gibbs import BlockGibbs
+from pymc_rbm.step_methods.imputed import ImputedCells
 from pymc_rbm.step_methods.model_ladder import ModelLadder
 from pymc_rbm.step_methods.tempered import ReplicaExchange
 from pymc_rbm.step_methods.wormhole import WormholeMetropolis
@@ -51,6 +55,7 @@ __all__ = [
     "BlockGibbs",
     "ExactDraws",
     "FlipTheState",
+    "ImputedCells",
     "ModelLadder",
     "RBMStep",
     "RBMStepState",
@@ -65,9 +70,9 @@ __all__ = [
 def register() -> None:
     """Register the step methods and the stuck-chain checks with ``pm.sample`` (once).
 
-    :class:`ExactDraws`, :class:`ReplicaExchange`, :class:`FlipTheState` and
-    :class:`BlockGibbs` join ``pymc.step_methods.STEP_METHODS``, in that
-    order, then the categorical steps
+    :class:`ExactDraws`, :class:`ReplicaExchange`, :class:`FlipTheState`,
+    :class:`BlockGibbs` and :class:`ImputedCells` join
+    ``pymc.step_methods.STEP_METHODS``, in that order, then the categorical steps
     (:func:`pymc_rbm.step_methods.categorical.register`) and the Gaussian ones
     (:func:`pymc_rbm.step_methods.gaussian.register`);
     :func:`~pymc_rbm.step_methods.convergence.rbm_convergence_checks`
@@ -81,7 +86,8 @@ def register() -> None:
     (:func:`~pymc_rbm.step_methods.enumerated.exact_draws_pay`);
     ``ReplicaExchange`` is ``IDEAL`` for every RBM variable whose parameters
     are constants or data, ``FlipTheState`` (then ``BlockGibbs``)
-    ``PREFERRED`` for every RBM variable; all are ``INCOMPATIBLE`` with
+    ``PREFERRED`` for every RBM variable; ``ImputedCells`` is ``IDEAL`` for
+    the missing cells of an RBM observed with gaps; all are ``INCOMPATIBLE`` with
     anything else, so other variables keep their usual samplers. The
     categorical and Gaussian steps are ``INCOMPATIBLE`` with every variable
     but those of their own layer type, so placing them after these changes
@@ -89,7 +95,7 @@ def register() -> None:
     """
     from pymc.step_methods import STEP_METHODS
 
-    for method in (ExactDraws, ReplicaExchange, FlipTheState, BlockGibbs):
+    for method in (ExactDraws, ReplicaExchange, FlipTheState, BlockGibbs, ImputedCells):
         if method in STEP_METHODS:
             STEP_METHODS.remove(method)
         STEP_METHODS.append(method)  # in this order: among equally competent steps pm.sample keeps the first
