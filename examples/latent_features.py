@@ -5,10 +5,13 @@ image ``v_k`` whose prior is the bundled bars-and-stripes RBM itself,
 untempered: a prior so sharply multimodal that local moves (Gibbs,
 flip-the-state) almost never leave the pattern they start in. ``pm.sample``
 chooses the steps: NUTS for the continuous variables and, for ``v``,
-:class:`~pymc_rbm.ReplicaExchange`. The Gaussian readouts are per-pixel
-evidence, found in the model's graph: every replica of each image carries it
-in its visible logits (the RBM tempered, the evidence kept), so every move is
-exact as drawn, and the compound step samples the exact posterior.
+:class:`~pymc_rbm.ExactDraws`. The Gaussian readouts are per-pixel evidence,
+found in the model's graph, and the RBM's 65536 visible states can be listed
+once: each image then makes a few dozen exact draws of the prior per draw as
+proposals, each accepted by how well it explains that image's readouts, and a
+flip-the-state sweep of the RBM tilted by them for the pixel-level moves. Each
+move leaves the image's posterior invariant, so the compound step samples the
+exact posterior.
 
 Two parts:
 
@@ -21,9 +24,9 @@ Two parts:
 2. **The full model**: K images, the scale ``s``, offset ``b`` and noise
    ``sigma`` unknown. No enumeration here (``2**(16 K)`` states and three
    continuous variables); the example reports the posterior means of the
-   continuous variables against their true values, the acceptance of the
-   cold replica's moves, the swap acceptance and round trips of the ladder,
-   and the pixels of the posterior mode of ``v`` that differ from the truth.
+   continuous variables against their true values, how many proposals each
+   image made per draw and how many were accepted, and the pixels of the
+   posterior mode of ``v`` that differ from the truth.
 
 About the warnings of part 2. PyMC (R-hat above 1.01, effective sample size
 below 100 per chain) and pymc-rbm (chains that disagree or never moved) may
@@ -32,10 +35,9 @@ which of two kinds each is. *Rare flips*: a pixel that is almost always one
 value has its R-hat and ESS decided by the few draws where it is not; more
 draws settle that, and the posterior you would read is unchanged.
 *Ambiguous* images: the noise lets two patterns explain them (part 1's image
-is one, ``p(v_i = 1 | y)`` about 0.27 on a whole column). The readouts are
-per-pixel evidence, so every rung of each image's ladder carries it and the
-bottom rung is the evidence alone: a chain changes its reading of such an
-image there, at high temperature, and hands it up the ladder. With few draws
+is one, ``p(v_i = 1 | y)`` about 0.27 on a whole column). A chain changes its
+reading of such an image when a proposal drawn from the prior lands on the
+other pattern and the readouts accept it, a few times per draw. With few draws
 the probability of those pixels can still be rough; more draws
 (``--draws 3000``) or more chains make it reliable, and part 1 shows that
 the sampler itself is exact.
@@ -163,8 +165,13 @@ def full_model(params, y: np.ndarray, truth: np.ndarray, *, draws: int, tune: in
           + f"; largest of a pixel of v {np.nanmax(rhat_v):.3f} (image {worst[0]}, pixel {worst[1]}, "
           f"posterior mean {p_on[worst]:.2f}). ArviZ's r-hat of v is NaN, with a RuntimeWarning, for the "
           f"{int(np.isnan(rhat_v).sum())} pixels that are the same in every draw of every chain: the data settle them")
-    print(f"  cold replica: acceptance of its likelihood-informed moves {float(stats['accept_rate'].mean()):.2f}, "
-          f"visible units changed per image and draw {float(stats['n_changed'].mean()):.2f}")
+    if "n_tries" in stats:
+        print(f"  ExactDraws: {int(stats['n_tries'].values[0, -1])} proposals per image and draw from the exact "
+              f"prior, accepted fraction {float(np.mean(np.stack(stats['accept_rate'].values.ravel()))):.3f}; "
+              f"visible units changed per image and draw {float(stats['n_changed'].mean()):.2f}")
+    else:
+        print(f"  cold replica: acceptance of its likelihood-informed moves {float(stats['accept_rate'].mean()):.2f}, "
+              f"visible units changed per image and draw {float(stats['n_changed'].mean()):.2f}")
     if "swap_accept" in stats:
         trips = stats["round_trips"].values[:, -1]
         print(f"  ladders (one per image): {int(stats['n_temperatures'].values[:, -1].max())} rungs, swap acceptance "
@@ -241,8 +248,8 @@ def explain_warnings(idata) -> None:
               "where it is not;\n  that settles with more draws and changes nothing you would read off the posterior.")
     if ambiguous or problems:
         print("  'ambiguous': two bars-and-stripes patterns explain the image; a chain switches between the two "
-              "readings\n  through its ladder (the module docstring says how), and with few draws the probability "
-              "of those pixels is rough.")
+              "readings\n  through its exact proposals (the module docstring says how), and with few draws the "
+              "probability of those pixels is rough.")
     print("  To make them reliable, run more draws or chains: ./dev python examples/latent_features.py --draws 3000")
 
 

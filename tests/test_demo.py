@@ -87,7 +87,7 @@ def test_latent_features_example_recovers_the_images(latent_features, capsys):
     out = capsys.readouterr().out
     assert float(idata.sample_stats["n_changed"].mean()) > 0.01  # the latent images move
     assert 1.4 < float(idata.posterior["scale"].mean()) < 2.6
-    assert "swap acceptance" in out and "pixels wrong" in out
+    assert "proposals per image and draw" in out and "pixels wrong" in out
     # whatever PyMC and pymc-rbm warned about after sampling, the example says what it means and what to do
     assert "passed PyMC's R-hat and ESS checks" in out or ("about the warnings above" in out and "--draws 3000" in out)
 
