@@ -94,7 +94,7 @@ from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 
-__all__ = ["Correction", "OtherTermsInDraws", "scan_rows"]
+__all__ = ["Correction", "OtherTermsInDraws", "decide_rows", "scan_rows"]
 
 #: The ladder of one rung at β = 1, for the compiled round of an evidence draw.
 _ONE_RUNG = np.ones(1)
@@ -150,6 +150,46 @@ def scan_rows(rng, log_rest, v_int, v, v_new, rows, log_current, accept_sum, acc
             v_int[k] = old
             v_new[k] = v[k]
     return log_current
+
+
+def decide_rows(rng, values, rows, accept_sum, accepted=None, log_correction=None):
+    """One Metropolis decision for each of ``rows`` where ``L`` factorises over the rows, ``L(v) = Π_k L_k(v_k)``.
+
+    Row ``k``'s ratio ``L_k(v'_k) / L_k(v_k)`` does not depend on the other
+    rows, so the scan over the rows (:func:`scan_rows`) becomes independent
+    decisions, made together (stochastic; one uniform per decided row, in
+    row order).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    values : ndarray of shape (2, n_chains)
+        ``log L_k`` of every row at the current state and at the proposal.
+    rows : ndarray of int
+        The rows to decide (those whose proposal differs).
+    accept_sum : ndarray of shape (n_chains,)
+        Each decided row's acceptance probability is added here.
+    accepted : ndarray of shape (n_chains,), optional
+        1 is added for each accepted row.
+    log_correction : ndarray of shape (len(rows),), optional
+        Subtracted from each row's log ratio (a proposal tilted by ``T``: ``log T(v') - log T(v)``).
+
+    Returns
+    -------
+    log_ratio : ndarray of shape (len(rows),)
+        ``+inf`` where the current state's ``L_k`` is 0 (any proposal is taken there).
+    took : ndarray of bool of shape (len(rows),)
+    """
+    with np.errstate(invalid="ignore"):
+        log_ratio = values[1, rows] - values[0, rows]
+    log_ratio = np.where(values[0, rows] == -np.inf, np.inf, log_ratio)
+    if log_correction is not None:
+        log_ratio = log_ratio - log_correction
+    accept_sum[rows] += acceptance_probability(log_ratio)
+    took = metropolis_accept(rng, log_ratio)
+    if accepted is not None:
+        accepted[rows[took]] += 1.0
+    return log_ratio, took
 
 
 class Correction:
@@ -260,12 +300,7 @@ class OtherTermsInDraws:
         new_int = d.v_int.copy()
         new_int[rows] = v_new[rows]
         values = self.other_terms.row_values(point, np.stack([d.v_int.reshape(shape), new_int.reshape(shape)]))
-        with np.errstate(invalid="ignore"):
-            log_ratio = values[1, rows] - values[0, rows]
-        log_ratio = np.where(values[0, rows] == -np.inf, np.inf, log_ratio)
-        d.accept_sum[rows] += acceptance_probability(log_ratio)
-        took = metropolis_accept(self.rng, log_ratio)
-        d.accepted[rows[took]] += 1.0
+        log_ratio, took = decide_rows(self.rng, values, rows, d.accept_sum, d.accepted)
         d.v_int[rows[took]] = v_new[rows[took]]
         v_new[rows[~took]] = v[rows[~took]]
         d.log_rest = self._log_rest(point, d.v_int) if np.isinf(d.log_rest) else (

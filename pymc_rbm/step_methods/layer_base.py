@@ -40,12 +40,12 @@ from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
-from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
+from pymc_rbm.kernels.metropolis import metropolis_accept
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.kernels.tempering import equalized_ladder
 from pymc_rbm.layers import BERNOULLI
-from pymc_rbm.step_methods.correction import scan_rows
+from pymc_rbm.step_methods.correction import decide_rows, scan_rows
 from pymc_rbm.step_methods.terms import OtherTerms
 from pymc_rbm.validation import check_positive_int
 
@@ -382,10 +382,10 @@ class LayerStep(VariableStep):
         """
         return self.tilts_evidence and self.corrected and self.other_terms.structure == "units"
 
-    def _tilt_change(self, v_old, v_new, rows: slice) -> np.ndarray:
+    def _tilt_change(self, v_old, v_new, rows) -> np.ndarray:
         """``log T(v') - log T(v)`` per row of the tilt in use (:attr:`corrects_tilt`), shape (rows,); 0 here.
 
-        ``v_old`` and ``v_new`` are the rows ``rows`` of the variable's chains.
+        ``v_old`` and ``v_new`` are the rows ``rows`` (a slice or indices) of the variable's chains.
         """
         return np.zeros(v_old.shape[0])
 
@@ -467,18 +467,18 @@ class LayerStep(VariableStep):
         """:meth:`_correct` where ``L`` factorises over the rows, ``L(v) = Π_k L_k(v_k)``: row ``k``'s ratio
         ``L_k(v'_k) / L_k(v_k)`` does not depend on the other rows, so every row is decided at once from two
         vectorised evaluations of the row terms (the same scan, in distribution)."""
+        moved = (v_new != v_old).any(axis=-1)
+        accept_sum[~moved] += 1.0
+        rows = np.flatnonzero(moved)
+        if not rows.size:
+            return v_new
         new_int = v_int.copy()
         new_int[:] = v_new
-        stack = np.stack([v_int.reshape(self._shape), new_int.reshape(self._shape)])
-        values = self.other_terms.row_values(point, stack)
-        with np.errstate(invalid="ignore"):
-            log_ratio = np.where(values[0] == -np.inf, np.inf, values[1] - values[0])
-        moved = (v_new != v_old).any(axis=-1)
-        log_ratio = np.where(moved, log_ratio - self._tilt_change(v_old, v_new, slice(None)), 0.0)
-        accept_sum += acceptance_probability(log_ratio)
-        took = metropolis_accept(self.rng, log_ratio)
-        v_new[~took] = v_old[~took]
-        v_int[took] = new_int[took]
+        values = self.other_terms.row_values(point, np.stack([v_int.reshape(self._shape), new_int.reshape(self._shape)]))
+        _, took = decide_rows(self.rng, values, rows, accept_sum,
+                              log_correction=self._tilt_change(v_old[rows], v_new[rows], rows))
+        v_new[rows[~took]] = v_old[rows[~took]]
+        v_int[rows[took]] = new_int[rows[took]]
         return v_new
 
 
