@@ -46,7 +46,7 @@ from pymc_rbm.categorical.random_variable import categorical_params_of, categori
 from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
 from pymc_rbm.random_variable import random_ancestors
 from pymc_rbm.step_methods.categorical_base import CategoricalStep
-from pymc_rbm.step_methods.layer_base import LadderStep
+from pymc_rbm.step_methods.layer_ladder import LadderStep
 from pymc_rbm.step_methods.terms import free_in_model, other_terms_involve
 from pymc_rbm.validation import check_positive_int
 

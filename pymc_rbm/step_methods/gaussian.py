@@ -47,7 +47,8 @@ from pymc_rbm.gaussian.params import (
 )
 from pymc_rbm.gaussian.random_variable import gaussian_params_of, is_gaussian_rbm_variable
 from pymc_rbm.random_variable import random_ancestors
-from pymc_rbm.step_methods.layer_base import LadderStep, LayerStep
+from pymc_rbm.step_methods.layer_base import LayerStep
+from pymc_rbm.step_methods.layer_ladder import LadderStep
 from pymc_rbm.step_methods.terms import free_in_model, other_terms_are_unit_evidence, other_terms_involve
 
 __all__ = ["GaussianGibbs", "GaussianReplicaExchange", "GaussianStep", "register", "replica_exchange_pays"]
@@ -192,7 +193,7 @@ class GaussianReplicaExchange(LadderStep, GaussianStep):
     neighbours swap their joint states ``(v, h)`` with probability
     ``min(1, exp((β_r - β_{r+1}) (E(x_r) - E(x_{r+1}))))``, even and odd
     pairs on alternate rounds, and the ladder is adapted in tuning to equal
-    swap rates (:class:`~pymc_rbm.step_methods.layer_base.LadderStep`, shared
+    swap rates (:class:`~pymc_rbm.step_methods.layer_ladder.LadderStep`, shared
     with the categorical replica exchange). At small β the components of
     the mixture widen (standard deviation ``σ / √β``) and their weights
     flatten, so the hot replicas cross between them and the swaps bring the
