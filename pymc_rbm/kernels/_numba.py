@@ -619,19 +619,38 @@ def draw(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_inc
 def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
                    labels, swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out,
                    keep_logits):  # pragma: no cover - compiled
+    """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place: one sweep each.
+
+    :func:`tempered_round_sweeps` with one sweep per replica (its docstring).
+    """
+    tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept, labels,
+                          swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out, keep_logits,
+                          np.ones(n_swept, dtype=np.int64), np.empty((2, n_swept, v.shape[1])))
+
+
+@njit(cache=True, nogil=True)
+def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
+                          labels, swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out,
+                          keep_logits, n_sweeps, energies):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
 
-    Replica ``r`` of row ``b`` is swept at ``β_r`` (:func:`update_layer`; visible
+    Replica ``r`` of row ``b`` makes ``n_sweeps[r]`` sweeps at ``β_r`` (each the
+    hidden, then the visible update of :func:`update_layer`; visible
     weight ``alpha_v``), its visible logits plus ``evidence[r, b]`` (untempered)
-    with ``has_evidence``; with ``keep_logits`` the logits without the evidence
-    go to ``logits_out``. Then the pairs ``(r, r + 1)`` of the given parity (none
-    for a parity of ``K`` or more) swap by the ratio of their targets
-    ``exp(-β_r E + evidence_r·v)``, ``(β_{r+1} - β_r)(E_{r+1} - E_r) + Σ_i
-    (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` over the units that
-    differ (so ``±1e300``, a value ruled out, never swamps the rest), accepted
-    when ``log u < log ratio``; labels follow their replicas, acceptance
-    probabilities add to ``swap_sum`` and attempts to ``swap_n``. ``u`` has shape
-    ``(n_swept, B, n_hidden + n_visible)``, ``swap_u`` ``(K - 1, B)``.
+    with ``has_evidence``; each sweep leaves the replica's target invariant, so
+    any number of them does. With ``keep_logits`` the last sweep's logits
+    without the evidence go to ``logits_out``. Then the pairs ``(r, r + 1)`` of
+    the given parity (none for a parity of ``K`` or more) swap by the ratio of
+    their targets ``exp(-β_r E + evidence_r·v)``, ``(β_{r+1} - β_r)(E_{r+1} -
+    E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` over
+    the units that differ (so ``±1e300``, a value ruled out, never swamps the
+    rest), accepted when ``log u < log ratio``; labels follow their replicas,
+    acceptance probabilities add to ``swap_sum`` and attempts to ``swap_n``.
+    ``energies[0, r, b]`` and ``energies[1, r, b]`` receive the energy ``E(v, h)``
+    of the state at rung ``r`` before its sweeps and after them (before the
+    swaps): the explorer's relaxation, measured at no extra product. ``u`` has
+    shape ``(Σ_r n_sweeps[r], B, n_hidden + n_visible)``, rung ``r``'s sweeps
+    taking the rows from ``Σ_{q<r} n_sweeps[q]`` on; ``swap_u`` ``(K - 1, B)``.
     """
     n_b = v.shape[1]
     n_h = h.shape[2]
@@ -640,38 +659,51 @@ def tempered_round(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, p
     a_v = np.empty(n_v)
     raw = np.empty(n_v)
     e = np.empty((n_swept, n_b))
+    row = 0
     for r in range(n_swept):
         beta = betas[r]
         for b in range(n_b):
             x, y = v[r, b], h[r, b]
-            a_h[:] = hbias
-            for i in range(n_v):
-                if x[i] != 0.0:
-                    for j in range(n_h):
-                        a_h[j] += W[i, j]
-            for j in range(n_h):
-                a_h[j] *= beta
-            update_layer(u[r, b, :n_h], y, a_h, alpha, gibbs, y)
-            raw[:] = vbias
-            e_h = 0.0
-            for j in range(n_h):
-                if y[j] != 0.0:
-                    e_h += hbias[j]
-                    for i in range(n_v):
-                        raw[i] += W_T[j, i]
-            for i in range(n_v):
-                a_v[i] = beta * raw[i]
-            if keep_logits:
-                logits_out[r, b, :] = a_v
-            if has_evidence:
+            for s in range(n_sweeps[r]):
+                a_h[:] = hbias
                 for i in range(n_v):
-                    a_v[i] += evidence[r, b, i]
-            update_layer(u[r, b, n_h:], x, a_v, alpha_v, gibbs, x)
-            e_v = 0.0  # E(v, h) = -hbias·h - v·(vbias + W·h), from the activation of the new h
-            for i in range(n_v):
-                if x[i] != 0.0:
-                    e_v += raw[i]
-            e[r, b] = -(e_h + e_v)
+                    if x[i] != 0.0:
+                        for j in range(n_h):
+                            a_h[j] += W[i, j]
+                if s == 0:  # E(v, h) of the incoming state, from the raw hidden activation
+                    e0 = 0.0
+                    for i in range(n_v):
+                        if x[i] != 0.0:
+                            e0 += vbias[i]
+                    for j in range(n_h):
+                        if y[j] != 0.0:
+                            e0 += a_h[j]
+                    energies[0, r, b] = -e0
+                for j in range(n_h):
+                    a_h[j] *= beta
+                update_layer(u[row + s, b, :n_h], y, a_h, alpha, gibbs, y)
+                raw[:] = vbias
+                e_h = 0.0
+                for j in range(n_h):
+                    if y[j] != 0.0:
+                        e_h += hbias[j]
+                        for i in range(n_v):
+                            raw[i] += W_T[j, i]
+                for i in range(n_v):
+                    a_v[i] = beta * raw[i]
+                if keep_logits:
+                    logits_out[r, b, :] = a_v
+                if has_evidence:
+                    for i in range(n_v):
+                        a_v[i] += evidence[r, b, i]
+                update_layer(u[row + s, b, n_h:], x, a_v, alpha_v, gibbs, x)
+                e_v = 0.0  # E(v, h) = -hbias·h - v·(vbias + W·h), from the activation of the new h
+                for i in range(n_v):
+                    if x[i] != 0.0:
+                        e_v += raw[i]
+                e[r, b] = -(e_h + e_v)
+            energies[1, r, b] = e[r, b]
+        row += n_sweeps[r]
     for r in range(parity, n_swept - 1, 2):
         for b in range(n_b):
             log_ratio = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])

@@ -528,10 +528,11 @@ _NO_EVIDENCE = np.zeros((1, 1, 1))
 
 
 def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: int, parity: int, labels,
-                   swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False, evidence=None) -> None:
+                   swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False, evidence=None, sweeps=None,
+                   energies=None) -> None:
     """One replica-exchange round of the first ``n_swept`` replicas, in place, in one compiled call (stochastic).
 
-    Each replica is swept at its own ``β`` with the layer rule of the
+    Each replica is swept at its own ``β`` (``sweeps[r]`` times, default once) with the layer rule of the
     compiled sweeps (flip-the-state mixture or Gibbs on the activations
     times ``β``), then the pairs of the given parity among those replicas are
     swapped by the Metropolis rule of
@@ -565,17 +566,35 @@ def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: 
         ``exp(-β_r E(v, h) + evidence[r, b]·v)``, and swaps use the exact ratio
         of the two targets (the RBM tempered, a per-unit likelihood kept).
         float64, C order.
+    sweeps : ndarray of int of shape (n_temperatures,) or (n_swept,), optional
+        Sweeps of each replica before the swaps (the explorers of the round,
+        each sweep invariant for its replica's target, so the round is exact
+        for any numbers >= 1). Default: one each; the random stream is then
+        the same as before this option existed, draw for draw.
+    energies : ndarray of shape (2, n_swept, n_chains), optional
+        Receives the energy ``E(v, h)`` at each rung before its sweeps
+        (``[0]``) and after them, before the swaps (``[1]``): what a tuning
+        measures the explorers' relaxation from.
     """
     n_t, n_chains = v.shape[:2]
-    u = rng.random((n_swept, n_chains, h.shape[2] + v.shape[2]))
+    n_swept = int(n_swept)
+    if sweeps is None:
+        n_sweeps = np.ones(n_swept, dtype=np.int64)
+    else:
+        n_sweeps = np.ascontiguousarray(np.asarray(sweeps)[:n_swept], dtype=np.int64)
+        if n_sweeps.shape != (n_swept,) or np.any(n_sweeps < 1):
+            raise ValueError(f"sweeps must give every one of the {n_swept} replicas at least one sweep, got {sweeps}")
+    if energies is None:
+        energies = np.empty((2, n_swept, n_chains))
+    u = rng.random((int(n_sweeps.sum()), n_chains, h.shape[2] + v.shape[2]))
     swap_u = rng.random((max(n_t - 1, 1), n_chains))
     has_evidence = evidence is not None
     if not has_evidence:
         evidence = _NO_EVIDENCE
-    _module().tempered_round(
+    _module().tempered_round_sweeps(
         u, swap_u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(betas, dtype=np.float64),
-        float(alpha), bool(gibbs), int(parity), int(n_swept), labels, swap_sum, swap_n, evidence, has_evidence,
-        float(alpha), _NO_EVIDENCE, False,
+        float(alpha), bool(gibbs), int(parity), n_swept, labels, swap_sum, swap_n, evidence, has_evidence,
+        float(alpha), _NO_EVIDENCE, False, n_sweeps, energies,
     )
 
 
