@@ -27,6 +27,32 @@ model needs no tempering, and the step costs what
 :class:`~pymc_rbm.step_methods.FlipTheState` costs (it runs that step's
 compiled draws). After tuning the ladder is frozen, so the draws are from a
 time-homogeneous chain that leaves ``Π`` invariant.
+
+**Explorers that relax.** A swap can only carry a replica across the ladder
+if the replicas it meets have relaxed at their rungs since the last swap; on
+RBMs trained on clustered data the rungs near a first-order transition
+(Béreux, Decelle, Furtlehner & Seoane 2025) do not relax in one sweep. With
+``explorer_sweeps="auto"`` every round records, at each rung the compiled
+round sweeps, the energy ``E(v, h)`` of its state before its sweeps and after
+them (computed from activations the sweep forms anyway), and each adaptation
+of the ladder turns the lag-one correlation ``ρ`` of the two, pooled over
+rounds within each row since the last adaptation, into sweeps per round, as
+Pigeons.jl adapts its explorers between rounds: one sweep correlates as
+``ρ_1 = ρ^{1/n}`` (``n`` the sweeps it was measured with), so
+``⌈log ρ* / log ρ_1⌉`` sweeps take the rung to about ``ρ* = EXPLORER_TARGET``
+(at most ``EXPLORER_MAX_SWEEPS``), at the rungs that do not relax in one sweep
+(``ρ_1 > EXPLORER_STICKY``); the others keep one. The new
+rungs take the sweeps of the old rung nearest in β, and if their total passes
+``EXPLORER_BUDGET`` times the number of rungs, the sweeps above one are
+scaled down to fit, so that a draw costs at most that many times the round
+of one sweep per rung: the sweeps go where the relaxation is slow, and a
+model that relaxes everywhere keeps one per rung. The budget of three sweeps per
+rung on average keeps a draw within three times its earlier cost while the
+sticky rungs, a few of the ladder on mnist_h500, get several times their one
+sweep; twice the budget measured no better there (docs/sampling.md). Like the ladder, the sweeps
+are frozen when tuning ends, so the recorded draws come from one
+time-homogeneous kernel, each of whose sweeps leaves its rung's target
+invariant.
 """
 
 from __future__ import annotations
@@ -38,7 +64,67 @@ from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder
 
-__all__ = ["LadderTuning"]
+__all__ = ["LadderTuning", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS", "EXPLORER_STICKY", "EXPLORER_TARGET",
+           "explorer_sweeps_for", "within_budget"]
+
+#: ``explorer_sweeps="auto"``: the correlation of a rung's energy that a round should come down to.
+EXPLORER_TARGET = 0.5
+#: ... at rungs whose energy keeps more than this correlation over one sweep; a rung that relaxes faster keeps
+#: one sweep. On mnist_h500 thresholds of 0.6-0.8 gave fewer round trips than 0.5 (docs/sampling.md); the
+#: bundled bars-and-stripes RBM measures 0.4-0.75 at its upper rungs early in tuning, and with the default
+#: 1000 tuning draws its last window keeps every rung at one sweep.
+EXPLORER_STICKY = 0.5
+#: Most sweeps a rung makes in one round.
+EXPLORER_MAX_SWEEPS = 32
+#: Most sweeps per rung on average, so that a draw costs at most this many times one sweep per rung.
+EXPLORER_BUDGET = 3.0
+#: Fewest rounds a rung is measured over before its sweeps change.
+EXPLORER_MIN_ROUNDS = 16
+
+
+def explorer_sweeps_for(rho, current, *, target: float | None = None, sticky: float | None = None,
+                        max_sweeps: int | None = None) -> np.ndarray:
+    """Sweeps per rung that take each rung's energy to a correlation of about ``target`` in one round.
+
+    Parameters
+    ----------
+    rho : ndarray of shape (n_rungs,)
+        Measured correlation of each rung's energy before and after its
+        ``current`` sweeps (NaN: not measured, the current sweeps are kept).
+    current : ndarray of int of shape (n_rungs,)
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_rungs,)
+        ``⌈log target / log ρ_1⌉`` with ``ρ_1 = ρ^{1 / current}`` the
+        correlation of one sweep; 1 where ``ρ_1 <= sticky`` (default
+        ``EXPLORER_STICKY``) or ``ρ_1 <= target``; at most ``max_sweeps``.
+    """
+    target = EXPLORER_TARGET if target is None else target
+    sticky = EXPLORER_STICKY if sticky is None else sticky
+    max_sweeps = EXPLORER_MAX_SWEEPS if max_sweeps is None else max_sweeps
+    rho = np.asarray(rho, dtype=np.float64)
+    current = np.asarray(current, dtype=np.int64)
+    out = current.copy()
+    known = np.isfinite(rho)
+    one = np.clip(rho[known], 0.0, 1.0 - 1e-12) ** (1.0 / current[known])
+    with np.errstate(divide="ignore"):
+        need = np.where((one <= target) | (one <= sticky), 1.0, np.ceil(np.log(target) / np.log(np.maximum(one, 1e-300)) - 1e-9))
+    out[known] = np.clip(need, 1, max_sweeps).astype(np.int64)
+    return out
+
+
+def within_budget(sweeps, budget: float | None = None) -> np.ndarray:
+    """Scale the sweeps above one down so that their total is at most ``budget`` per rung (floor; each >= 1;
+    default ``EXPLORER_BUDGET``)."""
+    budget = EXPLORER_BUDGET if budget is None else budget
+    sweeps = np.asarray(sweeps, dtype=np.int64)
+    limit = int(np.floor(budget * sweeps.size))
+    extra = sweeps - 1
+    if sweeps.sum() <= limit or extra.sum() == 0:
+        return sweeps.copy()
+    scale = (limit - sweeps.size) / extra.sum()
+    return 1 + np.floor(extra * scale).astype(np.int64)
 
 
 class LadderTuning:
@@ -90,6 +176,58 @@ class LadderTuning:
         self.trip_up[bottom[done], cols[done]] = False
         self.trip_ends[bottom, cols] = 1
 
+    # ------------------------------------------------------------ explorers
+
+    @property
+    def _measuring_explorers(self) -> bool:
+        """Whether rounds record the explorers' relaxation: adapted sweeps, in tuning, before the last adaptation."""
+        return bool(self.explorer_auto and self.ladder_adapt_at and self.ladder_draw <= self.ladder_adapt_at[-1]
+                    and not self.posterior_ladder)
+
+    def _record_explorers(self, energies: np.ndarray) -> None:
+        """Add a round's energies before and after each rung's sweeps, ``(2, n_rungs, n_chains)``, to the sums."""
+        if not self._measuring_explorers:
+            return
+        x, y = energies[0], energies[1]
+        k = x.shape[0]
+        sums = self.rung_energy_sums
+        sums[0, :k] += x
+        sums[1, :k] += y
+        sums[2, :k] += x * x
+        sums[3, :k] += y * y
+        sums[4, :k] += x * y
+        self.rung_energy_n[:k] += 1
+
+    def explorer_correlation(self) -> np.ndarray:
+        """Per rung: the correlation of the energy before and after its sweeps since the last adaptation.
+
+        Covariances within each row (chain), pooled over rows; NaN at rungs with
+        fewer than ``EXPLORER_MIN_ROUNDS`` rounds recorded or no variance.
+        """
+        n = self.rung_energy_n
+        sx, sy, sxx, syy, sxy = self.rung_energy_sums
+        with np.errstate(invalid="ignore", divide="ignore"):
+            nn = np.maximum(n, 1.0)[:, None]
+            cov = (sxy - sx * sy / nn).sum(axis=1)
+            vx = (sxx - sx * sx / nn).sum(axis=1)
+            vy = (syy - sy * sy / nn).sum(axis=1)
+            rho = cov / np.sqrt(vx * vy)
+        rho[(n < EXPLORER_MIN_ROUNDS) | ~(vx > 0) | ~(vy > 0)] = np.nan
+        return rho
+
+    def _adapt_explorers(self, new_betas: np.ndarray) -> np.ndarray:
+        """The sweeps per replica of the ladder ``new_betas``: measured at the current rungs, each new rung
+        taking those of the current rung nearest in β, within the budget (call before the ladder moves)."""
+        if not self.explorer_auto:
+            return self._initial_explorer_sweeps(new_betas.size)
+        if new_betas.size == 1 or self.posterior_ladder:
+            return np.ones(new_betas.size, dtype=np.int64)
+        wanted = explorer_sweeps_for(self.explorer_correlation(), self.rung_sweeps)
+        old = self.betas
+        source = np.abs(old[None, :] - new_betas[:, None]).argmin(axis=1)
+        source[-1] = old.size - 1
+        return within_budget(wanted[source])
+
     # ------------------------------------------------------------ tuning
 
     def _adapt_ladder(self) -> None:
@@ -102,6 +240,7 @@ class LadderTuning:
         k = self.n_temperatures
         if k < 2 or not np.all(self.swap_n > 0):
             return
+
         rejection = 1.0 - self.swap_sum / self.swap_n
         ladder = self.betas
         separate = self.separate_cold
@@ -109,6 +248,7 @@ class LadderTuning:
             ladder, rejection = ladder[:-1], rejection[:-1]
         self.barrier = float(communication_barrier(ladder, rejection)[-1])
         if self.reference_trial == 0:  # the uniform reference measured: measure the mean-field one next
+            self.rung_sweeps = self._adapt_explorers(self.betas)
             self.reference_trial = 1
             self.reference_trial_barrier = self.barrier
             self.reference_trial_ladder, self.reference_trial_rejection = ladder.copy(), rejection.copy()
@@ -131,7 +271,10 @@ class LadderTuning:
                 self.posterior_ladder = True
         if self.tilted and self.carried.evidence is not None:  # the hot rungs' evidence: the current draw's
             self.ladder_tilt = self.carried.evidence[1]
-        self._move_replicas(self._with_cold(new))
+        new = self._with_cold(new)
+        sweeps = self._adapt_explorers(new)
+        self._move_replicas(new)
+        self.rung_sweeps = sweeps
 
     def _move_replicas(self, new: np.ndarray) -> None:
         """Put each new rung's replica at the old rung nearest in β (the cold one stays); redraw hot ``h``."""

@@ -157,6 +157,8 @@ INFORMED_MAX_ALPHA = 0.9
 REFERENCES = ("auto", "mean_field", "zero")
 #: Fractions of the tune phase after which the ladder is adapted.
 ADAPT_AT = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
+#: ``explorer_sweeps`` besides an integer or one per rung.
+EXPLORER_SWEEPS = ("auto",)
 
 
 @dataclass_state
@@ -173,7 +175,10 @@ class ReplicaExchangeState(RBMStepState):
     ``posterior_ladder`` (whether the ladder tempers the whole posterior), ``ladder_tilt`` (the hot
     rungs' frozen evidence), ``reference_in_use`` and the ``reference_trial*`` fields (the reference
     and, with ``reference="auto"``, where its choice stands: -1 none, 0 and 1 measuring the uniform and
-    the mean-field reference, 2 chosen; the uniform reference's barrier, ladder and rejection rates).
+    the mean-field reference, 2 chosen; the uniform reference's barrier, ladder and rejection rates),
+    ``rung_sweeps`` (the explorers' sweeps per round, one per replica; frozen after tuning) and
+    ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
+    last adaptation).
     """
 
     betas: np.ndarray | None = None
@@ -197,6 +202,9 @@ class ReplicaExchangeState(RBMStepState):
     reference_trial_barrier: float = np.nan
     reference_trial_ladder: np.ndarray | None = None
     reference_trial_rejection: np.ndarray | None = None
+    rung_sweeps: np.ndarray | None = None
+    rung_energy_sums: np.ndarray | None = None
+    rung_energy_n: np.ndarray | None = None
 
 
 class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
@@ -248,6 +256,24 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         cross the ladder between two draws (one when it collapsed; without
         other terms on ``v`` the step is then
         :class:`~pymc_rbm.step_methods.FlipTheState`).
+    explorer_sweeps : {"auto"} or int or array_like of int of shape (n_rungs,), default "auto"
+        Sweeps each replica makes in a round before the swaps (its explorer;
+        each sweep leaves the rung's target invariant, so the round stays
+        exact). An integer: that many at every rung. An array: one per rung
+        of the given ``betas`` (needs ``betas``; with other terms on ``v`` the
+        cold replica's own move stays one per round). ``"auto"``: one per
+        rung, adapted at each adaptation of the ladder from the lag-one
+        autocorrelation ``ρ_r`` of the energy ``E(v, h)`` across one of the
+        rung's sweeps measured since the last one: where ``ρ_r`` exceeds
+        ``EXPLORER_STICKY`` (the rung does not relax in one sweep), to
+        ``⌈log ρ* / log ρ_r⌉`` sweeps (at most ``EXPLORER_MAX_SWEEPS``,
+        ``ρ* = EXPLORER_TARGET``: a round takes the rung's energy to a
+        correlation of about ``ρ*``), elsewhere one,
+        within a budget of ``EXPLORER_BUDGET`` sweeps per rung on average
+        (:mod:`pymc_rbm.step_methods.ladder`), and frozen with the ladder
+        when tuning ends. Where every rung decorrelates within one sweep the
+        result is all ones, the round of one sweep per replica (so too without
+        adaptation, ``adapt=False`` or fewer than 32 tuning draws).
     model, rng, initial_point, compile_kwargs, blocked, compiled, random_start, record_hidden
         As for every RBM step method (:class:`~pymc_rbm.step_methods.base.RBMStep`).
 
@@ -259,7 +285,7 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
     ``swap_accept_pairs`` and ``betas`` (per pair and per replica, padded
     with NaN to ``max_temperatures``; the cold replica last), ``round_trips`` (cumulative replica round
     trips between ``β_0`` and 1, counted anew after tuning) and ``barrier``
-    (the last estimate of ``Λ``).
+    (the last estimate of ``Λ``). The step's ``rung_sweeps`` holds the explorers' sweeps per rung.
 
     Examples
     --------
@@ -289,6 +315,7 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         informed: bool = True,
         reference="auto",
         sweeps="auto",
+        explorer_sweeps="auto",
         **kwargs,
     ):
         if isinstance(reference, str):
@@ -329,6 +356,9 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
             if ladder.size >= self.max_temperatures:
                 raise ValueError(f"{ladder.size} rungs leave no room under max_temperatures={self.max_temperatures}")
         self._fixed_ladder = betas is not None
+        self.explorer_auto, self._explorer_given = self._check_explorer_sweeps(explorer_sweeps, ladder)
+        if isinstance(self._explorer_given, np.ndarray) and betas is None:
+            raise ValueError("explorer_sweeps one per rung needs the rungs: pass betas too, or an integer or \"auto\"")
         super().__init__(vars, sweeps=1 if self.auto_sweeps else sweeps, **kwargs)
         if self._param_fn is not None:
             raise ValueError(
@@ -391,6 +421,37 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         """
         return np.append(ladder, 1.0) if self.separate_cold and ladder.size > 1 else ladder
 
+    @staticmethod
+    def _check_explorer_sweeps(explorer_sweeps, ladder):
+        """``(auto, given)``: whether the explorers' sweeps are adapted, else the sweeps per rung of ``ladder``."""
+        if isinstance(explorer_sweeps, str):
+            if explorer_sweeps not in EXPLORER_SWEEPS:
+                raise ValueError(f'explorer_sweeps must be "auto", an integer >= 1 or one per rung, got '
+                                 f"{explorer_sweeps!r}")
+            return True, None
+        if isinstance(explorer_sweeps, (bool, np.bool_)):
+            raise ValueError(f"explorer_sweeps must be \"auto\", an integer >= 1 or one per rung, got {explorer_sweeps!r}")
+        if isinstance(explorer_sweeps, numbers.Integral):
+            if explorer_sweeps < 1:
+                raise ValueError(f"explorer_sweeps must be at least 1, got {explorer_sweeps}")
+            return False, int(explorer_sweeps)
+        given = np.asarray(explorer_sweeps)
+        if given.dtype.kind not in "iu" or given.shape != ladder.shape or np.any(given < 1):
+            raise ValueError(f"explorer_sweeps must be integers >= 1, one per rung of betas ({ladder.size}), got "
+                             f"{explorer_sweeps!r}")
+        return False, given.astype(np.int64)
+
+    def _initial_explorer_sweeps(self, k: int) -> np.ndarray:
+        """Sweeps per replica of a ladder of ``k`` replicas before any adaptation."""
+        given = self._explorer_given
+        if given is None:
+            return np.ones(k, dtype=np.int64)
+        if isinstance(given, int):
+            return np.full(k, given, dtype=np.int64)
+        out = np.ones(k, dtype=np.int64)
+        out[: given.size] = given  # a separate cold replica (moved by its own step) last
+        return out
+
     @property
     def separate_cold(self) -> bool:
         """Whether the cold replica sits above the ladder's top rung (both at ``β = 1``, other targets)."""
@@ -411,6 +472,7 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         self._path = None
         self.posterior_ladder = False
         self.betas = self._initial_betas.copy()
+        self.rung_sweeps = self._initial_explorer_sweeps(self.betas.size)
         self.barrier = np.nan
         self._replicas = None  # TemperedState of (K, B, ·), the cold replica last
         self._tilt = None  # the informed move's tilt at the cold state (a single chain only)
@@ -430,6 +492,8 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         self.trip_ends = np.zeros((k, self._n_chains), dtype=np.int8)  # per label and row: 0 -, 1 bottom, 2 top
         self.trip_up = np.zeros((k, self._n_chains), dtype=bool)  # reached the top since the bottom
         self.replica_labels = np.repeat(np.arange(k)[:, None], self._n_chains, axis=1)
+        self.rung_energy_sums = np.zeros((5, k, self._n_chains))  # Σ x, Σ y, Σ x², Σ y², Σ xy: E before, after
+        self.rung_energy_n = np.zeros(k)
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
         """Take the chain's generator, start a fresh ladder and plan its adaptation."""
@@ -593,11 +657,14 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         h_start = self._replicas.h[-1].copy()
         swap_sum = np.zeros(max(k - 1, 1))
         swap_n = np.zeros(max(k - 1, 1))
+        energies = np.empty((2, k, n))
         for _ in range(k if self.auto_sweeps else self.sweeps):
             state = self._replicas
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
                                     state.n_rounds % 2, self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
-                                    gibbs=not self.keeps_hidden, evidence=evidence)
+                                    gibbs=not self.keeps_hidden, evidence=evidence, sweeps=self.rung_sweeps,
+                                    energies=energies)
+            self._record_explorers(energies)
             self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
             if k > 1:
                 self._count_round_trips()
@@ -642,18 +709,30 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         hot = k - 1 if corrected else k
         parity = state.n_rounds % 2
         if self.compiled_rounds and hot:
+            energies = np.empty((2, hot, n))
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
                                     self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
-                                    gibbs=not self.keeps_hidden, evidence=self._reference_evidence())
+                                    gibbs=not self.keeps_hidden, evidence=self._reference_evidence(),
+                                    sweeps=self.rung_sweeps, energies=energies)
+            self._record_explorers(energies)
         elif hot:
-            flat = RBMState(state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1))
-            betas = np.repeat(self.betas[:hot], n)
-            if self.path is None:
-                new, _ = self._sweep_kernel(self.rng, flat, params, betas)
-            else:
-                new, _ = sweep(self.rng, flat, self.path.at(self.path.coefficients(betas)), self.rule)
-            state.v[:hot] = new.v.reshape(hot, n, -1)
-            state.h[:hot] = new.h.reshape(hot, n, -1)
+            measuring = self._measuring_explorers
+            if measuring:
+                before = energy(state.v[:hot], state.h[:hot], params)
+            counts = self.rung_sweeps[:hot]
+            for s in range(int(counts.max())):  # pass s sweeps the rungs that make more than s sweeps
+                rungs = np.flatnonzero(counts > s)
+                m = rungs.size
+                flat = RBMState(state.v[rungs].reshape(m * n, -1), state.h[rungs].reshape(m * n, -1))
+                betas = np.repeat(self.betas[rungs], n)
+                if self.path is None:
+                    new, _ = self._sweep_kernel(self.rng, flat, params, betas)
+                else:
+                    new, _ = sweep(self.rng, flat, self.path.at(self.path.coefficients(betas)), self.rule)
+                state.v[rungs] = new.v.reshape(m, n, -1)
+                state.h[rungs] = new.h.reshape(m, n, -1)
+            if measuring:
+                self._record_explorers(np.stack([before, energy(state.v[:hot], state.h[:hot], params)]))
         if corrected:
             v_int, log_rest = self._cold_sweep(point, params, v_int, log_rest, accept_sum, accepted)
         if k > 1:

@@ -663,3 +663,171 @@ def test_step_follows_the_evidence_ladder_from_a_reference(params, parity):
     T = evidence_round_matrix(params, EVIDENCE_LADDER, evidence, parity)
     ht.empirical_transition_check(evidence_round(step, 3, parity, CURRENT_S), T, 3 * NV, 3 * NH, n_draws=n_draws)
 
+
+
+# ------------------------------------------- explorers: sweeps per rung, adapted in tuning
+EXPLORER_SWEEPS = np.array([1, 3, 2])
+
+
+def explorer_matrix(params, betas, sweeps, reference=None, wrong_beta=None):
+    """Every replica moved independently by ``sweeps[r]`` sweeps at its β (the product over the extended states).
+
+    ``wrong_beta``: ``(r, β)``, rung r's sweeps after its first taken at β instead (the negative control)."""
+    k = len(betas)
+    pv, ph = ht.joint_states(k * NV, k * NH)
+    vs, hs = split(pv, ph, k)
+    b = np.zeros(NV) if reference is None else reference
+    mats = [np.linalg.matrix_power(ht.transition_matrix(path_params(params, beta, b), "flip"), n)
+            for beta, n in zip(betas, sweeps)]
+    if wrong_beta is not None:
+        r, beta = wrong_beta
+        wrong = ht.transition_matrix(path_params(params, beta, b), "flip")
+        mats[r] = ht.transition_matrix(path_params(params, betas[r], b), "flip") @ np.linalg.matrix_power(
+            wrong, sweeps[r] - 1)
+    T = np.ones((pv.shape[0], pv.shape[0]))
+    for m, v, h in zip(mats, vs, hs):
+        idx = ht.joint_index(v, h)
+        T *= m[idx[:, None], idx[None, :]]
+    return T
+
+
+@pytest.mark.parametrize("reference", [None, REFERENCE], ids=["uniform", "given"])
+def test_a_round_with_unequal_sweeps_per_rung_is_exact(params, reference):
+    """Rung r sweeps n_r times, then the swaps: each sweep leaves p_{β_r} invariant, so the round leaves Π
+    invariant; the extra sweeps of a hot rung taken at its neighbour's β must be caught."""
+    pi = extended_target(params, BETAS, False, reference)
+    T = explorer_matrix(params, BETAS, EXPLORER_SWEEPS, reference)
+    swaps = [swap_matrix(params, BETAS, p, False, reference=reference) for p in (0, 1)]
+    ht.assert_stationary(pi, T)
+    ht.assert_converges(pi, T @ swaps[0] @ T @ swaps[1])
+    for s in swaps:
+        ht.assert_stationary(pi, T @ s)
+    wrong = explorer_matrix(params, BETAS, EXPLORER_SWEEPS, reference, wrong_beta=(1, BETAS[2]))
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, wrong @ swaps[0])
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+@pytest.mark.parametrize("parity", [0, 1])
+def test_step_follows_the_round_matrix_with_unequal_sweeps(params, parity, compiled):
+    n_rows = 2 ** (len(BETAS) * (NV + NH)) * N_DRAWS
+    with ladder_model(params, n_rows, False):
+        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1, reference=REFERENCE, compiled=compiled,
+                               explorer_sweeps=EXPLORER_SWEEPS)
+    assert step.compiled_rounds == compiled
+    np.testing.assert_array_equal(step.rung_sweeps, EXPLORER_SWEEPS)
+    step.setup_chain(np.random.default_rng(30 + parity), 0, 1)
+    T = explorer_matrix(params, BETAS, EXPLORER_SWEEPS, REFERENCE) @ swap_matrix(params, BETAS, parity, False,
+                                                                                  reference=REFERENCE)
+    check = ht.empirical_transition_check(one_round(step, BETAS, parity), T, 3 * NV, 3 * NH, n_draws=N_DRAWS)
+    assert check.n_impossible == 0
+
+
+STICKY = RBMParams(np.array([[5.0], [-5.0]]), np.array([-1.0, 2.0]), np.array([0.5]))
+
+
+def test_the_step_follows_its_adapted_sweeps_frozen_after_tuning(monkeypatch):
+    """Sweeps adapted in tuning (a low target correlation, so that this tiny model gets more than one), then
+    unchanged by the draws after tuning, whose rounds follow the matrix of those sweeps."""
+    from pymc_rbm.step_methods import ladder
+
+    monkeypatch.setattr(ladder, "EXPLORER_TARGET", 0.1)
+    monkeypatch.setattr(ladder, "EXPLORER_STICKY", 0.1)
+    params = STICKY  # its energy at β = 1 keeps a correlation of about 0.45 over a sweep
+    n_draws, tune = 100, 128
+    n_rows = 2 ** (len(BETAS) * (NV + NH)) * n_draws
+    with ladder_model(params, n_rows, False) as model:
+        step = ReplicaExchange(betas=BETAS, sweeps=1, reference="zero")
+    step.setup_chain(np.random.default_rng(3), tune, 10)
+    point = model.initial_point()
+    for _ in range(tune):
+        point, _ = step.step(point)
+    frozen, betas = step.rung_sweeps.copy(), step.betas.copy()
+    assert frozen.max() > 1 and frozen.sum() <= ladder.EXPLORER_BUDGET * frozen.size
+    for _ in range(5):
+        point, _ = step.step(point)
+    np.testing.assert_array_equal(step.rung_sweeps, frozen)
+    T = explorer_matrix(params, betas, frozen) @ swap_matrix(params, betas, 1, False)
+    ht.empirical_transition_check(one_round(step, betas, 1), T, 3 * NV, 3 * NH, n_draws=n_draws)
+
+
+def test_sampling_state_resumes_the_adapted_sweeps_exactly(monkeypatch):
+    """Stopped between two adaptations (energy sums half gathered, sweeps above one), resumed from the state:
+    the same draws, the same sweeps."""
+    from pymc_rbm.step_methods import ladder
+
+    monkeypatch.setattr(ladder, "EXPLORER_TARGET", 0.1)
+    monkeypatch.setattr(ladder, "EXPLORER_STICKY", 0.1)
+    params = bundled_rbm()
+
+    def make():
+        with pm.Model() as model:
+            v = RBM("v", params.W, params.vbias, params.hbias)
+            step = ReplicaExchange([v])
+        return model, step
+
+    model, step = make()
+    step.setup_chain(np.random.default_rng(6), 64, 20)
+    point, whole = model.initial_point(), []
+    for i in range(84):
+        point, _ = step.step(point)
+        whole.append((point["v"].copy(), step.rung_sweeps.copy()))
+    model, first = make()
+    first.setup_chain(np.random.default_rng(6), 64, 20)
+    point = model.initial_point()
+    for i in range(20):
+        point, _ = first.step(point)
+    assert first.rung_sweeps.max() > 1 and first.rung_energy_n.max() > 0
+    state = first.sampling_state
+    _, resumed = make()
+    resumed.setup_chain(np.random.default_rng(99), 64, 20)
+    resumed.sampling_state = state
+    for i in range(20, 84):
+        point, _ = resumed.step(point)
+        np.testing.assert_array_equal(point["v"], whole[i][0])
+        np.testing.assert_array_equal(resumed.rung_sweeps, whole[i][1])
+
+
+def test_explorer_sweeps_from_the_measured_correlation():
+    from pymc_rbm.step_methods.ladder import explorer_sweeps_for, within_budget
+
+    rho = np.array([0.1, -0.3, 0.5, 0.9, 0.9, np.nan, 0.999])
+    current = np.array([1, 1, 1, 1, 3, 4, 1])
+    # 0.5 -> 1; 0.9 -> ceil(log .5 / log .9) = 7; 0.9 over 3 sweeps is 0.965 a sweep -> 20; NaN keeps 4; 0.999 capped
+    np.testing.assert_array_equal(explorer_sweeps_for(rho, current, target=0.5, sticky=0.5, max_sweeps=32), [1, 1, 1, 7, 20, 4, 32])
+    # a rung that relaxes within a few sweeps keeps one: 0.75 -> 1, 0.9 -> 7
+    np.testing.assert_array_equal(explorer_sweeps_for([0.75, 0.9], [1, 1], target=0.5, sticky=0.8), [1, 7])
+    fitted = within_budget(np.array([1, 1, 1, 7, 20, 4, 32]), budget=3.0)
+    assert fitted.sum() <= 21 and np.all(fitted >= 1) and np.all(np.diff(fitted[[5, 3, 4, 6]]) >= 0)
+    np.testing.assert_array_equal(within_budget(np.array([1, 2, 3]), budget=3.0), [1, 2, 3])
+
+
+def test_adapted_sweeps_stay_one_where_every_rung_relaxes():
+    """The bundled bars-and-stripes RBM with pm.sample's 1000 tuning draws: no rung's energy stays correlated
+    over a sweep beyond the target; the default keeps one sweep per rung (it costs what it did)."""
+    for seed in (1, 2):
+        step = tuned_step(bundled_rbm(), 1000, seed=seed)
+        assert step.explorer_auto and step.n_temperatures > 1
+        np.testing.assert_array_equal(step.rung_sweeps, np.ones(step.n_temperatures))
+
+
+def test_adapted_sweeps_go_to_the_sticky_rungs_of_a_sharp_model(mnist_model):
+    """mnist_h100: the rungs next to the model (β near 1) keep their energy after a sweep and get more sweeps;
+    the hot end keeps one, and the total stays within the budget."""
+    from pymc_rbm.step_methods.ladder import EXPLORER_BUDGET
+
+    step = tuned_step(mnist_model("mnist_h100"), 64)
+    sweeps = step.rung_sweeps
+    assert sweeps.max() > 1 and sweeps[0] == 1
+    assert sweeps.sum() <= EXPLORER_BUDGET * sweeps.size
+    assert sweeps[step.betas > 0.8].mean() > sweeps[step.betas < 0.5].mean()
+
+
+def test_bad_explorer_sweeps_are_refused(params):
+    with ladder_model(params, 0, False):
+        for bad in ("fast", 0, True, [1, 2], [1.5, 1, 1], [1, 0, 1]):
+            with pytest.raises(ValueError, match="explorer_sweeps"):
+                ReplicaExchange(betas=BETAS, explorer_sweeps=bad)
+        with pytest.raises(ValueError, match="explorer_sweeps"):
+            ReplicaExchange(explorer_sweeps=[1, 1, 1])  # one per rung needs the rungs
+        assert np.array_equal(ReplicaExchange(betas=BETAS, explorer_sweeps=2).rung_sweeps, [2, 2, 2])
