@@ -212,6 +212,16 @@ class RBMStep(OtherTermsInDraws, VariableStep):
         of that start then agree with each other and R-hat cannot see that
         they are stuck. Tuning draws are discarded, as with PyMC's jittered
         starts of continuous variables; no effect with ``tune=0``.
+    tilt : {"auto", "exact", "gradient"}, default "auto"
+        How likelihood-informed moves (where other model terms involve the
+        visible units and do not factorise over them) tilt their proposals:
+        by the exact change of those terms when each unit alone flips
+        (``n_visible + 1`` evaluations per state, in one vectorised call), or
+        by its first-order approximation, their gradient (one evaluation and
+        its reverse pass; Grathwohl et al. 2021). Both are exact moves; the
+        tilt decides how often they are accepted and what a move costs.
+        ``"auto"``: exact up to :data:`~pymc_rbm.step_methods.terms.EXACT_TILT_MAX_UNITS`
+        visible units, the gradient beyond.
     """
 
     name = "rbm_step"
@@ -247,6 +257,7 @@ class RBMStep(OtherTermsInDraws, VariableStep):
         blocked: bool = False,
         compiled: bool | None = None,
         random_start: bool = True,
+        tilt: str = "auto",
     ):
         model = modelcontext(model)
         rv, value_var, initial_point, compile_kwargs = self._setup_variable(
@@ -260,6 +271,7 @@ class RBMStep(OtherTermsInDraws, VariableStep):
         self._forget_state()
         self._setup_params(model, rv, initial_point, compile_kwargs)
         self._setup_rest(model, rv, value_var, compile_kwargs)
+        self.other_terms.use_tilt(tilt, self._shape[-1])
         # One vector per draw for the hidden state: PyMC's NDArray trace stacks non-scalar stats with
         # np.vstack, which would merge a (K, n_hidden) batch into the draw axis; ZarrTrace wants the shape.
         hidden = {"hidden": (object, [self._n_chains * self.n_hidden])} if self.record_hidden else None

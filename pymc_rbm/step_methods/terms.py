@@ -5,7 +5,16 @@ collects the model's terms (likelihoods, other factors, Potentials) whose
 graphs contain the RBM variable's value. :class:`OtherTerms` finds them
 once and evaluates ``log L`` at one state, at a stack of states in one
 vectorised call (for the single-unit flips of an informed proposal), and
-the tilt of :func:`pymc_rbm.kernels.informed.flip_tilt`.
+the tilt of the informed moves: ``δ_i = log L(v | v_i = 1) - log L(v | v_i = 0)``
+exactly, from the ``n_visible`` single-unit flips
+(:func:`pymc_rbm.kernels.informed.flip_tilt`), or to first order, the
+gradient ``∂ log L / ∂v_i`` at ``v`` with ``v`` read as real (Grathwohl,
+Swersky, Hashemi, Duvenaud & Maddison 2021), from one evaluation and its
+reverse pass: what wide layers need, where ``n_visible + 1`` evaluations per
+state cost too much. Any tilt that is a function of the state gives an exact
+move, since the informed move's Metropolis-Hastings ratio evaluates it at
+both ends (:mod:`pymc_rbm.kernels.informed`); the tilt only decides how
+often proposals are accepted.
 """
 
 from __future__ import annotations
@@ -14,16 +23,41 @@ import numpy as np
 import pytensor.tensor as pt
 from pytensor.graph.replace import vectorize_graph
 from pymc.model import modelcontext
-from pytensor.graph.traversal import ancestors
+from pytensor.graph.traversal import ancestors, io_toposort
 
 from pymc_rbm.kernels.informed import flip_tilt
 from pymc_rbm.step_methods.structure import factorised_axes, factorises_over_units
 
-__all__ = ["OtherTerms", "free_in_model", "other_terms", "other_terms_are_unit_evidence", "other_terms_involve"]
+__all__ = [
+    "EXACT_TILT_MAX_UNITS",
+    "OtherTerms",
+    "TILTS",
+    "free_in_model",
+    "other_terms",
+    "other_terms_are_unit_evidence",
+    "other_terms_involve",
+]
+
+#: The tilts of the informed moves: ``"exact"`` single-unit flips, their first-order ``"gradient"``, or
+#: ``"auto"``, exact up to :data:`EXACT_TILT_MAX_UNITS` visible units and the gradient beyond.
+TILTS = ("auto", "exact", "gradient")
+#: Widest layer whose informed moves ``tilt="auto"`` tilts by exact single-unit flips.
+EXACT_TILT_MAX_UNITS = 64
 
 #: What a tilt of ``±inf`` (a unit whose one value ``L`` rules out) becomes in the compiled kernels: a logit
 #: whose probability is 0 in float64 at every temperature above 1e-290, and that never meets another infinity.
 INFINITE_TILT = 1e300
+
+
+def _read_as(graph, variable, replacement):
+    """``graph`` with ``variable`` replaced by ``replacement`` of another dtype (an integer value read as real):
+    every node downstream is made again by its op from the new inputs, so the dtypes follow."""
+    made = {variable: replacement}
+    for node in io_toposort([variable], [graph]):
+        if any(i in made for i in node.inputs):
+            new = node.op.make_node(*(made.get(i, i) for i in node.inputs))
+            made.update(zip(node.outputs, new.outputs))
+    return made[graph]
 
 
 def free_in_model(rv, model=None):
@@ -96,6 +130,8 @@ class OtherTerms:
         self.input_names: list[str] = []
         self.structure = None
         self._units = self._rows = None
+        self.tilt_method = "exact"
+        self._gradient = self._gradient_graph = None
         if not rest:
             return
         total = rest[0].sum()
@@ -119,6 +155,7 @@ class OtherTerms:
             self._many = many
         except Exception:  # noqa: BLE001 - any op without a batched form: evaluate state by state
             self._many = None
+        self._gradient_graph = (model, total, value_var, inputs, compile_kwargs)
         self._setup_structure(model, rest, value_var, inputs, stacked, compile_kwargs)
 
     def _setup_structure(self, model, rest, value_var, inputs, stacked, compile_kwargs) -> None:
@@ -152,6 +189,42 @@ class OtherTerms:
             self._units = fn
         else:
             self._rows = fn
+            self._gradient_graph = (model, total, value_var, inputs, compile_kwargs)  # per row: row by row
+
+    def use_tilt(self, tilt: str, n_visible: int) -> None:
+        """Set how the informed moves tilt (:data:`TILTS`) for a layer of ``n_visible`` units."""
+        if tilt not in TILTS:
+            raise ValueError(f"tilt must be one of {TILTS}, got {tilt!r}")
+        if tilt == "auto":
+            tilt = "exact" if n_visible <= EXACT_TILT_MAX_UNITS else "gradient"
+        self.tilt_method = tilt
+
+    def _value_and_gradient(self, point, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``log L`` (per row where ``L`` factorises over rows) and its gradient in ``v`` read as real, at each of
+        a stack of states; compiled on first use.
+
+        Parameters
+        ----------
+        point : dict
+        states : ndarray of shape (n_states, *value shape)
+
+        Returns
+        -------
+        values : ndarray of float64 of shape (n_states,) or (n_states, n_rows)
+        gradient : ndarray of float64 of shape (n_states, *value shape)
+        """
+        if self._gradient is None:
+            model, total, value_var, inputs, compile_kwargs = self._gradient_graph
+            single = pt.tensor(dtype="float64", shape=value_var.type.shape, name=f"{value_var.name}_real")
+            stack = pt.tensor(dtype="float64", shape=(None, *value_var.type.shape), name=f"{value_var.name}_reals")
+            values = vectorize_graph(_read_as(total, value_var, single), replace={single: stack})
+            gradient = pt.grad(values.sum(), stack)
+            fn = model.compile_fn([values, gradient], inputs=[stack if v is value_var else v for v in inputs],
+                                  point_fn=False, **compile_kwargs)
+            fn.trust_input = True
+            self._gradient = fn
+        values, gradient = self._gradient(*self._args(point, np.asarray(states, dtype=np.float64)))
+        return np.asarray(values, dtype=np.float64), np.asarray(gradient, dtype=np.float64)
 
     @property
     def active(self) -> bool:
@@ -254,6 +327,9 @@ class OtherTerms:
         tilt : ndarray of shape (n_states, n_rows, n_visible)
         """
         m, n = states.shape[0], states.shape[-1]
+        if self.tilt_method == "gradient":
+            values, gradient = self._value_and_gradient(point, states)
+            return values.reshape(m, -1), gradient.reshape(m, -1, n)
         flat = states.reshape(m, -1, n)
         flips = np.repeat(flat[:, None], n + 1, axis=1)  # each state, then it with unit i flipped in every row
         idx = np.arange(n)
@@ -300,6 +376,9 @@ class OtherTerms:
         tilt : ndarray of shape (n_states, n_visible)
         """
         m, n = states.shape
+        if self.tilt_method == "gradient":
+            values, gradient = self._value_and_gradient(point, states.reshape(m, *shape))
+            return values.reshape(m), gradient.reshape(m, n)
         flips = np.repeat(states[:, None, :], n + 1, axis=1)  # each state, then it with one unit flipped
         idx = np.arange(n)
         flips[:, idx + 1, idx] = 1.0 - flips[:, idx + 1, idx]
@@ -324,6 +403,9 @@ class OtherTerms:
         tilt : ndarray of shape (n_visible,)
         log_rest : float
         """
+        if self.tilt_method == "gradient":
+            values, gradient = self._value_and_gradient(point, v[None])
+            return gradient.reshape(-1, v.shape[-1])[row].copy(), float(values.reshape(-1)[0])
         states = self.flip_states(v, row)
         if log_rest is None:
             values = self.log_rest_many(point, np.concatenate([v[None], states]))

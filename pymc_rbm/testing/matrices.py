@@ -174,7 +174,8 @@ def transition_matrix(params, kernel="flip", beta: float = 1.0) -> np.ndarray:
     return t.reshape(kv * kh, kv * kh)
 
 
-def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, correction: str = "tilted") -> np.ndarray:
+def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, correction: str = "tilted",
+                            tilt: Callable | None = None) -> np.ndarray:
     """Matrix of the likelihood-informed visible move over the joint states (hidden units kept).
 
     Given ``h``, ``v'`` is proposed by the operator's layer update on the
@@ -195,6 +196,11 @@ def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, corre
         ``log r``: the exact ratio of
         :func:`~pymc_rbm.kernels.informed.tilted_log_ratio`; or, as negative
         controls that tests must catch, the likelihood ratio alone, or none.
+        ``"forward"``, a third control, uses the tilt at the current state for
+        the reverse move too.
+    tilt : callable, optional
+        The tilt of the proposal, a function of the state ``(..., n_visible) -> (..., n_visible)``;
+        default the exact single-flip changes. Any function of the state gives an exact move.
 
     Returns
     -------
@@ -203,8 +209,8 @@ def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, corre
     from pymc_rbm.kernels.informed import flip_tilt, tilted_log_ratio
     from pymc_rbm.kernels.operators import operator_alpha
 
-    if correction not in ("tilted", "likelihood", "none"):
-        raise ValueError(f'correction must be "tilted", "likelihood" or "none", got {correction!r}')
+    if correction not in ("tilted", "likelihood", "none", "forward"):
+        raise ValueError(f'correction must be "tilted", "likelihood", "none" or "forward", got {correction!r}')
     alpha = operator_alpha(kernel)
     params = params.astype(np.float64)
     nv = params.n_visible
@@ -212,17 +218,20 @@ def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, corre
     n = v.shape[0]
     logits = visible_activation(h, params)
 
-    def tilt(x):
+    def exact_tilt(x):
         flipped = np.stack([np.where(np.arange(nv) == i, 1.0 - x, x) for i in range(nv)], axis=1)
         return flip_tilt(x, log_rest(x), log_rest(flipped))
+
+    tilt = exact_tilt if tilt is None else tilt
 
     forward = tilt(v)
     proposal = _layer_block(v, logits + forward, _unit_rule(kernel))  # (n, 2**nv)
     T = np.zeros((n, n))
     for j, v_new in enumerate(binary_states(nv)):
         vn = np.broadcast_to(v_new, v.shape)
-        if correction == "tilted":
-            log_r = tilted_log_ratio(v, vn, logits, forward, tilt(vn), log_rest(v), log_rest(vn), alpha=alpha)
+        if correction in ("tilted", "forward"):
+            backward = forward if correction == "forward" else tilt(vn)
+            log_r = tilted_log_ratio(v, vn, logits, forward, backward, log_rest(v), log_rest(vn), alpha=alpha)
         elif correction == "likelihood":
             log_r = log_rest(vn) - log_rest(v)
         else:
