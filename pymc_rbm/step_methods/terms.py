@@ -132,6 +132,7 @@ class OtherTerms:
         self._units = self._rows = None
         self.tilt_method = "exact"
         self._gradient = self._gradient_graph = None
+        self._gradient_checked = False
         if not rest:
             return
         total = rest[0].sum()
@@ -225,6 +226,26 @@ class OtherTerms:
             self._gradient = fn
         values, gradient = self._gradient(*self._args(point, np.asarray(states, dtype=np.float64)))
         return np.asarray(values, dtype=np.float64), np.asarray(gradient, dtype=np.float64)
+
+    def _gradient_tilts(self, point, states: np.ndarray):
+        """:meth:`_value_and_gradient`, or None where the tilt is exact. Decided for good at the first call:
+        where ``log L`` has no gradient in ``v`` read as real (an integer-only operation, a value that is not
+        finite at the first state), the tilt becomes exact before any move used it."""
+        if self.tilt_method != "gradient":
+            return None
+        try:
+            values, gradient = self._value_and_gradient(point, states)
+        except Exception:  # noqa: BLE001 - no gradient of this graph in a real v
+            if self._gradient is not None:
+                raise
+            self.tilt_method = "exact"
+            return None
+        if not self._gradient_checked:
+            self._gradient_checked = True
+            if not np.isfinite(gradient).all():
+                self.tilt_method = "exact"
+                return None
+        return values, gradient
 
     @property
     def active(self) -> bool:
@@ -327,8 +348,9 @@ class OtherTerms:
         tilt : ndarray of shape (n_states, n_rows, n_visible)
         """
         m, n = states.shape[0], states.shape[-1]
-        if self.tilt_method == "gradient":
-            values, gradient = self._value_and_gradient(point, states)
+        found = self._gradient_tilts(point, states)
+        if found is not None:
+            values, gradient = found
             return values.reshape(m, -1), gradient.reshape(m, -1, n)
         flat = states.reshape(m, -1, n)
         flips = np.repeat(flat[:, None], n + 1, axis=1)  # each state, then it with unit i flipped in every row
@@ -376,8 +398,9 @@ class OtherTerms:
         tilt : ndarray of shape (n_states, n_visible)
         """
         m, n = states.shape
-        if self.tilt_method == "gradient":
-            values, gradient = self._value_and_gradient(point, states.reshape(m, *shape))
+        found = self._gradient_tilts(point, states.reshape(m, *shape))
+        if found is not None:
+            values, gradient = found
             return values.reshape(m), gradient.reshape(m, n)
         flips = np.repeat(states[:, None, :], n + 1, axis=1)  # each state, then it with one unit flipped
         idx = np.arange(n)
@@ -403,8 +426,9 @@ class OtherTerms:
         tilt : ndarray of shape (n_visible,)
         log_rest : float
         """
-        if self.tilt_method == "gradient":
-            values, gradient = self._value_and_gradient(point, v[None])
+        found = self._gradient_tilts(point, v[None])
+        if found is not None:
+            values, gradient = found
             return gradient.reshape(-1, v.shape[-1])[row].copy(), float(values.reshape(-1)[0])
         states = self.flip_states(v, row)
         if log_rest is None:

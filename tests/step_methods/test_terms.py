@@ -103,3 +103,17 @@ def test_pm_sample_with_the_gradient_tilt_matches_enumeration(params):
         idata = pm.sample(draws=3000, tune=300, chains=2, cores=1, step=ReplicaExchange(tilt="gradient"),
                           random_seed=4, progressbar=False, compute_convergence_checks=False)
     assert_visible_distribution(idata.posterior["v"].values, log_p - logsumexp(log_p), label="gradient tilt")
+
+
+def test_a_term_without_a_gradient_keeps_the_exact_tilt(params):
+    """An integer-only operation of v (a parity here) has no gradient in v read as real: the tilt is exact."""
+    import pytensor.tensor as pt
+
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        pm.Potential("parity", 0.8 * pt.bitwise_xor(v[0], v[1]))
+        terms = ReplicaExchange(tilt="gradient").other_terms
+    state = np.array([1, 0, 1, 1, 0])
+    tilt, _ = terms.tilt({"v": state}, state, 0)
+    assert terms.tilt_method == "exact"
+    np.testing.assert_allclose(tilt, [0.8, -0.8, 0.0, 0.0, 0.0])
