@@ -251,11 +251,14 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         its logits and no move needs correcting (module docstring).
         ``False`` uses the RBM's own update, accepted by the likelihood ratio.
     sweeps : int or "auto", default "auto"
-        Rounds (a sweep of every replica and a swap round) per draw;
+        Rounds (the sweeps of every replica and a swap round) per draw;
         ``"auto"``: as many as the ladder has rungs, so that a replica can
         cross the ladder between two draws (one when it collapsed; without
         other terms on ``v`` the step is then
-        :class:`~pymc_rbm.step_methods.FlipTheState`).
+        :class:`~pymc_rbm.step_methods.FlipTheState`); where the explorers
+        make more than one sweep (``explorer_sweeps``), ``round(K² / Σ_r n_r)``
+        rounds, so that a draw still makes about ``K²`` sweeps and costs what
+        it did (``rounds_per_draw``).
     explorer_sweeps : {"auto"} or int or array_like of int of shape (n_rungs,), default "auto"
         Sweeps each replica makes in a round before the swaps (its explorer;
         each sweep leaves the rung's target invariant, so the round stays
@@ -549,6 +552,16 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         """Number of rungs of the current ladder (1: the cold replica alone)."""
         return int(self.betas.size)
 
+    @property
+    def rounds_per_draw(self) -> int:
+        """Rounds in a draw: ``sweeps``, or with ``sweeps="auto"`` as many as the ladder has rungs, fewer where
+        the explorers make more than one sweep, so that a draw makes about ``K²`` sweeps as with one each."""
+        if not self.auto_sweeps:
+            return int(self.sweeps)
+        k = self.n_temperatures
+        total = int(self.rung_sweeps[:k].sum())
+        return k if total <= k else max(1, int(round(k * k / total)))
+
     def step(self, point):
         """One draw: ``sweeps`` rounds of replica sweeps and swaps (stochastic); adapts while tuning."""
         point = self._chain_start(point)
@@ -616,7 +629,7 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         accept_sum, accepted = np.zeros(n), np.zeros(n)
         swap_sum = np.zeros(max(k - 1, 1))
         swap_n = np.zeros(max(k - 1, 1))
-        rounds = k if self.auto_sweeps else self.sweeps
+        rounds = self.rounds_per_draw
         for _ in range(rounds):
             v_int, log_rest = self._round(point, params, v_int if corrected else None,
                                           log_rest if corrected else None, accept_sum, accepted, swap_sum, swap_n)
@@ -658,7 +671,7 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
         swap_sum = np.zeros(max(k - 1, 1))
         swap_n = np.zeros(max(k - 1, 1))
         energies = np.empty((2, k, n))
-        for _ in range(k if self.auto_sweeps else self.sweeps):
+        for _ in range(self.rounds_per_draw):
             state = self._replicas
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
                                     state.n_rounds % 2, self.replica_labels, swap_sum, swap_n, alpha=self.alpha,

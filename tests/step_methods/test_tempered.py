@@ -831,3 +831,11 @@ def test_bad_explorer_sweeps_are_refused(params):
         with pytest.raises(ValueError, match="explorer_sweeps"):
             ReplicaExchange(explorer_sweeps=[1, 1, 1])  # one per rung needs the rungs
         assert np.array_equal(ReplicaExchange(betas=BETAS, explorer_sweeps=2).rung_sweeps, [2, 2, 2])
+
+
+def test_a_draw_with_more_explorer_sweeps_makes_fewer_rounds(params):
+    """sweeps="auto": K rounds of one sweep per rung, or about K² sweeps in all where the explorers make more."""
+    with ladder_model(params, 0, False):
+        assert ReplicaExchange(betas=BETAS, explorer_sweeps=1).rounds_per_draw == 3
+        assert ReplicaExchange(betas=BETAS, explorer_sweeps=[1, 3, 2]).rounds_per_draw == 2  # 9 / 6
+        assert ReplicaExchange(betas=BETAS, explorer_sweeps=[1, 3, 2], sweeps=5).rounds_per_draw == 5
