@@ -32,7 +32,10 @@ Samplers (``--samplers``): ``default`` is ``pm.sample()`` with no ``step``;
 defaults; the latter was ``pm.sample()``'s choice for these models before
 :class:`~pymc_rbm.step_methods.ExactDraws`); ``ReplicaExchange-uniform`` is
 replica exchange from the uniform reference (``reference="zero"``), the
-ladder before the reference was chosen in tuning. Add a sampler to
+ladder before the reference was chosen in tuning; ``ReplicaExchange-1sweep``
+is replica exchange with one sweep per rung and round
+(``explorer_sweeps=1``), the step before its explorers' sweeps were adapted
+in tuning: run beside ``default`` it measures what that adaptation gives. Add a sampler to
 :data:`SAMPLERS` (a function of the RBM variable that returns a step, or
 None for the default) and a model to :data:`MODELS` to extend the tables.
 
@@ -78,12 +81,19 @@ def _replica_exchange_uniform(v):
     return ReplicaExchange([v], reference="zero")
 
 
+def _replica_exchange_one_sweep(v):
+    from pymc_rbm import ReplicaExchange
+
+    return ReplicaExchange([v], explorer_sweeps=1)
+
+
 #: sampler label -> function(RBM variable) -> step (None: pm.sample's own choice)
 SAMPLERS = {
     "default": lambda v: None,
     "FlipTheState": _flip_the_state,
     "ReplicaExchange": _replica_exchange,
     "ReplicaExchange-uniform": _replica_exchange_uniform,
+    "ReplicaExchange-1sweep": _replica_exchange_one_sweep,
 }
 
 

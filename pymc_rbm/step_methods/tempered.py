@@ -22,9 +22,11 @@ the conditional of ``θ`` given everything else is the model's own, and NUTS
 or any other step on ``θ`` stays exact next to this one. Each draw is
 ``sweeps`` rounds of
 
-1. **A sweep of every replica.** Hot replicas: the RBM kernel (Gibbs,
-   flip-the-state or their α mixture) at their ``β``, invariant for
-   ``p_β``. Cold replica: the hidden update given ``v`` (``L`` does not
+1. **The sweeps of every replica** (one each, or ``n_r`` at rung ``r``:
+   the explorers' sweeps, adapted in tuning where a rung does not relax in
+   one sweep and then frozen; :mod:`pymc_rbm.step_methods.ladder`). Hot
+   replicas: the RBM kernel (Gibbs, flip-the-state or their α mixture) at
+   their ``β``, invariant for ``p_β``, so any number of them is. Cold replica: the hidden update given ``v`` (``L`` does not
    involve ``h``), then the visible update. When ``L`` exists the visible
    update is a Metropolis-Hastings move for ``π(v | h) ∝ p_RBM(v | h) L(v)``:
    by default the tilted proposal of :mod:`pymc_rbm.kernels.informed`
