@@ -27,6 +27,12 @@ as a ratio to what independent draws of the same number would show
 (``sqrt(2/π) sqrt(2 p (1 - p) / n)`` per unit, averaged); every chain starts
 from its own random state.
 
+The peer, ``rbms-PT`` where the PyTorch package ``rbms`` is installed (it is
+not a dependency): that package's parallel tempering on the same RBM, its
+ladder placed as it places it (from the uniform distribution, swap acceptance
+about 0.25), one Gibbs sweep per replica and round, the same chains, tuning
+rounds and recorded draws, PyTorch on CPU in float32 with one thread.
+
 Samplers (``--samplers``): ``default`` is ``pm.sample()`` with no ``step``;
 ``FlipTheState`` and ``ReplicaExchange`` name those steps (with their
 defaults; the latter was ``pm.sample()``'s choice for these models before
@@ -95,6 +101,83 @@ SAMPLERS = {
     "ReplicaExchange-uniform": _replica_exchange_uniform,
     "ReplicaExchange-1sweep": _replica_exchange_one_sweep,
 }
+#: The peer (run where the PyTorch package ``rbms`` is installed; not a dependency of pymc-rbm).
+PEER = "rbms-PT"
+#: The swap acceptance ``rbms`` aims at when it places its ladder.
+PEER_TARGET_ACCEPTANCE = 0.25
+
+
+def peer_available() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("rbms") is not None and find_spec("torch") is not None
+
+
+def peer_ladder(model, target: float, torch):
+    """``rbms``' placement of the inverse temperatures (``rbms.sampler.pt.find_inverse_temperatures``, whose
+    release refers to an undefined ``clone_dict``): from β = 0 up a grid of 1000, a new rung where the swap
+    acceptance with the last one, after 10 Gibbs sweeps of 100 chains at each, falls to ``target + 0.1``."""
+    from rbms.sampler.pt import swap_configurations
+
+    grid = torch.linspace(0, 1, 1000)
+    selected = [0.0]
+    prev, new = model.init_chains(num_samples=100), model.init_chains(num_samples=100)
+    for b in grid[:-1].tolist():
+        prev = model.sample_state(n_steps=10, chains=prev, beta=selected[-1])
+        new = model.sample_state(n_steps=10, chains=new, beta=b)
+        _, acc, _ = swap_configurations([prev, new], model, torch.tensor([selected[-1], b]))
+        if acc[-1] < target + 0.1:
+            selected.append(b)
+            prev = {k: t.clone() for k, t in new.items()}
+    if selected[-1] != 1.0:
+        selected.append(1.0)
+    return torch.tensor(selected)
+
+
+def run_peer(params, *, draws: int, tune: int, chains: int, seed: int) -> dict:
+    """Parallel tempering by the ``rbms`` package (PyTorch on CPU, float32, one thread): its ladder, then per
+    round one Gibbs sweep of every replica at its β and its swap round; ``chains`` chains in one batch, the
+    β = 1 replicas recorded after ``tune`` rounds. Round trips: a replica from β = 0 to β = 1 and back."""
+    import torch
+    from rbms.bernoulli_bernoulli.classes import BBRBM
+    from rbms.sampler.pt import swap_configurations
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    model = BBRBM(*(torch.tensor(a, dtype=torch.float32) for a in (params.W, params.vbias, params.hbias)))
+    with torch.no_grad():
+        betas = peer_ladder(model, PEER_TARGET_ACCEPTANCE, torch)
+        k = betas.shape[0]
+        replicas = [model.init_chains(num_samples=chains) for _ in range(k)]
+        index = [torch.full((chains,), float(r)) for r in range(k)]
+        last_end = np.full((k, chains), -1)
+        trips = np.zeros(chains, dtype=np.int64)
+        sampling_start = time.perf_counter()
+        out = np.empty((chains, draws, params.n_visible), dtype=np.int8)
+        for t in range(tune + draws):
+            replicas = [model.sample_state(n_steps=1, chains=c, beta=float(b)) for c, b in zip(replicas, betas)]
+            replicas, _, index = swap_configurations(replicas, model, betas, index)
+            for end, rung in ((0, 0), (1, k - 1)):  # label at each end; a label back at β = 0 from β = 1 is a trip
+                labels = index[rung].long().numpy()
+                for c, lab in enumerate(labels):
+                    if end == 0 and last_end[lab, c] == 1 and t >= tune:
+                        trips[c] += 1
+                    last_end[lab, c] = end
+            if t >= tune:
+                out[:, t - tune] = replicas[-1]["visible"].numpy()
+        sampling = time.perf_counter() - sampling_start
+    from pymc_rbm.energy import free_energy
+
+    draws_v = out.astype(np.int64)
+    return {"draws": draws_v, "wall": time.perf_counter() - start, "sampling": sampling, "step": "rbms PT",
+            "warnings": [], "free_energy": free_energy(draws_v.astype(np.float64), params), "round_trips": trips,
+            "rungs": int(k), "reference": "zero"}
+
+
+def run_any(label, params, **kwargs) -> dict:
+    """:func:`run_sampler` for a sampler of :data:`SAMPLERS`, :func:`run_peer` for the peer."""
+    return run_peer(params, **kwargs) if label == PEER else run_sampler(params, SAMPLERS[label], **kwargs)
 
 
 class _Records(logging.Handler):
@@ -183,7 +266,7 @@ def halves_table(name, params, args) -> list[str]:
 
     notes = []
     for label in args.samplers:
-        r = run_sampler(params, SAMPLERS[label], draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed)
+        r = run_any(label, params, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed)
         trips = r["round_trips"]
         trips_s = "-" if trips is None else ",".join(str(int(t)) for t in trips)
         per_s = np.nan if trips is None else float(trips.sum()) / r["sampling"]
@@ -213,12 +296,15 @@ def errors(draws: np.ndarray, exact: np.ndarray) -> tuple[float, float]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
-    ap.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS))
+    ap.add_argument("--samplers", nargs="+", default=[*SAMPLERS, PEER], choices=[*SAMPLERS, PEER])
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--tune", type=int, default=1000)
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args(argv)
+    if PEER in args.samplers and not peer_available():
+        print(f"{PEER}: skipped (the PyTorch package rbms is not installed; it is not a dependency of pymc-rbm)")
+        args.samplers = [s for s in args.samplers if s != PEER]
 
     header = (f"{'model':<10} {'sampler':<22} {'step':<16} {'wall s':>8} {'sample s':>9} "
               f"{'mean err':>9} {'max err':>8} {'warnings':>8}")
@@ -236,8 +322,8 @@ def main(argv=None) -> int:
         if MODELS[name] == "halves":
             halves.append((name, params))
             continue
-        runs = {label: run_sampler(params, SAMPLERS[label], draws=args.draws, tune=args.tune,
-                                   chains=args.chains, seed=args.seed) for label in args.samplers}
+        runs = {label: run_any(label, params, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed)
+                for label in args.samplers}
         exact, exact_s = exact_marginals(params)
         for label, r in runs.items():
             mean_err, max_err = errors(r["draws"], exact)
