@@ -154,29 +154,29 @@ def _alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @njit(cache=True, nogil=True)
 def _fill_alias(scaled, prob, alias):  # pragma: no cover - compiled
     """Vose's construction: each entry below 1 takes its alias from one above 1, which gives up the difference.
-    Entries left over (rounding) keep probability 1."""
+    Entries left over (rounding) keep probability 1. ``stack`` holds the entries below 1 from its start and
+    those at or above 1 from its end."""
     n = scaled.shape[0]
-    small, large = np.empty(n, np.int64), np.empty(n, np.int64)
-    n_small = n_large = 0
+    stack = np.empty(n, np.int64)
+    n_small, n_large = 0, 0
     for i in range(n):
-        if scaled[i] < 1.0:
-            small[n_small] = i
-            n_small += 1
-        else:
-            large[n_large] = i
-            n_large += 1
+        n_small, n_large = _push(stack, n_small, n_large, i, scaled[i] < 1.0)
     while n_small and n_large:
         n_small -= 1
         n_large -= 1
-        s, g = small[n_small], large[n_large]
+        s, g = stack[n_small], stack[n - 1 - n_large]
         prob[s], alias[s] = scaled[s], g
         scaled[g] -= 1.0 - scaled[s]
-        if scaled[g] < 1.0:
-            small[n_small] = g
-            n_small += 1
-        else:
-            large[n_large] = g
-            n_large += 1
+        n_small, n_large = _push(stack, n_small, n_large, g, scaled[g] < 1.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push(stack, n_small, n_large, i, small):  # pragma: no cover - compiled
+    if small:
+        stack[n_small] = i
+        return n_small + 1, n_large
+    stack[stack.shape[0] - 1 - n_large] = i
+    return n_small, n_large + 1
 
 
 @njit(cache=True, nogil=True, inline="always")

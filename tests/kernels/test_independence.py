@@ -125,3 +125,17 @@ def test_the_hidden_refresh_follows_the_joint_matrix(params):
         return RBMState(v, h)
 
     assert ht.empirical_transition_check(kernel, T, 4, 3, n_draws=400).n_impossible == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 16, 4096])
+def test_the_alias_table_holds_the_distribution(n):
+    """Entry j is drawn with probability prob[j] / n directly and (1 - prob[j]) / n through its alias."""
+    from pymc_rbm.kernels.independence import _alias_table
+
+    p = np.random.default_rng(n).random(n) ** 3
+    p /= p.sum()
+    prob, alias = _alias_table(p.copy())
+    implied = prob / n
+    np.add.at(implied, alias, (1.0 - prob) / n)
+    np.testing.assert_allclose(implied, p, rtol=0, atol=1e-15)
+    assert ((prob >= 0) & (prob <= 1)).all()
