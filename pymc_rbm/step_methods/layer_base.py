@@ -223,6 +223,9 @@ class VariableStep(BlockedStep):
             shapes[key] = ((object if batch else dtype), batch) if key != "refreshed" else (dtype, [])
         shapes.update(extra or {})
         self._chain_stat_dtypes = {key: np.dtype(dtype) for key, (dtype, _) in declared.items()}
+        # one chain: each stat as the Python scalar of its dtype (a call per stat; NumPy's conversions cost more)
+        self._chain_stat_scalars = {key: {"b": bool, "i": int, "u": int}.get(d.kind, float)
+                                    for key, d in self._chain_stat_dtypes.items()}
         self.stats_dtypes_shapes = shapes
         self.stats_dtypes = [{k: d for k, (d, _) in shapes.items()}]
 
@@ -280,7 +283,8 @@ class VariableStep(BlockedStep):
         if batch:
             stats = {k: np.asarray(x).astype(dtypes[k], copy=False).reshape(batch) for k, x in per_chain.items()}
         else:
-            stats = {k: np.asarray(x[0]).astype(dtypes[k]).item() for k, x in per_chain.items()}
+            scalars = self._chain_stat_scalars
+            stats = {k: scalars[k](x[0]) for k, x in per_chain.items()}
         stats["refreshed"] = refreshed
         return stats
 
