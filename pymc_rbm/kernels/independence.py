@@ -33,7 +33,7 @@ from numba import njit
 
 from pymc_rbm.kernels import _numba as nb
 
-__all__ = ["EnumeratedLayer", "independence_tries"]
+__all__ = ["EnumeratedLayer", "exact_draws", "independence_tries"]
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,32 @@ def _push(stack, n_small, n_large, i, small):  # pragma: no cover - compiled
         return n_small + 1, n_large
     stack[stack.shape[0] - 1 - n_large] = i
     return n_small, n_large + 1
+
+
+def exact_draws(rng: np.random.Generator, table: EnumeratedLayer, n_rows: int, W: np.ndarray,
+                hbias: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``n_rows`` independent exact draws ``(v, h) ~ p_RBM`` (stochastic).
+
+    One try of :func:`independence_tries` under no evidence: its ratio is 1,
+    so every row takes its draw ``v ~ p_RBM(v)`` from ``table``, and then
+    ``h ~ p(h | v)``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    table : EnumeratedLayer
+    n_rows : int
+    W : ndarray of float64 of shape (n_visible, n_hidden)
+    hbias : ndarray of float64 of shape (n_hidden,)
+
+    Returns
+    -------
+    v : ndarray of float64 of shape (n_rows, n_visible)
+    h : ndarray of float64 of shape (n_rows, n_hidden)
+    """
+    v, h = np.zeros((n_rows, table.vbias.size)), np.zeros((n_rows, W.shape[1]))
+    independence_tries(rng, v, np.zeros_like(v), table, 1, h=h, W=W, hbias=hbias)
+    return v, h
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -3,10 +3,11 @@
 When the smaller layer of an RBM has ``k`` units with ``2**k`` small enough to
 list, summing the larger layer out analytically gives the exact marginal of
 the smaller one (:func:`pymc_rbm.estimators.exact.enumerated_log_weights`,
-one enumeration shared with ``log Z``). A draw of it by inversion of its
-cumulative distribution, then of the other layer from its conditional, is an
-exact draw of the joint ``p(v, h)``: draws are independent, there is nothing
-to mix and no chain to tune.
+one enumeration shared with ``log Z``; where the visible layer has at most
+:data:`VISIBLE_TABLE_MAX_BITS` units its own marginal is listed instead). A
+draw from an alias table of that marginal, then of the other layer from its
+conditional, is an exact draw of the joint ``p(v, h)``: draws are
+independent, there is nothing to mix and no chain to tune.
 
 **Alone**, :class:`ExactDraws` returns those draws: every draw of every chain
 (and of every row of a batched variable) is independent and exactly
@@ -74,10 +75,10 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 from pymc.step_methods.state import dataclass_state
 
-from pymc_rbm.energy import hidden_activation, sigmoid, softplus, visible_activation
-from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, log_marginal_visible, states_at
+from pymc_rbm.energy import hidden_activation, softplus
+from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, log_marginal_visible
 from pymc_rbm.kernels.activations import count_changes
-from pymc_rbm.kernels.independence import EnumeratedLayer, independence_tries
+from pymc_rbm.kernels.independence import EnumeratedLayer, exact_draws, independence_tries
 from pymc_rbm.kernels.layer import LayerRule
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import layer_sizes, rbm_params_of
@@ -239,8 +240,11 @@ class ExactDraws(RBMStep):
     proposals per row of the draw. The enumeration is made when the step is
     built (and again per chain when parameters that are data changed); about
     3 s for 784 x 20 units on two threads, a millisecond for 784 x 10. A draw
-    then costs a binary search in ``2**k`` cumulative probabilities and one
-    conditional draw of the other layer.
+    then costs a lookup in an alias table of the enumerated marginal (of the
+    visible layer where it has at most :data:`VISIBLE_TABLE_MAX_BITS` units,
+    else of the hidden layer, then ``v ~ p(v | h)``) and ``h ~ p(h | v)``, in
+    one compiled call for all rows
+    (:func:`~pymc_rbm.kernels.independence.exact_draws`).
 
     Examples
     --------
@@ -310,19 +314,16 @@ class ExactDraws(RBMStep):
         """Take the parameters and their enumeration (cached: the same model is enumerated once)."""
         super()._set_params(W, vbias, hbias, validate=validate)
         p = self.params
-        log_w, log_z, layer = enumerated_log_weights(RBMParams(p.W, p.vbias, p.hbias), max_bits=self.max_bits)
+        log_w, _, layer = enumerated_log_weights(RBMParams(p.W, p.vbias, p.hbias), max_bits=self.max_bits)
         if log_w is not self._log_weights:
             self._log_weights = log_w
-            self._cdf = np.cumsum(np.exp(log_w - log_z))
-            self._cdf_total = float(self._cdf[-1])
-            self._table = None  # the proposals' table, built at the first draw that needs it
+            self._table = None  # the draws' table, built at the first draw
         self.enumerated_layer = layer
         self.n_states = int(log_w.size)
-        self._k = int(log_w.size).bit_length() - 1
 
     def _proposal_table(self) -> EnumeratedLayer:
-        """The exact marginal the proposals under per-unit evidence draw from: the visible layer's where it is
-        small enough (:data:`VISIBLE_TABLE_MAX_BITS`), else the enumerated layer's."""
+        """The exact marginal every draw and proposal is taken from: the visible layer's where it is small enough
+        (:data:`VISIBLE_TABLE_MAX_BITS`; a proposal is then a lookup), else the enumerated hidden layer's."""
         if self._table is None:
             p = self.params
             if self.enumerated_layer == "visible" or p.W.shape[0] <= VISIBLE_TABLE_MAX_BITS:
@@ -364,24 +365,14 @@ class ExactDraws(RBMStep):
 
     # ------------------------------------------------------------ the draw
     def _exact_draws(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(v, h) ~ p_RBM`` for every row, independently (stochastic).
+        """``(v, h) ~ p_RBM`` for every row, independently (stochastic; :func:`~pymc_rbm.kernels.independence.exact_draws`).
 
         Returns
         -------
         v : ndarray of float64 of shape (n_chains, n_visible)
         h : ndarray of float64 of shape (n_chains, n_hidden)
         """
-        n = self._n_chains
-        u = self.rng.random(n) * self._cdf_total
-        idx = np.minimum(np.searchsorted(self._cdf, u, side="right"), self.n_states - 1)
-        states = states_at(idx, self._k)
-        if self.enumerated_layer == "hidden":
-            h = states
-            v = (self.rng.random((n, self.n_visible)) < sigmoid(visible_activation(h, self.params))).astype(np.float64)
-        else:
-            v = states
-            h = self._draw_hidden(hidden_activation(v, self.params))
-        return v, h
+        return exact_draws(self.rng, self._proposal_table(), self._n_chains, self.params.W, self.params.hbias)
 
     def step(self, point):
         """One draw (stochastic): exact draws of every row; with other terms, proposals accepted by ``L`` and
@@ -453,7 +444,6 @@ class ExactDraws(RBMStep):
         c.visible_state, c.hidden_state = v, h
         c.hidden_input, c.visible_input = hidden_activation(v, self.params), None
         if self.corrected and self.sweeps:
-            self._leave(v.astype(self._out_dtype))  # the sweeps start from the state the proposals left
             c.n_incremental, c.hidden_exp_valid = 0, False
             v_int = v.astype(self._out_dtype)
             v_out, (free_energy, _, _, _, _) = self._numpy_draw(

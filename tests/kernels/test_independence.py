@@ -139,3 +139,18 @@ def test_the_alias_table_holds_the_distribution(n):
     np.add.at(implied, alias, (1.0 - prob) / n)
     np.testing.assert_allclose(implied, p, rtol=0, atol=1e-15)
     assert ((prob >= 0) & (prob <= 1)).all()
+
+
+@pytest.mark.parametrize("layer", ["visible", "hidden"])
+def test_exact_draws_follow_the_joint_distribution(params, layer):
+    """``exact_draws``: (v, h) from the table and p(h | v), every joint state at its probability."""
+    from pymc_rbm.kernels.independence import exact_draws
+
+    v, h = exact_draws(np.random.default_rng(2), table_of(params, layer), 60000, params.W, params.hbias)
+    counts = np.bincount(ht.joint_index(v, h), minlength=2**7)
+    check = ht.assert_frequencies(counts[None], ht.joint_distribution(params)[None])
+    assert check.n_impossible == 0
+    # negative control: the same draws against the joint distribution of another RBM
+    other = RBMParams(params.W, params.vbias + 0.5, params.hbias)
+    with pytest.raises(AssertionError, match="do not follow"):
+        ht.assert_frequencies(counts[None], ht.joint_distribution(other)[None])
