@@ -52,7 +52,8 @@ def test_demo_writes_its_outputs(tmp_path, capsys):
     assert max(tv["default: pm.sample()"], tv["replica exchange"]) < 0.3 < tv["Gibbs"]
     # a stuck sampler's autocorrelation time is reported as stuck, never as a small number
     assert rows["Gibbs"][-1] == "stuck" and rows["flip-the-state"][-1] == "stuck"
-    assert float(rows["default: pm.sample()"][-1]) >= 1.0
+    # the default's draws of this model are independent (ExactDraws): τ near 1, the estimate scattering around it
+    assert 0.5 < float(rows["default: pm.sample()"][-1]) < 2.0
     table2 = out.split("Table 2")[-1]
     assert "bundled RBM      inf" in table2 and "τ Gibbs = inf" in table2
     assert "replica exchange: ladder of" in out
