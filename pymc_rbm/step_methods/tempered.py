@@ -130,22 +130,13 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 from pymc.step_methods.state import dataclass_state
 
-from pymc_rbm.energy import energy, free_energy, hidden_activation
-from pymc_rbm.kernels import compiled
-from pymc_rbm.kernels.metropolis import acceptance_probability
 from pymc_rbm.kernels.operators import build_operator, operator_alpha, operator_rule
-from pymc_rbm.kernels.state import RBMState
-from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.kernels.tempering import (
-    TemperedState,
-    check_ladder,
-    exchange_pairs,
-    uniform_ladder,
-)
+from pymc_rbm.kernels.tempering import TemperedState, check_ladder, uniform_ladder
 from pymc_rbm.params import RBMParams
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, has_constant_parameters
 from pymc_rbm.step_methods.cold import ColdReplicaMoves
 from pymc_rbm.step_methods.ladder import LadderTuning
+from pymc_rbm.step_methods.rounds import ReplicaRounds
 
 __all__ = ["ReplicaExchange", "ReplicaExchangeState", "has_constant_parameters"]
 
@@ -209,7 +200,7 @@ class ReplicaExchangeState(RBMStepState):
     rung_energy_n: np.ndarray | None = None
 
 
-class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
+class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
     """Replica exchange (parallel tempering) for one RBM variable, with informed moves of the cold replica.
 
     What ``pm.sample`` assigns to RBM variables with constant parameters.
@@ -595,190 +586,3 @@ class ReplicaExchange(ColdReplicaMoves, LadderTuning, RBMStep):
             "round_trips": int(self.round_trips),
             "barrier": float(self.barrier),
         }
-
-    def _init_replicas(self, v: np.ndarray) -> None:
-        k, params = self.n_temperatures, self._rbm
-        vr = np.repeat(v[None], k, axis=0)
-        h = np.empty((k, *v.shape[:-1], self.n_hidden))
-        for r, beta in enumerate(self.betas):
-            h[r] = self._draw_hidden(beta * hidden_activation(vr[r], params))
-        self._replicas = TemperedState(vr, h, 0)
-        self._reset_counters()
-
-    def _cold_from_point(self, v_in: np.ndarray) -> bool:
-        """Bring the cold replica up to the point's ``v``; True when the replicas were made or ``h`` redrawn."""
-        if self._replicas is None or self._replicas.v.shape[0] != self.n_temperatures:
-            self._init_replicas(v_in.astype(np.float64))
-            return True
-        if compiled.same_values(v_in, self._replicas.v[-1]):
-            return False
-        cold_v = v_in.astype(np.float64)  # by value: not the state this step left
-        self._replicas.v[-1] = cold_v
-        self._replicas.h[-1] = self._draw_hidden(hidden_activation(cold_v, self._rbm))
-        return True
-
-    def _tempered_step(self, point):
-        params = self._rbm
-        n, k = self._n_chains, self.n_temperatures
-        v_in = point[self._name].reshape(n, self._shape[-1])
-        refreshed = self._cold_from_point(v_in)
-        v_start = self._replicas.v[-1].copy()
-        h_start = self._replicas.h[-1].copy()
-        corrected = self.corrected
-        if corrected:
-            v_int = v_in.astype(self._out_dtype).reshape(self._shape)
-            log_rest = self._rest_value(point, v_int, refreshed)
-        accept_sum, accepted = np.zeros(n), np.zeros(n)
-        swap_sum = np.zeros(max(k - 1, 1))
-        swap_n = np.zeros(max(k - 1, 1))
-        rounds = self.rounds_per_draw
-        for _ in range(rounds):
-            v_int, log_rest = self._round(point, params, v_int if corrected else None,
-                                          log_rest if corrected else None, accept_sum, accepted, swap_sum, swap_n)
-        if corrected:
-            self.carried.rest = (self.carried.rest[0], log_rest)
-            accept, accept_rate = accept_sum / rounds, accepted / rounds
-        else:
-            accept = accept_rate = self._ones
-        return self._draw_result(point, v_start, h_start, refreshed, accept, accept_rate, swap_sum, swap_n)
-
-    def _tilted_step(self, point):
-        """One draw where the other terms are per-unit evidence: each replica an RBM with its own visible bias.
-
-        With ``log L(v) = Σ_{k,i} log L_{ki}(v_{ki})`` (``"units"`` structure of
-        :class:`~pymc_rbm.step_methods.terms.OtherTerms`), ``p_RBM(v, h) L(v)``
-        is, row by row, the RBM whose visible bias is ``vbias + δ_k`` with the
-        per-unit evidence ``δ_{ki} = log L_{ki}(1) - log L_{ki}(0)``, and its
-        tempered posterior ``[p_RBM(v, h) L(v)]^β`` is that RBM at ``β``. Every
-        replica is swept by the operator's exact layer update on its own
-        biases (nothing to correct) and neighbours swap by the exact ratio of
-        their targets, all rows and rungs in one compiled call per round
-        (:func:`~pymc_rbm.kernels.compiled.tempered_round`). See the class
-        docstring for the hot rungs' evidence when ``L`` involves other free
-        variables.
-        """
-        n, k = self._n_chains, self.n_temperatures
-        v_in = point[self._name].reshape(n, self._shape[-1])
-        tilt = self._evidence(point)
-        refreshed = self._cold_from_point(v_in)
-        if self.ladder_tilt is None or not self.tilt_frozen:
-            self.ladder_tilt = tilt
-        evidence = np.empty_like(self._replicas.v)
-        evidence[:] = self.ladder_tilt
-        if self.path is not None:  # the hot rungs start from the reference: (1 - β_r) b on top of the evidence
-            evidence += (1.0 - self.betas)[:, None, None] * self.path.base_vbias
-        evidence[-1] = tilt
-        v_start = self._replicas.v[-1].copy()
-        h_start = self._replicas.h[-1].copy()
-        swap_sum = np.zeros(max(k - 1, 1))
-        swap_n = np.zeros(max(k - 1, 1))
-        energies = np.empty((2, k, n))
-        for _ in range(self.rounds_per_draw):
-            state = self._replicas
-            compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
-                                    state.n_rounds % 2, self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
-                                    gibbs=not self.keeps_hidden, evidence=evidence, sweeps=self.rung_sweeps,
-                                    energies=energies)
-            self._record_explorers(energies)
-            self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
-            if k > 1:
-                self._count_round_trips()
-        return self._draw_result(point, v_start, h_start, refreshed, self._ones, self._ones, swap_sum, swap_n)
-
-    def _draw_result(self, point, v_start, h_start, refreshed, accept, accept_rate, swap_sum, swap_n):
-        """The new point, the draw's stats and the per-pair swap acceptance (NaN where not attempted)."""
-        params, k = self._rbm, self.n_temperatures
-        self.swap_sum[: k - 1] += swap_sum[: k - 1]
-        self.swap_n[: k - 1] += swap_n[: k - 1]
-        cold_v, cold_h = self._replicas.v[-1], self._replicas.h[-1]
-        v_out = cold_v.astype(self._out_dtype)
-        n_changed = (cold_v != v_start).sum(axis=-1)
-        n_hidden_changed = (cold_h != h_start).sum(axis=-1)
-        if self.compiled_rounds:
-            fe = compiled.free_energy_from_activation(cold_v, hidden_activation(cold_v, params), params.vbias)
-        else:
-            fe = free_energy(cold_v, params)
-        stats = self._chain_stats(fe, n_changed, n_hidden_changed, accept, accept_rate, refreshed)
-        if self.record_hidden:
-            stats["hidden"] = cold_h.astype(np.int8).reshape(-1)
-        swap = np.full(self.max_temperatures - 1, np.nan)
-        if k > 1:
-            tried = swap_n[: k - 1] > 0
-            swap[: k - 1][tried] = swap_sum[: k - 1][tried] / swap_n[: k - 1][tried]
-        out = point.copy()
-        out[self._name] = v_out.reshape(self._shape)
-        return out, [stats], swap
-
-    def _round(self, point, params, v_int, log_rest, accept_sum, accepted, swap_sum, swap_n):
-        """One round: every replica's sweep, then the swaps of the round's parity.
-
-        Compiled (one call for the RBM's replicas) where the step's draws are
-        compiled, else the NumPy kernels; the cold replica of a model with
-        other terms is moved and swapped here, row by row.
-        """
-        if self.posterior_ladder and self.n_temperatures > 1:
-            return self._posterior_round(point, params, accept_sum, accepted, swap_sum, swap_n)
-        state = self._replicas
-        k, n = self.n_temperatures, self._n_chains
-        corrected = v_int is not None
-        hot = k - 1 if corrected else k
-        parity = state.n_rounds % 2
-        if self.compiled_rounds and hot:
-            energies = np.empty((2, hot, n))
-            compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
-                                    self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
-                                    gibbs=not self.keeps_hidden, evidence=self._reference_evidence(),
-                                    sweeps=self.rung_sweeps, energies=energies)
-            self._record_explorers(energies)
-        elif hot:
-            measuring = self._measuring_explorers
-            if measuring:
-                before = energy(state.v[:hot], state.h[:hot], params)
-            counts = self.rung_sweeps[:hot]
-            for s in range(int(counts.max())):  # pass s sweeps the rungs that make more than s sweeps
-                rungs = np.flatnonzero(counts > s)
-                m = rungs.size
-                flat = RBMState(state.v[rungs].reshape(m * n, -1), state.h[rungs].reshape(m * n, -1))
-                betas = np.repeat(self.betas[rungs], n)
-                if self.path is None:
-                    new, _ = self._sweep_kernel(self.rng, flat, params, betas)
-                else:
-                    new, _ = sweep(self.rng, flat, self.path.at(self.path.coefficients(betas)), self.rule)
-                state.v[rungs] = new.v.reshape(m, n, -1)
-                state.h[rungs] = new.h.reshape(m, n, -1)
-            if measuring:
-                self._record_explorers(np.stack([before, energy(state.v[:hot], state.h[:hot], params)]))
-        if corrected:
-            v_int, log_rest = self._cold_sweep(point, params, v_int, log_rest, accept_sum, accepted)
-        if k > 1:
-            v_int, log_rest = self._swap_round(point, params, v_int, log_rest, swap_sum, swap_n,
-                                               hot_swapped=self.compiled_rounds)
-        return v_int, log_rest
-
-    def _swap_round(self, point, params, v_int, log_rest, swap_sum, swap_n, *, hot_swapped: bool):
-        """Swap neighbouring replicas (even or odd pairs by the round's parity); the cold pair carries ``L``.
-
-        ``hot_swapped``: the pairs among the RBM's own replicas were swapped
-        already (by the compiled round); only the cold pair is left.
-        """
-        state = self._replicas
-        k, n = self.n_temperatures, self._n_chains
-        corrected = v_int is not None
-        pairs = np.arange(state.n_rounds % 2, k - 1, 2)
-        cold = corrected and pairs.size and pairs[-1] == k - 2
-        if cold:
-            pairs = pairs[:-1]
-        if not hot_swapped and pairs.size:
-            e = energy(state.v, state.h, params) + state.v @ self.reference_vbias  # U = E + b·v, (k, n)
-            log_ratio = np.diff(self.betas)[:, None] * np.diff(e, axis=0)
-            accepted = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
-            swap_sum[pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
-            swap_n[pairs] += n
-            lower, chain = np.nonzero(accepted)
-            self.replica_labels[lower, chain], self.replica_labels[lower + 1, chain] = (
-                self.replica_labels[lower + 1, chain], self.replica_labels[lower, chain])
-        if cold:
-            v_int, log_rest = self._swap_cold(point, params, v_int, log_rest, swap_sum, swap_n)
-        self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
-        self._count_round_trips()
-        return v_int, log_rest
