@@ -374,34 +374,38 @@ def add_statistics(x, p, sign, gW, gv, gh):  # pragma: no cover - compiled
 # The functions below serve small models trained with the NumPy arithmetic (PCD, CD, the centered gradient):
 # their products are BLAS calls (np.dot) and their layer updates gibbs_rows, as the NumPy kernels make them, so
 # that the values are those of the NumPy path, bit for bit, without its per-call costs.
+@njit(cache=True, nogil=True, inline="always")
+def gibbs_layer(u, o, x, other, M, bias):  # pragma: no cover - compiled
+    """``x ~ p(x | other)`` in place by :func:`gibbs_rows` at ``bias + other @ M`` (a BLAS product, then the
+    bias, as NumPy forms it) with the uniforms ``u[o:]``, chains then units; the activation and the next ``o``."""
+    n = x.shape[0] * x.shape[1]
+    a = bias + np.dot(other, M)
+    gibbs_rows(u[o : o + n].reshape(x.shape), a, x)
+    return a, o + n
+
+
 @njit(cache=True, nogil=True)
 def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw, visible_first=False):  # pragma: no cover
     """Block-Gibbs sweeps of the chains ``(v, h)`` from their visible states, in place; the last hidden input.
 
     With ``visible_first``, ``v ~ p(v | h)`` first, from the ``h`` the chains carry; with ``first_draw``,
     ``h ~ p(h | v)`` first; then ``n_sweeps`` sweeps ``h ~ p(h | v)``, ``v ~ p(v | h)``;
-    with ``last_draw``, ``h ~ p(h | v)`` of the final ``v``. Each layer is :func:`gibbs_rows` of the next
-    ``n_chains * n_units`` uniforms of the 1-D ``u`` at ``hbias + v @ W`` or ``vbias + h @ Wᵀ``. Returns
-    ``hbias + v @ W`` of the final ``v``, (n_chains, n_hidden)."""
-    n_c, n_v = v.shape
-    n_h = h.shape[1]
+    with ``last_draw``, ``h ~ p(h | v)`` of the final ``v``. Each layer is :func:`gibbs_layer` of the next
+    ``n_chains * n_units`` uniforms of the 1-D ``u``. Returns ``hbias + v @ W`` of the final ``v``,
+    (n_chains, n_hidden)."""
+    # not sweep_rows: the BLAS products and vectorised exponentials keep training's values the NumPy path's
     W_T = W.T
     o = 0
     if visible_first:
-        gibbs_rows(u[o : o + n_c * n_v].reshape(n_c, n_v), vbias + np.dot(h, W_T), v)
-        o += n_c * n_v
+        _, o = gibbs_layer(u, o, v, h, W_T, vbias)
     if first_draw:
-        gibbs_rows(u[o : o + n_c * n_h].reshape(n_c, n_h), hbias + np.dot(v, W), h)
-        o += n_c * n_h
+        _, o = gibbs_layer(u, o, h, v, W, hbias)
     for _ in range(n_sweeps):
-        gibbs_rows(u[o : o + n_c * n_h].reshape(n_c, n_h), hbias + np.dot(v, W), h)
-        o += n_c * n_h
-        gibbs_rows(u[o : o + n_c * n_v].reshape(n_c, n_v), vbias + np.dot(h, W_T), v)
-        o += n_c * n_v
-    a = hbias + np.dot(v, W)
+        _, o = gibbs_layer(u, o, h, v, W, hbias)
+        _, o = gibbs_layer(u, o, v, h, W_T, vbias)
     if last_draw:
-        gibbs_rows(u[o : o + n_c * n_h].reshape(n_c, n_h), a, h)
-    return a
+        return gibbs_layer(u, o, h, v, W, hbias)[0]
+    return hbias + np.dot(v, W)
 
 
 @njit(cache=True, nogil=True)
@@ -538,33 +542,126 @@ def propagate(a, old, new, M, bias):  # pragma: no cover - compiled
         return False
     return total > 0
 
+@njit(cache=True, nogil=True, inline="always")
+def sweep_rows(u_h, u_v, v, h, a_h, a_v, model, rule, target, carried, work, record):  # pragma: no cover
+    """One sweep of a batch of chains, in place: each row's hidden update given ``v``, then its visible update
+    given the new ``h``, by :func:`update_layer`; the sweep of every compiled sampler but the dense path and
+    the training chain (:func:`gibbs_chain`).
+
+    Parameters
+    ----------
+    u_h, u_v : (n_chains, n_hidden), (n_chains, n_visible)
+        Each update's uniforms.
+    v, h : (n_chains, n_visible), (n_chains, n_hidden)
+        The states, 0/1 floats.
+    a_h, a_v : (n_chains, n_hidden), (n_chains, n_visible)
+        The activations ``hbias + v W`` and ``vbias + W h`` at β = 1.
+    model : tuple
+        ``(W, W_T, vbias, hbias)``, ``W_T`` being ``W.T`` in C order.
+    rule : tuple
+        ``(alpha_h, alpha_v, gibbs)``: the operator of each layer's update.
+    target : tuple
+        ``(beta, evidence, has_evidence)``: each layer updated at ``β a``, the visible logits plus
+        ``evidence`` (n_chains, n_visible; untempered, read only with ``has_evidence``).
+    carried : tuple
+        ``(a_v_valid, n_incremental, full_every)``. With ``full_every > 0`` the activations are carried:
+        both follow each layer update by the rows of the units that changed (:func:`propagate`), summed
+        afresh (:func:`sum_rows`) once ``n_incremental`` reaches ``full_every``, and ``a_v`` computed when
+        not ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the old ``v``.
+    work : tuple
+        ``(h_new, v_new, logit_h, logit_v)``: buffers of ``h``'s and ``v``'s shapes and of one row of each.
+    record : tuple
+        ``(energies, energy_in, energy_out, logits_out, keep_logits)``: with ``energy_in``, ``energies[0, k]``
+        receives the energy ``E(v, h)`` of row ``k`` before the sweep, from the activation summed afresh; with
+        ``energy_out``, ``energies[1, k]`` that after it, from the visible activation of the new ``h``; with
+        ``keep_logits``, ``logits_out`` (n_chains, n_visible) the visible logits ``β a_v`` without evidence.
+
+    Returns
+    -------
+    a_v_valid : bool
+    n_incremental : int
+    """
+    W, W_T, vbias, hbias = model
+    alpha_h, alpha_v, gibbs = rule
+    beta, evidence, has_evidence = target
+    a_v_valid, n_incremental, full_every = carried
+    h_new, v_new, logit_h, logit_v = work
+    energies, energy_in, energy_out, logits_out, keep_logits = record
+    n_chains, n_v = v.shape
+    n_h = h.shape[1]
+    if n_incremental >= full_every:
+        n_incremental = 0
+        sum_rows(a_h, v, W, hbias)
+        a_v_valid = False
+    for k in range(n_chains):
+        if energy_in:
+            e = 0.0
+            for i in range(n_v):
+                if v[k, i] != 0.0:
+                    e += vbias[i]
+            for j in range(n_h):
+                if h[k, j] != 0.0:
+                    e += a_h[k, j]
+            energies[0, k] = -e
+        logits = a_h[k]
+        if beta != 1.0:
+            logits = logit_h
+            for j in range(n_h):
+                logits[j] = beta * a_h[k, j]
+        update_layer(u_h[k], h[k], logits, alpha_h, gibbs, h_new[k])
+    if a_v_valid:
+        n_incremental += propagate(a_v, h, h_new, W_T, vbias)
+    else:
+        sum_rows(a_v, h_new, W_T, vbias)
+        a_v_valid = True
+    h[:, :] = h_new
+    for k in range(n_chains):
+        logits = a_v[k]
+        if beta != 1.0 or has_evidence:
+            logits = logit_v
+            for i in range(n_v):
+                logits[i] = beta * a_v[k, i]
+        if keep_logits:
+            logits_out[k, :] = logits
+        if has_evidence:
+            for i in range(n_v):
+                logits[i] += evidence[k, i]
+        update_layer(u_v[k], v[k], logits, alpha_v, gibbs, v_new[k])
+    if full_every > 0:
+        n_incremental += propagate(a_h, v, v_new, W, hbias)
+    v[:, :] = v_new
+    if energy_out:  # E(v, h) = -hbias·h - v·(vbias + W·h), from the visible activation of the new h
+        for k in range(n_chains):
+            e_h = 0.0
+            for j in range(n_h):
+                if h[k, j] != 0.0:
+                    e_h += hbias[j]
+            e_v = 0.0
+            for i in range(n_v):
+                if v[k, i] != 0.0:
+                    e_v += a_v[k, i]
+            energies[1, k] = -(e_h + e_v)
+    return a_v_valid, n_incremental
+
+
 @njit(cache=True, nogil=True)
 def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental,
            full_every):  # pragma: no cover - compiled
+    """``u.shape[0]`` sweeps of :func:`sweep_rows` with carried activations, in place; ``n_incremental`` after.
+
+    Row ``t`` of ``u`` holds sweep ``t``'s uniforms in the NumPy kernels' order: the hidden layer, chains
+    then units, then the visible layer."""
     n_chains, n_v = v.shape
     n_h = h.shape[1]
-    n_sweeps = u.shape[0]
-    h_new = np.empty_like(h)
-    v_new = np.empty_like(v)
-    for t in range(n_sweeps):
-        if n_incremental >= full_every:
-            n_incremental = 0
-            sum_rows(a_h, v, W, hbias)
-            a_v_valid = False
-        for k in range(n_chains):
-            update_layer(u[t, k * n_h:(k + 1) * n_h], h[k], a_h[k], alpha, gibbs, h_new[k])
-        if a_v_valid:
-            n_incremental += propagate(a_v, h, h_new, W_T, vbias)
-        else:
-            sum_rows(a_v, h_new, W_T, vbias)
-            a_v_valid = True
-        h[:, :] = h_new
-        offset = n_chains * n_h
-        for k in range(n_chains):
-            update_layer(u[t, offset + k * n_v:offset + (k + 1) * n_v], v[k], a_v[k], alpha, gibbs, v_new[k])
-        n_incremental += propagate(a_h, v, v_new, W, hbias)
-        v[:, :] = v_new
+    work = (np.empty_like(h), np.empty_like(v), np.empty(0), np.empty(0))
+    record = (a_v, False, False, a_v, False)  # nothing recorded: a_v stands in for the unused arrays
+    for t in range(u.shape[0]):
+        a_v_valid, n_incremental = sweep_rows(
+            u[t, :n_chains * n_h].reshape((n_chains, n_h)), u[t, n_chains * n_h:].reshape((n_chains, n_v)), v, h,
+            a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs), (1.0, a_v, False),
+            (a_v_valid, n_incremental, full_every), work, record)
     return n_incremental
+
 
 @njit(cache=True, nogil=True)
 def free_energy(v, a_h, vbias):  # pragma: no cover - compiled
@@ -634,9 +731,8 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
                           keep_logits, n_sweeps, energies):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
 
-    Replica ``r`` of row ``b`` makes ``n_sweeps[r]`` sweeps at ``β_r`` (each the
-    hidden, then the visible update of :func:`update_layer`; visible
-    weight ``alpha_v``), its visible logits plus ``evidence[r, b]`` (untempered)
+    Replica ``r`` of row ``b`` makes ``n_sweeps[r]`` sweeps at ``β_r`` (:func:`sweep_rows`, the activations
+    summed afresh; visible weight ``alpha_v``), its visible logits plus ``evidence[r, b]`` (untempered)
     with ``has_evidence``; each sweep leaves the replica's target invariant, so
     any number of them does. With ``keep_logits`` the last sweep's logits
     without the evidence go to ``logits_out``. Then the pairs ``(r, r + 1)`` of
@@ -655,55 +751,20 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     n_b = v.shape[1]
     n_h = h.shape[2]
     n_v = v.shape[2]
-    a_h = np.empty(n_h)
-    a_v = np.empty(n_v)
-    raw = np.empty(n_v)
-    e = np.empty((n_swept, n_b))
+    a_h = np.empty((n_b, n_h))
+    a_v = np.empty((n_b, n_v))
+    work = (np.empty((n_b, n_h)), np.empty((n_b, n_v)), np.empty(n_h), np.empty(n_v))
+    model = (W, W_T, vbias, hbias)
+    rule = (alpha, alpha_v, gibbs)
     row = 0
     for r in range(n_swept):
-        beta = betas[r]
-        for b in range(n_b):
-            x, y = v[r, b], h[r, b]
-            for s in range(n_sweeps[r]):
-                a_h[:] = hbias
-                for i in range(n_v):
-                    if x[i] != 0.0:
-                        for j in range(n_h):
-                            a_h[j] += W[i, j]
-                if s == 0:  # E(v, h) of the incoming state, from the raw hidden activation
-                    e0 = 0.0
-                    for i in range(n_v):
-                        if x[i] != 0.0:
-                            e0 += vbias[i]
-                    for j in range(n_h):
-                        if y[j] != 0.0:
-                            e0 += a_h[j]
-                    energies[0, r, b] = -e0
-                for j in range(n_h):
-                    a_h[j] *= beta
-                update_layer(u[row + s, b, :n_h], y, a_h, alpha, gibbs, y)
-                raw[:] = vbias
-                e_h = 0.0
-                for j in range(n_h):
-                    if y[j] != 0.0:
-                        e_h += hbias[j]
-                        for i in range(n_v):
-                            raw[i] += W_T[j, i]
-                for i in range(n_v):
-                    a_v[i] = beta * raw[i]
-                if keep_logits:
-                    logits_out[r, b, :] = a_v
-                if has_evidence:
-                    for i in range(n_v):
-                        a_v[i] += evidence[r, b, i]
-                update_layer(u[row + s, b, n_h:], x, a_v, alpha_v, gibbs, x)
-                e_v = 0.0  # E(v, h) = -hbias·h - v·(vbias + W·h), from the activation of the new h
-                for i in range(n_v):
-                    if x[i] != 0.0:
-                        e_v += raw[i]
-                e[r, b] = -(e_h + e_v)
-            energies[1, r, b] = e[r, b]
+        target = (betas[r], evidence[r] if has_evidence else evidence[0], has_evidence)
+        out = logits_out[r] if keep_logits else a_v
+        for s in range(n_sweeps[r]):
+            sweep_rows(u[row + s, :, :n_h], u[row + s, :, n_h:], v[r], h[r], a_h, a_v, model, rule, target,
+                       (False, 0, 0), work, (energies[:, r], s == 0, True, out, keep_logits))
         row += n_sweeps[r]
+    e = energies[1]
     for r in range(parity, n_swept - 1, 2):
         for b in range(n_b):
             log_ratio = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])
