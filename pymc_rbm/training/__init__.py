@@ -14,6 +14,7 @@ through the same loop with CD, PCD and the exact gradient
 - :mod:`~pymc_rbm.training.gradients`: data and model terms, exact and approximate gradients.
 - :mod:`~pymc_rbm.training.families`: the visible units' sufficient statistics, sweep target and exact moments.
 - :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic; any family's CD, PCD, exact).
+- :mod:`~pymc_rbm.training.chains`: the Markov chains of the sampling phases (block Gibbs, any kernel, wormholes).
 - :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit` (set-up, loop, result) and the training loop.
 - :mod:`~pymc_rbm.training.run`: the set-up of a run: its options checked, the phase, start and chains made.
 - :mod:`~pymc_rbm.training.records`: the log-likelihood records (exact or AIS sized to a budget) and the history.
@@ -28,6 +29,7 @@ Everything here is NumPy; nothing imports PyMC.
 """
 
 from pymc_rbm.training.boltzmann import BMFit, bm_kl_divergence, bm_model_moments, fit_boltzmann_machine
+from pymc_rbm.training.chains import gibbs_sweeps_from_visible, gibbs_sweeps_visible_first
 from pymc_rbm.training.fitting import (
     EXACT_EVAL_MAX_BITS,
     METHODS,
@@ -59,8 +61,6 @@ from pymc_rbm.training.negative import (
     centered_phase_gradient,
     deterministic,
     family_phase,
-    gibbs_sweeps_from_visible,
-    gibbs_sweeps_visible_first,
     parallel_tempering,
     persistent_contrastive_divergence,
     phase_gradient,

@@ -10,11 +10,11 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
 
 - CD-k: chains start at the batch and run ``k`` sweeps (Hinton 2002).
 - PCD-k: the chains persist between updates (Tieleman 2008). With block
-  Gibbs each sweep updates the visible layer given the hidden state the
-  chain carries, then the hidden layer (:func:`gibbs_sweeps_visible_first`),
-  so that the hidden probabilities of the last sweep serve the statistics
-  and the hidden draw the next update: two matrix products per sweep and
-  one for the statistics, as in scikit-learn's ``BernoulliRBM``.
+  Gibbs they either redraw ``h`` at the new parameters and sweep from ``v``
+  (:func:`~pymc_rbm.training.chains.gibbs_sweeps_from_visible`, the default)
+  or carry ``h`` and sweep the visible layer first
+  (:func:`~pymc_rbm.training.chains.gibbs_sweeps_visible_first`), one matrix
+  product fewer.
 - t-PT k: persistent ladders of ``t`` replicas, ``k`` sweeps each, then a
   swap round (Brügge, Fischer & Igel 2013, §4.2; :mod:`pymc_rbm.kernels.tempering`); the
   replicas at β = 1 are the samples.
@@ -23,20 +23,17 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
   :func:`family_phase`, in the flat coordinates of
   :mod:`~pymc_rbm.training.families` (chains of labels or reals).
 
-Small models (below the dense path of :mod:`pymc_rbm.kernels.compiled`):
-block-Gibbs PCD with redrawn hidden units, CD, and the centered gradient of
-their samples (:func:`centered_batch_gradient`) run as compiled calls of the same arithmetic
-(:func:`one_call`): the same uniforms, layer rule and BLAS products, so the
-same values bit for bit, without NumPy's per-call costs.
-
-The sweeps are the kernels of :mod:`pymc_rbm.kernels` (block Gibbs,
-flip-the-state, the α mixture), the ones ``pm.sample`` uses. Whenever the
-parameters changed since the last sweep, a persistent chain's hidden state is
-redrawn from ``p(h | v)`` before flip-the-state uses it (a stale ``h`` breaks
-invariance). Block Gibbs needs no redraw: its visible update given ``h`` is
-invariant for ``p(v, h)`` at the new parameters whatever ``h`` is. With ``wormholes`` (Hinton, Welling & Mnih 2003), each chain at β = 1 is offered one
-long-range move after the sweeps, accepted by the Metropolis rule on
-``p(v) ∝ exp(-F(v))``; where it is accepted, ``h`` is redrawn from ``p(h | v)``.
+The chains of CD and PCD on binary RBMs, their sweeps (the kernels of
+:mod:`pymc_rbm.kernels`, the ones ``pm.sample`` uses) and the wormhole moves
+(Hinton, Welling & Mnih 2003) are those of :mod:`pymc_rbm.training.chains`;
+the ladders of t-PT those of :mod:`pymc_rbm.kernels.tempering`. This module
+assembles the gradient of an update from a phase (:func:`phase_gradient`, and
+its centered form :func:`centered_phase_gradient`). On small models (below the
+dense path of :mod:`pymc_rbm.kernels.compiled`,
+:func:`~pymc_rbm.training.chains.one_call`) block-Gibbs PCD and CD and the
+centered gradient of their samples (:func:`centered_batch_gradient`) run as
+compiled calls of the same arithmetic: the same uniforms, layer rule and BLAS
+products, so the same values bit for bit, without NumPy's per-call costs.
 """
 
 from __future__ import annotations
@@ -46,16 +43,25 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from pymc_rbm.energy import free_energy, hidden_activation, mean_hiddens
+from pymc_rbm.energy import mean_hiddens
 from pymc_rbm.estimators.tap import UnphysicalFixedPoint
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels import tempering as _tempering
-from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state, sample_hiddens
+from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.operators import operator_rule
-from pymc_rbm.kernels.state import RBMState, sigmoid_
-from pymc_rbm.kernels.sweep import at_beta, sweep
+from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.params import RBMParams
+from pymc_rbm.training.chains import (
+    chain_in_one_call,
+    gibbs_sweeps_from_visible,
+    gibbs_sweeps_visible_first,
+    one_call,
+    run_chains,
+    start_rows,
+    wormhole_move,
+)
 from pymc_rbm.training.gradients import (
     Gradient,
     centered_from_ordinary,
@@ -76,13 +82,9 @@ __all__ = [
     "deterministic",
     "phase_gradient",
     "centered_phase_gradient",
-    "gibbs_sweeps_visible_first",
-    "gibbs_sweeps_from_visible",
     "HIDDEN_MODES",
-    "wormhole_move",
     "centered_from_samples",
     "centered_batch_gradient",
-    "one_call",
     "family_phase",
     "FAMILY_METHODS",
 ]
@@ -242,7 +244,7 @@ def centered_from_samples(v_data, ph_data, v_model, ph_model) -> tuple[Gradient,
 def centered_batch_gradient(batch, params, v_model, ph_model) -> tuple[Gradient, tuple]:
     """:func:`centered_from_samples` of a batch, its ``p(h | v)`` at ``params``, and model samples.
 
-    Below the dense path's size (:func:`one_call`) it is one compiled call of
+    Below the dense path's size (:func:`~pymc_rbm.training.chains.one_call`) it is one compiled call of
     the same arithmetic (:func:`~pymc_rbm.kernels.compiled.centered_sample_gradient`):
     the same values, bit for bit.
 
@@ -267,75 +269,10 @@ def centered_batch_gradient(batch, params, v_model, ph_model) -> tuple[Gradient,
     return centered_from_samples(batch, mean_hiddens(batch, params), v_model, ph_model)
 
 
-def one_call(n_chains: int, n_visible: int, n_hidden: int, dtype) -> bool:
-    """Whether a training update of this size runs as compiled calls with NumPy's values.
-
-    Below the dense path's size (:func:`~pymc_rbm.kernels.compiled.dense`), where
-    NumPy's per-call costs are most of an update and BLAS's blocking buys nothing;
-    float64 or float32, where Numba is installed.
-    """
-    return (dtype in (np.float64, np.float32) and compiled.available()
-            and not compiled.dense(n_chains, n_visible, n_hidden))
-
-
 def _step_gradient(step, rng, chains, params, batch):
     """The gradient from a phase's ``step`` and the data term of ``batch``."""
     negative, chains, info = step(rng, chains, params, batch)
     return gradient_from_statistics(data_statistics(batch, params), negative), chains, info
-
-
-def _start_rows(rng: np.random.Generator, data: np.ndarray, n_chains: int) -> np.ndarray:
-    """``n_chains`` rows of ``data``: each row once per pass, in random order (stochastic)."""
-    reps = -(-n_chains // data.shape[0])
-    idx = np.concatenate([rng.permutation(data.shape[0]) for _ in range(reps)])[:n_chains]
-    return data[idx]
-
-
-def wormhole_move(rng: np.random.Generator, state: RBMState, params, proposal) -> tuple[RBMState, dict]:
-    """One wormhole move of every chain's visible state, then ``h`` redrawn where it moved (stochastic).
-
-    The moves of Hinton, Welling & Mnih (2003).
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    state : RBMState
-        Chains at β = 1, ``v`` of shape (n_chains, n_visible).
-    params : RBMParams
-    proposal : object with ``propose(rng, x)``
-        A proposal of :mod:`pymc_rbm.kernels.wormhole` (``PointWormholes``,
-        ``RegionWormholes``), moved by
-        :func:`~pymc_rbm.kernels.wormhole.wormhole_step` with the log density
-        ``-F(v)``.
-
-    Returns
-    -------
-    state : RBMState
-    info : dict
-        ``wormhole_accept``: the fraction of chains whose move was accepted;
-        ``wormhole_jumps``: the fraction that was accepted and changed region.
-    """
-    from pymc_rbm.kernels.wormhole import wormhole_step
-
-    def log_density(v):
-        return -free_energy(v, params)
-
-    v, info = wormhole_step(rng, state.v, log_density, proposal)
-    accepted = np.asarray(info.accepted, dtype=bool)
-    h = state.h
-    if accepted.any():  # the hidden state belongs to the old v: redraw it from p(h | v)
-        h = h.copy()
-        h[accepted] = sample_hiddens(rng, v[accepted], params)
-    return RBMState(v, h), {
-        "wormhole_accept": float(accepted.mean()),
-        "wormhole_jumps": float((accepted & info.region_changed).mean()),
-    }
-
-
-def _sweeps(rng, state, params, kernel, k):
-    for _ in range(k):
-        state, _ = kernel(rng, state, params)
-    return state
 
 
 def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePhase:
@@ -364,103 +301,18 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
     def samples(rng, chains, params, batch):
         if gibbs:  # init_state's check, then its draw of h and the sweeps in one compiled call where small
             batch = np.ascontiguousarray(params.visible.check(batch, params.n_visible, name="v", dtype=params.dtype))
-            if _chain_in_one_call(batch, params):
+            if chain_in_one_call(batch, params):
                 h = np.empty((batch.shape[0], params.n_hidden), dtype=params.dtype)
                 a = compiled.gibbs_chain(rng, batch, h, params, k, first_draw=True, last_draw=False)
                 return batch, params.hidden.mean(a), None, {}
-        state, info = _run_chains(rng, batch, params, kernel, k, wormholes)
+        state, info = run_chains(rng, batch, params, kernel, k, wormholes)
         return state.v, mean_hiddens(state.v, params), None, info
 
     return _from_samples("cd", init, samples)
 
 
-def _run_chains(rng, v, params, kernel, k: int, wormholes) -> tuple[RBMState, dict]:
-    """From visible states ``v``: ``h ~ p(h | v)``, ``k`` sweeps of ``kernel``, then a wormhole move if any."""
-    state = _sweeps(rng, init_state(rng, v, params), params, kernel, k)
-    if wormholes is None:
-        return state, {}
-    return wormhole_move(rng, state, params, wormholes)
-
-
-def gibbs_sweeps_visible_first(rng: np.random.Generator, state: RBMState, params, k: int):
-    """``k`` block-Gibbs sweeps ``v ~ p(v | h)``, then ``h ~ p(h | v)`` (stochastic).
-
-    The kernel ``G_v G_h`` leaves ``p(v, h)`` invariant like ``G_h G_v``
-    (:func:`~pymc_rbm.kernels.gibbs.gibbs_sweep`), starting from the hidden
-    state the chain carries; the last hidden probabilities are returned for
-    Rao-Blackwellised statistics.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        Per sweep, the visible uniforms then the hidden ones.
-    state : RBMState
-        ``v`` of shape (n_chains, n_visible), ``h`` of shape (n_chains, n_hidden).
-    params : RBMParams
-    k : int
-
-    Returns
-    -------
-    state : RBMState
-    hidden_probabilities : ndarray of shape (n_chains, n_hidden)
-        ``p(h | v)`` of the final ``v``, from which its ``h`` was drawn.
-    """
-    target = at_beta(params)
-    # V (H V)^(k-1) H = (V H)^k: a visible half-sweep, k - 1 sweeps of the kernel, a hidden half-sweep.
-    # The hidden input is carried and recomputed in full after every visible update (refresh), so the
-    # values, and so the draws, are those of the plain loop.
-    v = GIBBS.update(rng, None, target.visible_logits(state.h))[0]
-    chain = RBMState(v, None, target.hidden_input(v))
-    for _ in range(k - 1):
-        chain, _ = sweep(rng, chain, target, GIBBS, refresh=True)
-    a = chain.hidden_input
-    return RBMState(chain.v, GIBBS.update(rng, None, a)[0]), sigmoid_(a)
-
-
 #: What persistent chains do with their hidden state between updates (:func:`persistent_contrastive_divergence`).
 HIDDEN_MODES = ("redraw", "carry")
-
-
-def gibbs_sweeps_from_visible(rng: np.random.Generator, v, params, k: int):
-    """``k`` block-Gibbs sweeps from visible states, ``h`` drawn afresh at ``params`` (stochastic).
-
-    ``k`` sweeps of :func:`~pymc_rbm.kernels.sweep.sweep` (hidden layer given
-    ``v``, then visible given ``h``) from ``(v, None)``: the hidden state is a
-    Gibbs draw at the current parameters, whatever the chain carried. Then
-    the hidden probabilities of the final ``v`` (one product) for
-    Rao-Blackwellised statistics, and ``h`` drawn from them.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        Per sweep the hidden uniforms then the visible ones; then the final hidden ones.
-    v : ndarray of shape (n_chains, n_visible)
-    params : RBMParams
-    k : int
-
-    Returns
-    -------
-    state : RBMState
-    hidden_probabilities : ndarray of shape (n_chains, n_hidden)
-        ``p(h | v)`` of the final ``v``, from which its ``h`` was drawn.
-    """
-    if _chain_in_one_call(v, params):  # the same chain, without NumPy's per-call costs
-        v = np.array(v, order="C")
-        h = np.empty((v.shape[0], params.n_hidden), dtype=params.dtype)
-        return RBMState(v, h), sigmoid_(compiled.gibbs_chain(rng, v, h, params, k, last_draw=True))
-    target = at_beta(params)
-    chain = RBMState(v, None)
-    for _ in range(k):
-        chain, _ = sweep(rng, chain, target, GIBBS)
-    a = hidden_activation(chain.v, params)
-    return RBMState(chain.v, GIBBS.update(rng, None, a)[0]), sigmoid_(a)
-
-
-def _chain_in_one_call(v, params) -> bool:
-    """Whether block-Gibbs chains from ``v`` run as one compiled call (:func:`one_call`; binary RBMs, ``v`` in
-    ``params``' dtype)."""
-    return (type(params) is RBMParams and v.ndim == 2 and v.dtype == params.dtype
-            and one_call(v.shape[0], params.n_visible, params.n_hidden, params.dtype))
 
 
 def persistent_contrastive_divergence(
@@ -481,10 +333,10 @@ def persistent_contrastive_divergence(
     hidden : {"redraw", "carry"}, default "redraw"
         Block Gibbs only (other kernels always redraw). ``"redraw"``: every
         update starts from the chains' visible states and draws ``h`` at the
-        new parameters (:func:`gibbs_sweeps_from_visible`; as the ``rbms``
+        new parameters (:func:`~pymc_rbm.training.chains.gibbs_sweeps_from_visible`; as the ``rbms``
         package does), ``2k + 1`` products and the statistics'. ``"carry"``:
         the visible layer is swept first from the ``h`` the chains carry
-        (:func:`gibbs_sweeps_visible_first`), one product fewer (pymc-rbm
+        (:func:`~pymc_rbm.training.chains.gibbs_sweeps_visible_first`), one product fewer (pymc-rbm
         0.2). On binarized MNIST (784x500, centered, 2000 updates,
         ``benchmarks/training_quality.py``) they tie at PCD-10 (-132.29
         redrawn, -132.24 carried, seed 0) but not at PCD-1 (-132.65 redrawn,
@@ -497,7 +349,7 @@ def persistent_contrastive_divergence(
     Notes
     -----
     With ``hidden="carry"`` (block Gibbs, no wormholes) the sweeps are
-    :func:`gibbs_sweeps_visible_first` from the chains' carried ``h``: it
+    :func:`~pymc_rbm.training.chains.gibbs_sweeps_visible_first` from the chains' carried ``h``: it
     needs no redraw of ``h`` (which Gibbs' own hidden update would discard)
     and its last hidden probabilities are the statistics', so an update costs
     five matrix products instead of seven; for a model too small for the
@@ -506,7 +358,7 @@ def persistent_contrastive_divergence(
     the same chain). Other kernels redraw ``h`` from ``p(h | v)`` at the new
     parameters and run their sweeps. With ``hidden="redraw"`` and block Gibbs,
     small models run the sweeps as one compiled call
-    (:func:`~pymc_rbm.kernels.compiled.gibbs_chain`, :func:`one_call`) with
+    (:func:`~pymc_rbm.kernels.compiled.gibbs_chain`, :func:`~pymc_rbm.training.chains.one_call`) with
     the values of the NumPy kernels, bit for bit.
     """
 
@@ -519,7 +371,7 @@ def persistent_contrastive_divergence(
 
     def init(rng, data, params, batch_size=None):
         n = n_chains or batch_size or data.shape[0]
-        return init_state(rng, _start_rows(rng, data, n), params)
+        return init_state(rng, start_rows(rng, data, n), params)
 
     def samples(rng, chains, params, batch):
         if visible_first:
@@ -529,7 +381,7 @@ def persistent_contrastive_divergence(
             state, ph = gibbs_sweeps_from_visible(rng, chains.v, params, k)
             return state.v, ph, state, {}
         # the parameters changed since the last update: h is redrawn before the first sweep
-        state, info = _run_chains(rng, chains.v, params, kernel, k, wormholes)
+        state, info = run_chains(rng, chains.v, params, kernel, k, wormholes)
         return state.v, mean_hiddens(state.v, params), state, info
 
     phase = _from_samples("pcd", init, samples)
@@ -586,7 +438,7 @@ def parallel_tempering(
 
     def init(rng, data, params, batch_size=None):
         n = n_chains or batch_size or data.shape[0]
-        return _tempering.init_tempered_state(rng, _start_rows(rng, data, n), params, betas)
+        return _tempering.init_tempered_state(rng, start_rows(rng, data, n), params, betas)
 
     def samples(rng, chains, params, batch):
         if not isinstance(chains, _tempering.TemperedState):
@@ -710,7 +562,7 @@ def family_phase(method: str, family, operator="gibbs", k: int = 1, *, n_chains:
     def init(rng, data, params, batch_size=None):
         if method == "cd":
             return None
-        v = family.values(_start_rows(rng, data, n_chains or batch_size or data.shape[0]))
+        v = family.values(start_rows(rng, data, n_chains or batch_size or data.shape[0]))
         a = family.target(family.unflat(params)).hidden_input(v)
         return RBMState(v, GIBBS.update(rng, None, a)[0])
 
