@@ -36,7 +36,7 @@ import numpy as np
 
 from pymc_rbm.energy import energy
 from pymc_rbm.kernels.gibbs import gibbs_sweep, sample_hiddens
-from pymc_rbm.kernels.metropolis import metropolis_accept
+from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.state import RBMState, SweepInfo
 from pymc_rbm.validation import check_binary
 
@@ -48,6 +48,7 @@ __all__ = [
     "uniform_ladder",
     "init_tempered_state",
     "swap_log_ratio",
+    "tempered_log_ratio",
     "swap_pairs",
     "swap_neighbours",
     "exchange_pairs",
@@ -248,8 +249,29 @@ def swap_log_ratio(state: TemperedState, params, betas) -> np.ndarray:
     """
     betas = check_ladder(betas)
     _check_state(state, betas, params)
-    e = energy(state.v, state.h, params)  # (t, n_chains)
-    return np.diff(betas)[:, None] * np.diff(e, axis=0)
+    return tempered_log_ratio(betas, energy(state.v, state.h, params))
+
+
+def tempered_log_ratio(betas, u) -> np.ndarray:
+    """Log Metropolis ratio of exchanging neighbouring replicas of a ladder in β, from their energies.
+
+    Replica ``r`` targets ``p_r(x) ∝ exp(-β_r U(x))`` (times factors that
+    both replicas of a pair share, such as a reference's untempered terms),
+    so exchanging ``x_r`` and ``x_{r+1}`` has the ratio
+    ``exp((β_{r+1} - β_r)(U_{r+1} - U_r))``, the same for an increasing or a
+    decreasing ladder.
+
+    Parameters
+    ----------
+    betas : ndarray of shape (n_temperatures,)
+    u : ndarray of shape (n_temperatures, n_chains)
+        ``U`` of each replica's state, ``E(v, h)`` for the RBM at ``β``.
+
+    Returns
+    -------
+    ndarray of shape (n_temperatures - 1, n_chains)
+    """
+    return np.diff(betas)[:, None] * np.diff(u, axis=0)
 
 
 def swap_neighbours(
@@ -308,7 +330,8 @@ def swap_neighbours(
     return TemperedState(v, h, state.n_rounds + 1), SwapInfo(attempted, accepted, log_ratio)
 
 
-def exchange_pairs(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, log_ratio, pairs) -> np.ndarray:
+def exchange_pairs(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, log_ratio, pairs, *, carried=(),
+                   record=None) -> np.ndarray:
     """Accept or reject the swaps of the given disjoint pairs and exchange the accepted ones in place (stochastic).
 
     The unchecked core of :func:`swap_neighbours`, for callers that keep
@@ -326,6 +349,13 @@ def exchange_pairs(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, log_r
         rows in ``pairs`` are read.
     pairs : ndarray of int
         Lower indices of disjoint pairs (:func:`swap_pairs`).
+    carried : sequence of ndarray of shape (n_temperatures, n_chains, ...), optional
+        More arrays that follow the replicas, exchanged like ``v`` (their
+        labels for counting round trips, cached terms of their targets).
+    record : tuple of two ndarrays of shape (n_temperatures - 1,), optional
+        ``(swap_sum, swap_n)``: each attempted pair's acceptance
+        probabilities, summed over the chains, are added to ``swap_sum`` and
+        its attempts to ``swap_n``.
 
     Returns
     -------
@@ -334,8 +364,11 @@ def exchange_pairs(rng: np.random.Generator, v: np.ndarray, h: np.ndarray, log_r
     """
     accepted = np.zeros(log_ratio.shape, dtype=bool)
     accepted[pairs] = metropolis_accept(rng, log_ratio[pairs])
+    if record is not None:
+        record[0][pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
+        record[1][pairs] += log_ratio.shape[1]
     lower, chain = np.nonzero(accepted)
-    for x in (v, h):
+    for x in (v, h, *carried):
         upper_rows = x[lower + 1, chain]
         x[lower + 1, chain] = x[lower, chain]
         x[lower, chain] = upper_rows

@@ -35,7 +35,7 @@ from pymc_rbm.energy import energy, hidden_activation, visible_activation
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
-from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs
+from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs, swap_pairs, tempered_log_ratio
 
 __all__ = ["ColdReplicaMoves"]
 
@@ -89,15 +89,9 @@ class ColdReplicaMoves:
         k = self.n_temperatures
         if k > 1:
             u = energy(v, h, params) - log_rest
-            log_ratio = (np.diff(self.betas) * np.diff(u))[:, None]
-            pairs = np.arange(state.n_rounds % 2, k - 1, 2)
-            swapped = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
-            swap_sum[pairs] += acceptance_probability(log_ratio[pairs, 0])
-            swap_n[pairs] += 1
-            lower = np.flatnonzero(swapped[:, 0])
-            self.replica_labels[lower, 0], self.replica_labels[lower + 1, 0] = (
-                self.replica_labels[lower + 1, 0], self.replica_labels[lower, 0])
-            log_rest[lower], log_rest[lower + 1] = log_rest[lower + 1], log_rest[lower]
+            pairs = swap_pairs(k, state.n_rounds % 2)
+            exchange_pairs(self.rng, state.v, state.h, tempered_log_ratio(self.betas, u[:, None]), pairs,
+                           carried=(self.replica_labels, log_rest[:, None]), record=(swap_sum, swap_n))
             self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
             self._count_round_trips()
         self._tilt = None

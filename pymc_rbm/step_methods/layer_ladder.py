@@ -15,10 +15,9 @@ import numpy as np
 from pymc.step_methods.state import dataclass_state
 
 from pymc_rbm.kernels.layer import GIBBS
-from pymc_rbm.kernels.metropolis import metropolis_accept
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.kernels.tempering import equalized_ladder
+from pymc_rbm.kernels.tempering import equalized_ladder, exchange_pairs, swap_pairs, tempered_log_ratio
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.step_methods.layer_base import LayerStep, LayerStepState
 from pymc_rbm.validation import check_positive_int
@@ -197,22 +196,21 @@ class LadderStep(LayerStep):
         R, betas = self.betas.size, self.betas
         first = self.n_rounds % 2
         self.n_rounds += 1
-        pairs = np.arange(first, R - 1, 2)
+        pairs = swap_pairs(R, first)
         if pairs.size == 0:
             return
-        E = self._energy(V, Hh).reshape(R, n)
-        log_ratio = (betas[pairs] - betas[pairs + 1])[:, None] * (E[pairs] - E[pairs + 1])  # (n_pairs, n)
+        log_ratio = tempered_log_ratio(betas, self._energy(V, Hh).reshape(R, n))  # (R - 1, n)
         if first == 0 and accept is not None:  # L evaluated (a tilt, if any, is only the cold sweeps' proposal)
             log_ratio[0] += self._log_rest_change(V[:n], V[n : 2 * n])
         elif first == 0 and self.evidence is not None:  # L is the exact tilt
             log_ratio[0] += self._evidence_change(V[:n], V[n : 2 * n])
-        took = metropolis_accept(self.rng, log_ratio.ravel()).reshape(log_ratio.shape)
+        by_rung = [x.reshape(R, n, *x.shape[1:]) for x in (V, Hh)]  # views of contiguous arrays
+        took = exchange_pairs(self.rng, *by_rung, log_ratio, pairs)
+        for x, y in zip((V, Hh), by_rung):
+            if not np.shares_memory(x, y):  # reshape copied a strided array: write the swaps back
+                x[...] = y.reshape(x.shape)
         self.swap_proposed[pairs] += n
-        self.swap_accepted[pairs] += took.sum(axis=1)
-        a = (pairs[:, None] * n + np.arange(n))[took]  # rows of the lower rung of each accepted swap
-        b = a + n
-        V[np.concatenate([a, b])] = V[np.concatenate([b, a])]
-        Hh[np.concatenate([a, b])] = Hh[np.concatenate([b, a])]
+        self.swap_accepted[pairs] += took[pairs].sum(axis=1)
         if first == 0 and accept is not None and took[0].any():  # the correction's current state moved with the swap
             self._current["v"][:] = V[:n].astype(self._out_dtype)
             self._current["log"] = None

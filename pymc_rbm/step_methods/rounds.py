@@ -30,10 +30,9 @@ import numpy as np
 
 from pymc_rbm.energy import energy, free_energy, hidden_activation
 from pymc_rbm.kernels import compiled
-from pymc_rbm.kernels.metropolis import acceptance_probability
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs
+from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs, swap_pairs, tempered_log_ratio
 
 __all__ = ["ReplicaRounds"]
 
@@ -209,21 +208,16 @@ class ReplicaRounds:
         already (by the compiled round); only the cold pair is left.
         """
         state = self._replicas
-        k, n = self.n_temperatures, self._n_chains
+        k = self.n_temperatures
         corrected = v_int is not None
-        pairs = np.arange(state.n_rounds % 2, k - 1, 2)
+        pairs = swap_pairs(k, state.n_rounds % 2)
         cold = corrected and pairs.size and pairs[-1] == k - 2
         if cold:
             pairs = pairs[:-1]
         if not hot_swapped and pairs.size:
-            e = energy(state.v, state.h, params) + state.v @ self.reference_vbias  # U = E + b·v, (k, n)
-            log_ratio = np.diff(self.betas)[:, None] * np.diff(e, axis=0)
-            accepted = exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs)
-            swap_sum[pairs] += acceptance_probability(log_ratio[pairs]).sum(axis=1)
-            swap_n[pairs] += n
-            lower, chain = np.nonzero(accepted)
-            self.replica_labels[lower, chain], self.replica_labels[lower + 1, chain] = (
-                self.replica_labels[lower + 1, chain], self.replica_labels[lower, chain])
+            u = energy(state.v, state.h, params) + state.v @ self.reference_vbias  # U = E + b·v, (k, n)
+            exchange_pairs(self.rng, state.v, state.h, tempered_log_ratio(self.betas, u), pairs,
+                           carried=(self.replica_labels,), record=(swap_sum, swap_n))
         if cold:
             v_int, log_rest = self._swap_cold(point, params, v_int, log_rest, swap_sum, swap_n)
         self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
