@@ -41,7 +41,9 @@ replica exchange from the uniform reference (``reference="zero"``), the
 ladder before the reference was chosen in tuning; ``ReplicaExchange-1sweep``
 is replica exchange with one sweep per rung and round
 (``explorer_sweeps=1``), the step before its explorers' sweeps were adapted
-in tuning: run beside ``default`` it measures what that adaptation gives. Add a sampler to
+in tuning: run beside ``default`` it measures what that adaptation gives;
+``ReplicaExchange-plain`` has neither (uniform reference, one sweep per rung),
+the classical ladder in ``β`` that the reference and the explorers improve on. Add a sampler to
 :data:`SAMPLERS` (a function of the RBM variable that returns a step, or
 None for the default) and a model to :data:`MODELS` to extend the tables.
 
@@ -93,6 +95,12 @@ def _replica_exchange_one_sweep(v):
     return ReplicaExchange([v], explorer_sweeps=1)
 
 
+def _replica_exchange_plain(v):
+    from pymc_rbm import ReplicaExchange
+
+    return ReplicaExchange([v], reference="zero", explorer_sweeps=1)
+
+
 #: sampler label -> function(RBM variable) -> step (None: pm.sample's own choice)
 SAMPLERS = {
     "default": lambda v: None,
@@ -100,6 +108,7 @@ SAMPLERS = {
     "ReplicaExchange": _replica_exchange,
     "ReplicaExchange-uniform": _replica_exchange_uniform,
     "ReplicaExchange-1sweep": _replica_exchange_one_sweep,
+    "ReplicaExchange-plain": _replica_exchange_plain,
 }
 #: The peer (run where the PyTorch package ``rbms`` is installed; not a dependency of pymc-rbm).
 PEER = "rbms-PT"
