@@ -3,7 +3,7 @@
 ``fit`` is timed with its defaults (centered gradient, hidden units redrawn at every update), with the
 loop of pymc-rbm 0.2 (``centered=False, hidden="carry"``: five products per update, scikit-learn's
 count), in float32, and with CD-1 (the defaults otherwise). On small models all of them run as compiled
-calls (:func:`pymc_rbm.training.negative.one_call`).
+calls (:func:`pymc_rbm.training.chains.one_call`).
 
 Both train the same model on the same data with block-Gibbs PCD-1 (Tieleman 2008) and mini-batches:
 
