@@ -26,6 +26,14 @@ it along its path).
   units that changed instead of recomputed (the step methods' fast path).
 - :mod:`~pymc_rbm.kernels.compiled`: several Gibbs or flip-the-state sweeps
   with carried activations in one Numba call, the same chain draw for draw.
+- :mod:`~pymc_rbm.kernels.replica_rounds`: tempered rounds with their swaps,
+  the informed proposal and ladders of models, each in one compiled call.
+- :mod:`~pymc_rbm.kernels.training_steps`: training's Gibbs chains and
+  gradients for small models in one compiled call, with NumPy's values.
+- The compiled loops, loaded on first use: :mod:`~pymc_rbm.kernels.update_rule`
+  (the layer rule), :mod:`~pymc_rbm.kernels.chain_sweeps` (the one sweep),
+  :mod:`~pymc_rbm.kernels.round_loops`, :mod:`~pymc_rbm.kernels.training_loops`
+  and :mod:`~pymc_rbm.kernels.philox` (counter-based uniforms).
 - :mod:`~pymc_rbm.kernels.independence`: independence proposals from the exact
   marginal of an enumerated layer, accepted under per-unit evidence.
 """

@@ -61,23 +61,23 @@ def _numpy_add_changed_rows(a, old, new, M, max_changes):
 
 
 @functools.cache
-def _numba_kernels():
+def _compiled_row_updates():
     """The compiled row updates ``(add_changed_rows_, add_changed_rows)``, or None without Numba.
 
     ``add_changed_rows_`` is the in-place core that the compiled sweeps
-    (:mod:`pymc_rbm.kernels.compiled`) call too.
+    (:mod:`pymc_rbm.kernels.chain_sweeps`) call too.
     """
     try:
-        from pymc_rbm.kernels import _numba
+        from pymc_rbm.kernels import chain_sweeps
     except ImportError:  # pragma: no cover - numba comes with PyTensor
         return None
-    return _numba.add_changed_rows_, _numba.add_changed_rows
+    return chain_sweeps.add_changed_rows_, chain_sweeps.add_changed_rows
 
 
 @functools.cache
 def _implementation() -> tuple[Callable, float]:
     """The compiled update (built on first use, so importing the kernels stays cheap) and its break-even."""
-    kernels = _numba_kernels()
+    kernels = _compiled_row_updates()
     return (kernels[1], 0.5) if kernels is not None else (_numpy_add_changed_rows, 0.25)
 
 

@@ -44,7 +44,7 @@ visible layer), and each unit is updated by the rule of
 :func:`~pymc_rbm.kernels.gibbs.sample_hiddens` /
 :func:`~pymc_rbm.kernels.flip.flip_probability`: ``x' = [u < p]`` for Gibbs,
 ``x' = x XOR [u < q]`` for flip-the-state, written once in
-:mod:`pymc_rbm.kernels._numba` for both paths (there ``u < sigmoid(y)`` is
+:mod:`pymc_rbm.kernels.update_rule` for both paths (there ``u < sigmoid(y)`` is
 tested as ``u (1 + exp(-|y|)) < 1`` or ``< exp(-|y|)``, without a division).
 Given the same generator the result equals the NumPy path's, except where a
 uniform falls within a rounding error of its threshold (``exp``, that form of
@@ -54,6 +54,14 @@ The dense path's chain is the NumPy kernels' fed its uniforms
 checks both equalities over long runs and the dense path against the exact
 transition matrices; the exactness of the chain itself is that of the NumPy
 kernels (checked on transition matrices).
+
+The loops are those of :mod:`pymc_rbm.kernels.chain_sweeps` (the one
+compiled sweep) and of :mod:`pymc_rbm.kernels.update_rule` (the layer rule
+and the dense path's pass over a layer), imported on first use. The other
+compiled entry points, the replica rounds
+(:mod:`pymc_rbm.kernels.replica_rounds`) and training's chains and gradients
+(:mod:`pymc_rbm.kernels.training_steps`), are importable from here too, so
+that a caller that has chosen the compiled backend finds them in one place.
 
 Numba is a dependency of PyTensor; without it :func:`available` is False and
 callers use the NumPy kernels.
@@ -67,6 +75,20 @@ import threading
 import numpy as np
 
 from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY
+from pymc_rbm.kernels.replica_rounds import (
+    count_round_trips,
+    informed_proposal,
+    model_ladder_log_ratios,
+    model_ladder_round,
+    tempered_round,
+    tilted_log_ratio,
+)
+from pymc_rbm.kernels.training_steps import (
+    centered_ascent_step,
+    centered_sample_gradient,
+    gibbs_chain,
+    persistent_gibbs_gradient,
+)
 
 __all__ = [
     "DENSE_MIN_WEIGHTS",
@@ -86,6 +108,8 @@ __all__ = [
     "count_round_trips",
     "informed_proposal",
     "tilted_log_ratio",
+    "model_ladder_round",
+    "model_ladder_log_ratios",
 ]
 
 
@@ -115,12 +139,14 @@ def _scratch_buffer(name: str, shape: tuple, dtype=np.float64) -> np.ndarray:
 
 @functools.cache
 def _compiled():
-    """``(sweeps, free_energy, draw)`` compiled (:mod:`pymc_rbm.kernels._numba`), or None without Numba."""
+    """The compiled loops, :mod:`~pymc_rbm.kernels.chain_sweeps`, :mod:`~pymc_rbm.kernels.update_rule` and
+    :mod:`~pymc_rbm.kernels.philox`, imported on first use (an import statement per call costs a
+    microsecond), or None without Numba."""
     try:
-        from pymc_rbm.kernels import _numba
+        from pymc_rbm.kernels import chain_sweeps, philox, update_rule
     except ImportError:  # pragma: no cover - numba comes with PyTensor
         return None
-    return _numba.sweeps, _numba.free_energy, _numba.draw
+    return chain_sweeps, update_rule, philox
 
 
 def available() -> bool:
@@ -185,9 +211,9 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
         n_incremental, h_pending = _dense_sweeps(u, n_sweeps, v, h, a_h, a_v, valid, W, W_T, vbias, hbias,
                                                  float(alpha), bool(gibbs), int(n_incremental))
         if h_pending:
-            _module().add_bias_(a_h, hbias)
+            _module()[0].add_bias_(a_h, hbias)
     else:
-        n_incremental = compiled[0](u, v, h, a_h, a_v, W, W_T, vbias, hbias, float(alpha), bool(gibbs), valid,
+        n_incremental = compiled[0].sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, float(alpha), bool(gibbs), valid,
                                     int(n_incremental), FULL_EVERY)
     return v, h, a_h, a_v, n_incremental
 
@@ -237,11 +263,11 @@ def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, par
     """
     if not dense(*v.shape, h.shape[1]):
         u = rng.random((n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1])))
-        return _compiled()[2](
+        return _compiled()[0].draw(
             u, v, h, a_h, a_v, params.W, W_T, params.vbias, params.hbias, float(alpha), bool(gibbs),
             bool(a_v_valid), int(n_incremental), FULL_EVERY, v_out, stats,
         )
-    nb = _module()
+    nb = _module()[0]
     counts = np.empty((2, v.shape[0]))  # per chain: the visible and hidden changes of the last sweep
     start = (v.copy(), h.copy()) if n_sweeps > 1 else None
     known = hidden_exp_valid and hidden_exp is not None
@@ -274,7 +300,7 @@ def dense_uniforms(key, n_sweeps: int, n_chains: int, n_hidden: int, n_visible: 
 
     Sweep ``t`` updates the hidden layer with stream ``2t`` and the visible layer with stream ``2t + 1``,
     chain ``k`` taking row ``k`` of that stream (Philox4x32-10, Salmon et al. 2011; see
-    :mod:`pymc_rbm.kernels._numba`). Laid out as the NumPy kernels draw theirs: per sweep the hidden
+    :mod:`pymc_rbm.kernels.philox`). Laid out as the NumPy kernels draw theirs: per sweep the hidden
     layer, chains then units, then the visible layer; fed to them through a generator that hands these
     out in order, they make the dense path's chain.
 
@@ -288,14 +314,14 @@ def dense_uniforms(key, n_sweeps: int, n_chains: int, n_hidden: int, n_visible: 
     -------
     ndarray of shape (n_sweeps, n_chains * (n_hidden + n_visible))
     """
-    nb = _module()
+    philox = _module()[2]
     out = np.empty((n_sweeps, n_chains * (n_hidden + n_visible)))
     for t in range(n_sweeps):
         for layer, n in enumerate((n_hidden, n_visible)):
             offset = layer * n_chains * n_hidden
             for k in range(n_chains):
                 u = np.empty(n + (n & 1))
-                nb.philox_uniforms(np.asarray(key, dtype=np.uint64), k, 2 * t + layer, u)
+                philox.philox_uniforms(np.asarray(key, dtype=np.uint64), k, 2 * t + layer, u)
                 out[t, offset + k * n : offset + (k + 1) * n] = u[:n]
     return out
 
@@ -309,7 +335,7 @@ def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias
                   counts=None, v_out=None, hidden_exp=None):
     """The sweeps of :func:`carried_sweeps` for a large batch, in place, with the uniforms of ``key``.
 
-    Each layer is one compiled pass (:func:`~pymc_rbm.kernels._numba.dense_layer`): per chain, the row's
+    Each layer is one compiled pass (:func:`~pymc_rbm.kernels.update_rule.dense_layer`): per chain, the row's
     exponentials (none for the first hidden update when ``hidden_exp`` holds ``exp(-|a_h|)`` already) and
     uniforms in vectorised loops, then the rule. The activation of the other layer then follows by the
     rows of the units that changed when at most :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of
@@ -318,7 +344,7 @@ def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias
     ``v_out`` the final ``v`` in its own dtype. Returns ``n_incremental`` and whether ``a_h`` still lacks
     ``hbias`` (the caller adds it, or folds it into its next pass over ``a_h``).
     """
-    nb = _module()
+    sweeps, rule, _ = _module()
     n_chains, n_v = v.shape
     n_h = h.shape[1]
     changes = _scratch_buffer("changes", (n_chains * max(n_v, n_h),), np.int8)
@@ -328,13 +354,15 @@ def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias
     def layer(stream, x, a, bias, add_bias, count, other, M, out=no_array, known=None) -> tuple[bool, bool]:
         """Update ``x`` given ``a``; then ``other += (x' - x) M`` by rows, or say it needs a product."""
         d = changes[: x.size].reshape(x.shape)
-        n = nb.dense_layer(key, stream, x, a, bias, add_bias, no_array if known is None else known,
+        n = rule.dense_layer(key, stream, x, a, bias, add_bias, no_array if known is None else known,
                            known is not None, alpha, gibbs, count, d, out)
         by_rows = other is not None and n <= BATCH_FRACTION * x.size
         if by_rows and n:
-            nb.add_changes(other, d, M)
+            sweeps.add_changes(other, d, M)
         return by_rows, by_rows and n > 0
 
+    # not chain_sweeps.sweep_rows: each layer here is one pass of Philox uniforms and vectorised exponentials,
+    # and the other layer's activation a BLAS product or the changed rows, chosen by cost between the passes
     h_pending = False  # a_h lacks hbias (a product left it out)
     for t in range(n_sweeps):
         if n_incremental >= FULL_EVERY:
@@ -365,128 +393,7 @@ def same_values(x, y) -> bool:
     """
     if _compiled() is None:  # pragma: no cover
         return bool(np.array_equal(x, y))
-    return bool(_module().same_values(x, y))
-
-
-def persistent_gibbs_gradient(rng: np.random.Generator, batch, v, h, params, k: int):
-    """One PCD-k update's gradient with block Gibbs, in one compiled call (stochastic).
-
-    The data term of ``batch`` minus the model term of the persistent chains
-    ``(v, h)`` after ``k`` sweeps ``v ~ p(v | h)``, ``h ~ p(h | v)`` (the
-    visible layer first, from the ``h`` the chains carry), both with the
-    hidden units summed out: the gradient of
-    :func:`pymc_rbm.training.negative.gibbs_sweeps_visible_first` followed
-    by the statistics, the same chain for the same generator (its sweeps are
-    :func:`gibbs_chain`'s, visible layer first: the values of the NumPy
-    kernels). For small models, where NumPy's per-call costs are most of an update.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        Per sweep, ``n_chains * n_visible`` uniforms then ``n_chains * n_hidden``.
-    batch : ndarray of shape (n_samples, n_visible), float64
-        Binary data.
-    v, h : ndarray of shape (n_chains, n_visible / n_hidden), float64, C order
-        The chains, updated in place.
-    params : RBMParams
-        float64.
-    k : int
-
-    Returns
-    -------
-    W, vbias, hbias : ndarray
-        The gradient (data minus model term) in each parameter.
-    """
-    u = rng.random(k * v.shape[0] * (v.shape[1] + h.shape[1]))
-    return _module().persistent_gibbs_gradient(u, batch, v, h, params.W, params.vbias, params.hbias)
-
-
-def gibbs_chain(rng: np.random.Generator, v, h, params, n_sweeps: int, *, first_draw: bool = False,
-                last_draw: bool = True) -> np.ndarray:
-    """Block-Gibbs sweeps from the visible states, in one compiled call, with NumPy's values (stochastic).
-
-    The chain of :func:`~pymc_rbm.training.negative.gibbs_sweeps_from_visible`
-    (``last_draw``) or of CD's start and sweeps (``first_draw``: ``h ~ p(h | v)``
-    first, as :func:`~pymc_rbm.kernels.gibbs.init_state`), the same values for
-    the same generator: the uniforms in the NumPy kernels' order, each layer
-    by the same compiled rule (:func:`~pymc_rbm.kernels._numba.gibbs_rows`)
-    at activations formed as NumPy forms them (a BLAS product, then the bias).
-    For small models, where NumPy's per-call costs are most of an update.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        ``n_chains * n_hidden`` uniforms per hidden update and
-        ``n_chains * n_visible`` per visible one, in the order of the updates.
-    v : ndarray of shape (n_chains, n_visible), C order
-        Binary visible states in ``params``' dtype, updated in place.
-    h : ndarray of shape (n_chains, n_hidden), C order
-        Receives the hidden states (with neither draw, those of the last sweep).
-    params : RBMParams
-        float64 or float32.
-    n_sweeps : int
-    first_draw, last_draw : bool
-        Draw ``h ~ p(h | v)`` before the first sweep / of the final ``v``.
-
-    Returns
-    -------
-    ndarray of shape (n_chains, n_hidden)
-        The hidden input ``hbias + v @ W`` of the final ``v``.
-    """
-    n_c, n_v = v.shape
-    n_h = h.shape[1]
-    u = rng.random(n_sweeps * n_c * (n_v + n_h) + (int(first_draw) + int(last_draw)) * n_c * n_h)
-    return _module().gibbs_chain(u, v, h, params.W, params.vbias, params.hbias, n_sweeps, first_draw, last_draw)
-
-
-def centered_sample_gradient(v_data, params, v_model, ph_model):
-    """The centered gradient of data and model samples, in one compiled call with NumPy's values.
-
-    ``G = ⟨(v - μ)(p - λ)ᵀ⟩_data - ⟨(v - μ)(p - λ)ᵀ⟩_model``, ``g_v = μ - ⟨v⟩_model``,
-    ``g_h = λ - ⟨p⟩_model`` with ``p = p(h | v)``, the data's at ``params`` and the
-    data means ``μ = ⟨v⟩_data``, ``λ = ⟨p⟩_data`` as offsets: the arithmetic of
-    :func:`~pymc_rbm.energy.mean_hiddens` and
-    :func:`~pymc_rbm.training.negative.centered_from_samples` (the same BLAS
-    products, element-wise operations and ``expit``, means as NumPy's), without
-    their per-call costs.
-
-    Parameters
-    ----------
-    v_data : ndarray of shape (n_samples, n_visible)
-    params : RBMParams
-    v_model : ndarray of shape (n_chains, n_visible)
-    ph_model : ndarray of shape (n_chains, n_hidden)
-        ``p(h | v)`` of the model samples. The arrays C-ordered, in ``params``' dtype.
-
-    Returns
-    -------
-    G, g_v, g_h, mu, lam : ndarray
-        Of shapes (n_visible, n_hidden), (n_visible,), (n_hidden,), (n_visible,), (n_hidden,).
-    """
-    return _module().centered_sample_gradient(v_data, params.W, params.hbias, v_model, ph_model)
-
-
-def centered_ascent_step(arrays, gradient, offsets, learning_rate: float) -> None:
-    """Plain gradient ascent in the centered parameters, mapped to ``(W, vbias, hbias)``, in one compiled call.
-
-    ``p += learning_rate * g`` for each array and ``g`` of
-    :func:`~pymc_rbm.training.gradients.centered_update` of ``gradient`` at
-    ``offsets``: the same BLAS products and element-wise operations as NumPy
-    (the learning rate taken in the arrays' dtype, as NumPy takes a Python
-    float), so the same values.
-
-    Parameters
-    ----------
-    arrays : tuple of ndarray
-        ``(W, vbias, hbias)``, moved in place.
-    gradient : Gradient
-        In the centered parameters, in the arrays' dtype.
-    offsets : tuple of ndarray
-        ``(μ, λ)`` of shapes (n_visible,) and (n_hidden,).
-    learning_rate : float
-    """
-    W = arrays[0]
-    _module().centered_ascent_step(*arrays, *gradient, *offsets, W.dtype.type(learning_rate))
+    return bool(_module()[0].same_values(x, y))
 
 
 def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
@@ -506,271 +413,12 @@ def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
     compiled = _compiled()
     if compiled is None:  # pragma: no cover
         raise RuntimeError("needs Numba")
-    return compiled[1](v, a_h, np.asarray(vbias, dtype=np.float64))
+    return compiled[0].free_energy(v, a_h, np.asarray(vbias, dtype=np.float64))
 
 
 def _module():
-    """The compiled loops (:mod:`pymc_rbm.kernels._numba`); RuntimeError without Numba."""
-    if _compiled() is None:  # pragma: no cover
+    """The compiled loops ``(chain_sweeps, update_rule, philox)`` of :func:`_compiled`; RuntimeError without Numba."""
+    loops = _compiled()
+    if loops is None:  # pragma: no cover
         raise RuntimeError("the compiled kernels need Numba; use the NumPy kernels")
-    return _numba_module()
-
-
-@functools.cache
-def _numba_module():
-    """:mod:`pymc_rbm.kernels._numba`, imported once (an import statement per call costs a microsecond)."""
-    from pymc_rbm.kernels import _numba
-
-    return _numba
-
-
-_NO_EVIDENCE = np.zeros((1, 1, 1))
-
-
-def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: int, parity: int, labels,
-                   swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False, evidence=None, sweeps=None,
-                   energies=None) -> None:
-    """One replica-exchange round of the first ``n_swept`` replicas, in place, in one compiled call (stochastic).
-
-    Each replica is swept at its own ``β`` (``sweeps[r]`` times, default once) with the layer rule of the
-    compiled sweeps (flip-the-state mixture or Gibbs on the activations
-    times ``β``), then the pairs of the given parity among those replicas are
-    swapped by the Metropolis rule of
-    :func:`~pymc_rbm.kernels.tempering.swap_neighbours`, so this is the
-    round of :func:`~pymc_rbm.kernels.tempering.tempered_sweep` and
-    :func:`~pymc_rbm.kernels.tempering.swap_neighbours` (the same
-    transitions, another random stream).
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    v, h : ndarray of shape (n_temperatures, n_chains, n_visible / n_hidden), float64, C order
-        Replicas, modified in place.
-    params : RBMParams or RBMTensors
-        ``W`` C-contiguous float64.
-    W_T : ndarray of shape (n_hidden, n_visible)
-        ``W.T`` in C order.
-    betas : ndarray of shape (n_temperatures,)
-    n_swept : int
-        Replicas ``0 .. n_swept - 1`` move and may swap (the rest are the caller's).
-    parity : {0, 1}
-    labels : ndarray of int of shape (n_temperatures, n_chains)
-        Follow their replicas through the swaps.
-    swap_sum, swap_n : ndarray of shape (n_temperatures - 1,)
-        Receive each attempted pair's acceptance probabilities and attempts.
-    alpha : float, default 1.0
-    gibbs : bool, default False
-    evidence : ndarray of shape (n_temperatures, n_chains, n_visible), optional
-        Per-unit evidence of every replica of every chain, added untempered to
-        its visible logits: replica ``r`` of chain ``b`` then targets
-        ``exp(-β_r E(v, h) + evidence[r, b]·v)``, and swaps use the exact ratio
-        of the two targets (the RBM tempered, a per-unit likelihood kept).
-        float64, C order.
-    sweeps : ndarray of int of shape (n_temperatures,) or (n_swept,), optional
-        Sweeps of each replica before the swaps (the explorers of the round,
-        each sweep invariant for its replica's target, so the round is exact
-        for any numbers >= 1). Default: one each; the random stream is then
-        the same as before this option existed, draw for draw.
-    energies : ndarray of shape (2, n_swept, n_chains), optional
-        Receives the energy ``E(v, h)`` at each rung before its sweeps
-        (``[0]``) and after them, before the swaps (``[1]``): what a tuning
-        measures the explorers' relaxation from.
-    """
-    n_t, n_chains = v.shape[:2]
-    n_swept = int(n_swept)
-    if sweeps is None:
-        n_sweeps = np.ones(n_swept, dtype=np.int64)
-    else:
-        n_sweeps = np.ascontiguousarray(np.asarray(sweeps)[:n_swept], dtype=np.int64)
-        if n_sweeps.shape != (n_swept,) or np.any(n_sweeps < 1):
-            raise ValueError(f"sweeps must give every one of the {n_swept} replicas at least one sweep, got {sweeps}")
-    if energies is None:
-        energies = np.empty((2, n_swept, n_chains))
-    u = rng.random((int(n_sweeps.sum()), n_chains, h.shape[2] + v.shape[2]))
-    swap_u = rng.random((max(n_t - 1, 1), n_chains))
-    has_evidence = evidence is not None
-    if not has_evidence:
-        evidence = _NO_EVIDENCE
-    _module().tempered_round_sweeps(
-        u, swap_u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(betas, dtype=np.float64),
-        float(alpha), bool(gibbs), int(parity), n_swept, labels, swap_sum, swap_n, evidence, has_evidence,
-        float(alpha), _NO_EVIDENCE, False, n_sweeps, energies,
-    )
-
-
-def count_round_trips(labels, last_end, went_up) -> int:
-    """Round trips completed by the replicas at the ends of the ladder now (updates the two trackers in place).
-
-    Parameters
-    ----------
-    labels : ndarray of int of shape (n_temperatures, n_chains)
-        Which replica is at each rung.
-    last_end : ndarray of int8 of shape (n_temperatures, n_chains)
-        Per replica label: 0 no end visited yet, 1 the bottom rung, 2 the top.
-    went_up : ndarray of bool of shape (n_temperatures, n_chains)
-        Per label: reached the top since its last visit to the bottom.
-
-    Returns
-    -------
-    int
-        Labels back at the bottom after bottom, top, bottom.
-    """
-    return int(_module().count_round_trips(labels, last_end, went_up))
-
-
-_ONES = np.ones(64)
-
-
-def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, betas=None, alpha: float = 1.0,
-                      alpha_visible: float | None = None, gibbs: bool = False):
-    """Per row: the hidden update, then the same operator's visible update on logits tilted by ``tilt`` (stochastic).
-
-    The compiled form of the hidden layer update at each row's ``β``
-    followed by :func:`~pymc_rbm.kernels.informed.propose_tilted` on
-    ``β (a + tilt)``: the informed move of the RBM ``β θ`` with other terms
-    ``β log L``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    v, h : ndarray of shape (n_rows, n_visible) / (n_rows, n_hidden), float64
-        Not modified.
-    params : RBMTensors
-    W_T : ndarray of shape (n_hidden, n_visible)
-    tilt : ndarray of shape (n_rows, n_visible) or (n_visible,)
-        The flip tilt of ``log L`` at each row (not yet times ``β``).
-    betas : ndarray of shape (n_rows,), optional
-        Default 1.
-    alpha, alpha_visible : float
-        Flip-the-state mixture weights of the hidden update and of the
-        visible proposal (default ``alpha``); ignored with ``gibbs``.
-    gibbs : bool, default False
-
-    Returns
-    -------
-    h_new : ndarray of shape (n_rows, n_hidden)
-    proposal : ndarray of shape (n_rows, n_visible)
-    logits : ndarray of shape (n_rows, n_visible)
-        ``β (vbias + W·h_new)``, the untilted tempered visible logits.
-    """
-    n_rows = v.shape[0]
-    u = rng.random((n_rows, h.shape[1] + v.shape[1]))
-    h_new, proposal, logits = np.empty_like(h), np.empty_like(v), np.empty_like(v)
-    betas = _ONES[:n_rows] if betas is None and n_rows <= _ONES.size else betas
-    betas = np.ones(n_rows) if betas is None else np.asarray(betas, dtype=np.float64)
-    tilt = np.asarray(tilt, dtype=np.float64)
-    tilt = tilt.reshape(v.shape) if tilt.size == v.size else np.ascontiguousarray(np.broadcast_to(tilt, v.shape))
-    alpha_v = alpha if alpha_visible is None else alpha_visible
-    _module().informed_proposal(u, v, h, params.W, W_T, params.vbias, params.hbias, betas, tilt,
-                                float(alpha), float(alpha_v), bool(gibbs), h_new, proposal, logits)
-    return h_new, proposal, logits
-
-
-def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new, *,
-                     alpha: float = 1.0, gibbs: bool = False) -> np.ndarray:
-    """:func:`pymc_rbm.kernels.informed.tilted_log_ratio` per row, compiled.
-
-    Parameters
-    ----------
-    v, v_new, logits, tilt, tilt_new : ndarray of shape (n_rows, n_visible), float64
-    log_rest, log_rest_new : ndarray of shape (n_rows,)
-    alpha : float, default 1.0
-    gibbs : bool, default False
-        The operator (``gibbs`` or the mixture weight ``alpha``).
-
-    Returns
-    -------
-    ndarray of shape (n_rows,)
-    """
-    f = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
-    return _module().tilted_log_ratio(f(v), f(v_new), f(logits), f(tilt), f(tilt_new), f(np.atleast_1d(log_rest)),
-                                      f(np.atleast_1d(log_rest_new)), float(alpha), bool(gibbs))
-
-
-def model_ladder_round(rng: np.random.Generator, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, n_sweeps: int,
-                       parity: int, labels, *, alpha: float = 1.0, gibbs: bool = False):
-    """One round of a ladder of models, in place, in two compiled calls (stochastic).
-
-    ``n_sweeps`` sweeps of every rung at its own model (the sweeps of
-    :func:`carried_sweeps`, rung after rung, with the uniforms it would
-    draw), then the swaps of the pairs ``(r, r + 1)`` of the given parity,
-    accepted by the models' own free energies
-    ``F_r(v_r) + F_{r+1}(v_{r+1}) - F_r(v_{r+1}) - F_{r+1}(v_r)``, whose
-    cross hidden inputs ``hbias_r + v_{r+1} W_r`` follow from the carried
-    ``hbias_r + v_r W_r`` by the rows of the units where the two states
-    differ (or, when fewer, of the units on); the swapped replicas then draw
-    their hidden units by Gibbs from their new models. The random stream is
-    that of per-rung :func:`carried_sweeps`, one uniform per attempted pair
-    and chain (:func:`~pymc_rbm.kernels.metropolis.metropolis_accept`), and
-    the Gibbs redraws pair by pair (the lower rung first), for batches that
-    do not take the dense path (:func:`dense`).
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    v : ndarray of shape (n_rungs, n_chains, n_visible), float64, C order
-        Modified in place.
-    h, a : ndarray of shape (sum_r n_chains * n_hidden_r,), float64
-        The hidden states and their inputs ``hbias_r + v_r W_r``, rung ``r``'s
-        ``(n_chains, n_hidden_r)`` block at ``h_off[r]:h_off[r + 1]``;
-        modified in place.
-    h_off : ndarray of int64 of shape (n_rungs + 1,)
-    W, W_T : ndarray of shape (sum_r n_visible * n_hidden_r,), float64
-        Each rung's ``W`` (n_visible, n_hidden_r) and ``W.T`` (n_hidden_r,
-        n_visible) in C order, at ``w_off[r]:w_off[r + 1]``.
-    w_off : ndarray of int64 of shape (n_rungs + 1,)
-    vbias : ndarray of shape (n_rungs, n_visible), float64
-    hbias : ndarray of shape (sum_r n_hidden_r,), float64
-        Rung ``r``'s at ``hb_off[r]:hb_off[r + 1]``.
-    hb_off : ndarray of int64 of shape (n_rungs + 1,)
-    n_sweeps : int
-    parity : {0, 1}
-    labels : ndarray of int64 of shape (n_rungs, n_chains)
-        Follow their visible states through the swaps (in place).
-    alpha : float, default 1.0
-    gibbs : bool, default False
-
-    Returns
-    -------
-    log_ratio : ndarray of shape (n_rungs - 1, n_chains)
-        Of the attempted pairs (NaN elsewhere).
-    accepted : ndarray of bool of shape (n_rungs - 1, n_chains)
-    n_changed : ndarray of int64 of shape (n_rungs, n_chains)
-        Visible units changed by each rung's sweeps.
-    """
-    nb = _module()
-    k, n_chains, n_v = v.shape
-    n_h = np.diff(hb_off)
-    u_off = np.concatenate([[0], np.cumsum(n_sweeps * n_chains * (n_h + n_v))])
-    u = rng.random(int(u_off[-1]))
-    n_pairs = len(range(parity, k - 1, 2))
-    swap_u = rng.random((n_pairs, n_chains))
-    log_ratio = np.full((k - 1, n_chains), np.nan)
-    accepted = np.zeros((k - 1, n_chains), dtype=bool)
-    n_changed = np.empty((k, n_chains), dtype=np.int64)
-    nb.model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, float(alpha),
-                          bool(gibbs), int(parity), FULL_EVERY, labels, log_ratio, accepted, n_changed)
-    n_took = accepted.sum(axis=1)  # redraws: per swapped chain, both rungs' hidden units
-    n_redraw = int(n_took @ (n_h[:-1] + n_h[1:]))
-    if n_redraw:
-        nb.ladder_redraw_hidden(rng.random(n_redraw), h, a, h_off, hb_off, n_chains, int(parity), accepted)
-    return log_ratio, accepted, n_changed
-
-
-def model_ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off) -> np.ndarray:
-    """The swap log ratios of :func:`model_ladder_round` for every neighbouring pair, compiled.
-
-    Parameters
-    ----------
-    v, a, h_off, W, w_off, vbias, hbias, hb_off
-        As for :func:`model_ladder_round` (not modified).
-
-    Returns
-    -------
-    ndarray of shape (n_rungs - 1, n_chains)
-        ``F_r(v_r) + F_{r+1}(v_{r+1}) - F_r(v_{r+1}) - F_{r+1}(v_r)``.
-    """
-    k, n_chains = v.shape[:2]
-    out = np.empty((k - 1, n_chains))
-    _module().ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, -1, out)
-    return out
+    return loops

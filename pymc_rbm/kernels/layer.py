@@ -10,10 +10,10 @@ logit ``a`` (``P(x = 1 | other layer) = sigmoid(a)``) and one uniform ``u``:
   ``q = α q_T + (1 - α) sigmoid(s)``, ``q_T = exp(min(s, 0))`` and ``q_T = 1/2``
   at the tie ``s = 0``.
 
-The rule is written once, compiled, in :mod:`pymc_rbm.kernels._numba`
+The rule is written once, compiled, in :mod:`pymc_rbm.kernels.update_rule`
 (``rule_state``): the NumPy kernels call it here through
 :meth:`LayerRule.update` with uniforms from the caller's generator, and the
-compiled sweeps of :mod:`pymc_rbm.kernels.compiled` call it inside their
+compiled sweep of :mod:`pymc_rbm.kernels.chain_sweeps` calls it inside its
 loops. A rule is bound once (:func:`~pymc_rbm.kernels.operator_rule`, by name) and passed to every sweep.
 """
 
@@ -37,11 +37,11 @@ def check_alpha(alpha) -> float:
 
 @functools.cache
 def compiled_rule():
-    """The compiled module that holds the rule (:mod:`pymc_rbm.kernels._numba`), imported on first use
+    """The compiled module that holds the rule (:mod:`pymc_rbm.kernels.update_rule`), imported on first use
     (importing the kernels does not load Numba)."""
-    from pymc_rbm.kernels import _numba
+    from pymc_rbm.kernels import update_rule
 
-    return _numba
+    return update_rule
 
 
 def _rows(x: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ and the models may have different numbers of hidden units.
   so the round leaves ``Π`` invariant whatever the hidden sizes.
   The hidden activations ``hbias_a + v_b W_a`` that the ratio needs are the
   ones the fresh draw needs, computed once. The compiled round
-  (``compiled_sweeps=True``, :func:`~pymc_rbm.kernels.compiled.model_ladder_round`)
+  (``compiled_sweeps=True``, :func:`~pymc_rbm.kernels.replica_rounds.model_ladder_round`)
   gets them from the carried ``hbias_a + v_a W_a`` by the rows of ``W_a`` of
   the units where ``v_a`` and ``v_b`` differ (or of the units on in ``v_b``,
   when fewer), and runs every rung and every swap in one call on the
@@ -44,7 +44,7 @@ and the models may have different numbers of hidden units.
 
 The replicas carry labels (which starting replica sits at each rung), and
 the round trips of a label from the first model to the last and back are
-counted by :func:`~pymc_rbm.kernels.compiled.count_round_trips`, the
+counted by :func:`~pymc_rbm.kernels.replica_rounds.count_round_trips`, the
 counter of the tempered step.
 
 Arrays carry the rung axis first: ``v`` has shape ``(n_rungs, n_chains,
@@ -59,7 +59,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_rbm.energy import RBMTensors, hidden_activation
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import compiled, replica_rounds
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import RBMAtBeta, sweep
@@ -157,7 +157,7 @@ def model_rungs(models) -> ModelRungs:
 
 
 class PackedModels(NamedTuple):
-    """The arrays of a ladder of models end to end, for :func:`pymc_rbm.kernels.compiled.model_ladder_round`.
+    """The arrays of a ladder of models end to end, for :func:`pymc_rbm.kernels.replica_rounds.model_ladder_round`.
 
     Attributes
     ----------
@@ -217,7 +217,7 @@ class ModelLadderState(NamedTuple):
         Per label: the last end of the ladder visited (int8: 0 none, 1 the
         first model, 2 the last) and whether it reached the last model since
         its last visit to the first (bool); see
-        :func:`~pymc_rbm.kernels.compiled.count_round_trips`.
+        :func:`~pymc_rbm.kernels.replica_rounds.count_round_trips`.
     round_trips : int
         Round trips (first model, last, first) completed so far.
     """
@@ -345,7 +345,7 @@ def model_swap_log_ratio(state: ModelLadderState, models, *, compiled_ratio: boo
     models : ModelRungs or sequence of RBMParams
     compiled_ratio : bool, default False
         Compute it as the compiled round does
-        (:func:`~pymc_rbm.kernels.compiled.model_ladder_log_ratios`: the cross
+        (:func:`~pymc_rbm.kernels.replica_rounds.model_ladder_log_ratios`: the cross
         inputs ``hbias_r + v_{r+1} W_r`` from the carried ``hbias_r + v_r W_r``
         by the rows of the units that differ), instead of by full products.
 
@@ -360,7 +360,7 @@ def model_swap_log_ratio(state: ModelLadderState, models, *, compiled_ratio: boo
     if compiled_ratio:
         pk = _packed(rungs)
         n = state.v.shape[1]
-        return compiled.model_ladder_log_ratios(np.ascontiguousarray(state.v, dtype=np.float64),
+        return replica_rounds.model_ladder_log_ratios(np.ascontiguousarray(state.v, dtype=np.float64),
                                                 _pack_rows(state.hidden_input), n * pk.hb_off, pk.W, pk.w_off,
                                                 pk.vbias, pk.hbias, pk.hb_off)
     return cross_terms(state.v, state.hidden_input, rungs, range(rungs.n_rungs - 1))[0]
@@ -421,7 +421,7 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
         than the NumPy sweeps. Where no rung's batch takes the dense path
         (:func:`~pymc_rbm.kernels.compiled.dense`) and no ``log_ratio_fn`` is
         given, the whole round is two compiled calls
-        (:func:`~pymc_rbm.kernels.compiled.model_ladder_round`: the cross
+        (:func:`~pymc_rbm.kernels.replica_rounds.model_ladder_round`: the cross
         hidden inputs by the rows of the units where the two states differ);
         else each rung's sweeps are one
         (:func:`~pymc_rbm.kernels.compiled.carried_sweeps`) and the cross
@@ -493,14 +493,14 @@ def model_ladder_round(rng: np.random.Generator, state: ModelLadderState, models
 
 
 def _compiled_round(rng, state: ModelLadderState, rungs: ModelRungs, rule: LayerRule, sweeps: int, parity: int):
-    """:func:`model_ladder_round` in two compiled calls (:func:`pymc_rbm.kernels.compiled.model_ladder_round`)."""
+    """:func:`model_ladder_round` in two compiled calls (:func:`pymc_rbm.kernels.replica_rounds.model_ladder_round`)."""
     k, n = state.v.shape[:2]
     pk = _packed(rungs)
     v = np.array(state.v, dtype=np.float64, order="C")
     h, a = _pack_rows(state.h), _pack_rows(state.hidden_input)
     labels = state.labels.copy()
     h_off = n * pk.hb_off
-    log_ratio, accepted, n_changed = compiled.model_ladder_round(
+    log_ratio, accepted, n_changed = replica_rounds.model_ladder_round(
         rng, v, h, a, h_off, pk.W, pk.W_T, pk.w_off, pk.vbias, pk.hbias, pk.hb_off, sweeps, parity, labels,
         alpha=rule.alpha, gibbs=rule.gibbs)
     return _finish_round(state, v, _unpack_rows(h, h_off, n), _unpack_rows(a, h_off, n), labels,
@@ -511,7 +511,7 @@ def _finish_round(state, v, h, a, labels, pairs, accepted, log_ratio, n_changed)
     """The new state and the round's info: round trips counted, acceptance probabilities of the attempted pairs."""
     k = v.shape[0]
     trip_ends, trip_up = state.trip_ends.copy(), state.trip_up.copy()
-    trips = compiled.count_round_trips(labels, trip_ends, trip_up)
+    trips = replica_rounds.count_round_trips(labels, trip_ends, trip_up)
     attempted = np.zeros(k - 1, dtype=bool)
     attempted[pairs] = True
     with np.errstate(over="ignore"):

@@ -224,25 +224,7 @@ def test_dense_sweep_follows_the_exact_matrix(dense_path, name, options):
     test_compiled_sweep_follows_the_exact_matrix(name, options)
 
 
-# ------------------------------------------------------------ the dense path's uniforms and exponentials
-def test_philox_known_answers():
-    """Philox4x32-10 gives the known-answer vectors of Random123 (Salmon et al. 2011)."""
-    from numba import njit
-
-    from pymc_rbm.kernels._numba import philox4x32
-
-    block = njit(lambda c, k: philox4x32(c[0], c[1], c[2], c[3], k[0], k[1]))
-    cases = [
-        ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
-        ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
-        ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
-         [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
-    ]
-    for counter, key, expected in cases:
-        got = block(np.array(counter, dtype=np.uint64), np.array(key, dtype=np.uint64))
-        assert [int(x) for x in got] == expected
-
-
+# ------------------------------------------------------------ the dense path's uniforms
 def test_dense_uniforms_are_uniform_and_keyed():
     rng = np.random.default_rng(0)
     key = dense_key(rng)
@@ -262,83 +244,3 @@ def test_dense_uniforms_are_uniform_and_keyed():
     assert len(np.unique(flat)) == n  # rows, layers and sweeps draw distinct streams
     other = dense_uniforms(dense_key(rng), 3, 50, 37, 61)
     assert not np.isin(other, u).any()
-
-
-def test_exp_neg_abs_is_exact_to_an_ulp():
-    from pymc_rbm.kernels._numba import exp_neg_abs
-
-    rng = np.random.default_rng(1)
-    a = np.concatenate([rng.normal(0, 1, 20001), rng.uniform(-800, 800, 4000),
-                        [0.0, -0.0, 1e-300, 708.0, -708.0, 708.5, -745.0, 746.0, 1e300, -1e300]])
-    bias = rng.normal(size=a.size)
-    x, e = a.copy(), np.empty_like(a)
-    exp_neg_abs(x, bias, True, e)
-    np.testing.assert_array_equal(x, a + bias)  # the bias added in place
-    exact = np.exp(-np.abs(x.astype(np.longdouble)))
-    normal = np.abs(x) <= 708
-    ulps = np.abs(e[normal] - exact[normal]) / np.spacing(exact[normal].astype(np.float64))
-    assert ulps.max() <= 1.0
-    np.testing.assert_array_equal(e[~normal], np.exp(-np.abs(x[~normal])))  # NumPy's below exp(-708)
-
-
-# ------------------------------------------------------------- tempered_round: sweeps per rung
-def _ladder_start(params, k, n_chains, seed):
-    rng = np.random.default_rng(seed)
-    v = (rng.random((k, n_chains, params.n_visible)) < 0.5).astype(np.float64)
-    h = (rng.random((k, n_chains, params.n_hidden)) < 0.5).astype(np.float64)
-    return v, h
-
-
-@pytest.mark.parametrize("evidence", [False, True])
-def test_tempered_round_with_one_sweep_per_rung_is_the_default_draw_for_draw(evidence):
-    """``sweeps`` of ones is the round of one sweep per replica: the same states, labels, stats and stream."""
-    params = MODELS["random"]
-    betas = np.array([0.0, 0.3, 0.7, 1.0])
-    W_T = np.ascontiguousarray(params.W.T)
-    ev = np.random.default_rng(3).normal(size=(4, 3, params.n_visible)) if evidence else None
-    runs = []
-    for sweeps in (None, np.ones(4, dtype=np.int64)):
-        v, h = _ladder_start(params, 4, 3, 1)
-        labels = np.repeat(np.arange(4)[:, None], 3, axis=1)
-        s_sum, s_n = np.zeros(3), np.zeros(3)
-        rng = np.random.default_rng(11)
-        for t in range(6):
-            compiled.tempered_round(rng, v, h, params, W_T, betas, 4, t % 2, labels, s_sum, s_n, evidence=ev,
-                                    sweeps=sweeps)
-        runs.append((v, h, labels, s_sum, s_n, rng.random()))
-    for a, b in zip(*runs):
-        np.testing.assert_array_equal(a, b)
-
-
-def test_tempered_round_sweeps_each_rung_its_own_number_of_times():
-    """Rung r makes sweeps[r] sweeps on rows of uniforms of its own: with swaps ruled out (parity past the ladder)
-    the round is, rung by rung, that many compiled sweeps at β_r fed the same uniforms; energies before/after."""
-    from pymc_rbm.energy import energy
-
-    params = MODELS["random"]
-    betas = np.array([0.2, 0.6, 1.0])
-    sweeps = np.array([3, 1, 2])
-    W_T = np.ascontiguousarray(params.W.T)
-    v, h = _ladder_start(params, 3, 2, 4)
-    v0, h0 = v.copy(), h.copy()
-    labels = np.repeat(np.arange(3)[:, None], 2, axis=1)
-    energies = np.empty((2, 3, 2))
-    compiled.tempered_round(np.random.default_rng(8), v, h, params, W_T, betas, 3, 3, labels, np.zeros(2),
-                            np.zeros(2), sweeps=sweeps, energies=energies)
-    u = np.random.default_rng(8).random((sweeps.sum(), 2, params.n_hidden + params.n_visible))
-    row = 0
-    for r, beta in enumerate(betas):
-        tp = RBMParams(beta * params.W, beta * params.vbias, beta * params.hbias)
-        np.testing.assert_allclose(energies[0, r], energy(v0[r], h0[r], params), atol=1e-9)
-        for b in range(2):
-            x, y = v0[r, b:b + 1], h0[r, b:b + 1]
-            for s in range(sweeps[r]):
-                stream = UniformStream(u[row + s, b])
-                x, y, *_ = carried_sweeps(stream, x, y, hidden_activation(x, tp), None, tp, 1, alpha=1.0)
-            np.testing.assert_array_equal(v[r, b:b + 1], x)
-            np.testing.assert_array_equal(h[r, b:b + 1], y)
-        row += sweeps[r]
-        np.testing.assert_allclose(energies[1, r], energy(v[r], h[r], params), atol=1e-9)
-    with pytest.raises(ValueError, match="at least one sweep"):
-        compiled.tempered_round(np.random.default_rng(8), v, h, params, W_T, betas, 3, 0, labels, np.zeros(2),
-                                np.zeros(2), sweeps=np.array([1, 0, 1]))

@@ -1,0 +1,329 @@
+"""Sweeps of a batch of chains with carried activations, compiled: the loops of :mod:`pymc_rbm.kernels.compiled`.
+
+The sweep (:func:`sweep_rows`: the hidden layer's update given ``v``, then
+the visible layer's given ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`)
+is written once here and serves the carried sweeps and draws of the step
+methods (:func:`sweeps`, :func:`draw`) and the replica rounds of
+:mod:`pymc_rbm.kernels.round_loops`. The activations ``bias + x·M`` of 0/1
+states follow each update by the rows of the units that changed, or are
+summed from the rows of the units on (:func:`propagate`, :func:`sum_rows`).
+Imported on first use (importing :mod:`pymc_rbm.kernels` does not load
+Numba); the functions live at module level so that Numba's on-disk cache
+finds them again in a new process (defined inside a function they were
+compiled afresh in every process, 7-10 s before the first draw).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pymc_rbm.kernels.update_rule import exp_neg_abs, update_layer
+
+
+@njit(cache=True, nogil=True)
+def add_changed_rows_(a, old, new, M, max_changes):  # pragma: no cover - compiled
+    """``a += (new - old) @ M`` in place over the changed units; their number, or -1 (``a`` untouched)
+    when more than ``max_changes`` changed."""
+    n_chains, n = old.shape
+    total = 0
+    for k in range(n_chains):
+        for i in range(n):
+            if old[k, i] != new[k, i]:
+                total += 1
+    if total > max_changes:
+        return -1
+    m = M.shape[1]
+    for k in range(n_chains):
+        for i in range(n):
+            d = new[k, i] - old[k, i]
+            if d != 0.0:
+                for j in range(m):
+                    a[k, j] += d * M[i, j]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def add_changed_rows(a, old, new, M, max_changes):  # pragma: no cover - compiled
+    """:func:`add_changed_rows_` on a copy of ``a``: ``(a + (new - old) @ M, True)``, or ``(a, False)`` when
+    more than ``max_changes`` units changed (``a`` itself when none did)."""
+    out = a.copy()
+    total = add_changed_rows_(out, old, new, M, max_changes)
+    if total <= 0:
+        return a, total == 0
+    return out, True
+
+
+@njit(cache=True, nogil=True)
+def add_changes(a, d, M):  # pragma: no cover - compiled
+    """``a += d @ M`` by the rows of the nonzero entries of ``d`` (the changes of
+    :func:`~pymc_rbm.kernels.update_rule.dense_layer`), in the order and with the arithmetic of
+    :func:`add_changed_rows_`."""
+    for k in range(d.shape[0]):
+        for i in range(d.shape[1]):
+            if d[k, i] != 0:
+                di = float(d[k, i])
+                for j in range(M.shape[1]):
+                    a[k, j] += di * M[i, j]
+
+
+@njit(cache=True, nogil=True)
+def add_bias_(a, bias):  # pragma: no cover - compiled
+    """``a += bias`` in place, per row."""
+    for k in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[k, j] += bias[j]
+
+
+@njit(cache=True, nogil=True)
+def sum_rows(a, x, M, bias):  # pragma: no cover - compiled
+    """``a <- bias + x @ M`` in place, adding only the rows of the units that are on."""
+    for k in range(x.shape[0]):
+        a[k, :] = bias
+        for i in range(x.shape[1]):
+            xi = x[k, i]
+            if xi != 0.0:
+                for j in range(M.shape[1]):
+                    a[k, j] += xi * M[i, j]
+
+
+@njit(cache=True, nogil=True)
+def propagate(a, old, new, M, bias):  # pragma: no cover - compiled
+    """``a <- bias + new @ M`` in place by the changed rows or, when fewer, the rows of the units on.
+
+    True when updated incrementally (by the changed rows, some changed)."""
+    n_on = 0
+    for k in range(new.shape[0]):
+        for i in range(new.shape[1]):
+            if new[k, i] != 0.0:
+                n_on += 1
+    total = add_changed_rows_(a, old, new, M, n_on)
+    if total < 0:
+        sum_rows(a, new, M, bias)
+        return False
+    return total > 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sweep_rows(u_h, u_v, v, h, a_h, a_v, model, rule, target, carried, work, record):  # pragma: no cover
+    """One sweep of a batch of chains, in place: each row's hidden update given ``v``, then its visible update
+    given the new ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`; the sweep of every compiled sampler
+    but the dense path and the training chain (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
+
+    Parameters
+    ----------
+    u_h, u_v : (n_chains, n_hidden), (n_chains, n_visible)
+        Each update's uniforms.
+    v, h : (n_chains, n_visible), (n_chains, n_hidden)
+        The states, 0/1 floats.
+    a_h, a_v : (n_chains, n_hidden), (n_chains, n_visible)
+        The activations ``hbias + v W`` and ``vbias + W h`` at β = 1.
+    model : tuple
+        ``(W, W_T, vbias, hbias)``, ``W_T`` being ``W.T`` in C order.
+    rule : tuple
+        ``(alpha_h, alpha_v, gibbs)``: the operator of each layer's update.
+    target : tuple
+        ``(beta, evidence, has_evidence)``: each layer updated at ``β a``, the visible logits plus
+        ``evidence`` (n_chains, n_visible; untempered, read only with ``has_evidence``).
+    carried : tuple
+        ``(a_v_valid, n_incremental, full_every)``. With ``full_every > 0`` the activations are carried:
+        both follow each layer update by the rows of the units that changed (:func:`propagate`), summed
+        afresh (:func:`sum_rows`) once ``n_incremental`` reaches ``full_every``, and ``a_v`` computed when
+        not ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the old ``v``.
+    work : tuple
+        ``(h_new, v_new, logit_h, logit_v)``: buffers of ``h``'s and ``v``'s shapes and of one row of each.
+    record : tuple
+        ``(energies, energy_in, energy_out, logits_out, keep_logits)``: with ``energy_in``, ``energies[0, k]``
+        receives the energy ``E(v, h)`` of row ``k`` before the sweep, from the activation summed afresh; with
+        ``energy_out``, ``energies[1, k]`` that after it, from the visible activation of the new ``h``; with
+        ``keep_logits``, ``logits_out`` (n_chains, n_visible) the visible logits ``β a_v`` without evidence.
+
+    Returns
+    -------
+    a_v_valid : bool
+    n_incremental : int
+    """
+    W, W_T, vbias, hbias = model
+    alpha_h, alpha_v, gibbs = rule
+    beta, evidence, has_evidence = target
+    a_v_valid, n_incremental, full_every = carried
+    h_new, v_new, logit_h, logit_v = work
+    energies, energy_in, energy_out, logits_out, keep_logits = record
+    n_chains, n_v = v.shape
+    n_h = h.shape[1]
+    if n_incremental >= full_every:
+        n_incremental = 0
+        sum_rows(a_h, v, W, hbias)
+        a_v_valid = False
+    for k in range(n_chains):
+        if energy_in:
+            e = 0.0
+            for i in range(n_v):
+                if v[k, i] != 0.0:
+                    e += vbias[i]
+            for j in range(n_h):
+                if h[k, j] != 0.0:
+                    e += a_h[k, j]
+            energies[0, k] = -e
+        logits = a_h[k]
+        if beta != 1.0:
+            logits = logit_h
+            for j in range(n_h):
+                logits[j] = beta * a_h[k, j]
+        update_layer(u_h[k], h[k], logits, alpha_h, gibbs, h_new[k])
+    if a_v_valid:
+        n_incremental += propagate(a_v, h, h_new, W_T, vbias)
+    else:
+        sum_rows(a_v, h_new, W_T, vbias)
+        a_v_valid = True
+    h[:, :] = h_new
+    for k in range(n_chains):
+        logits = a_v[k]
+        if beta != 1.0 or has_evidence:
+            logits = logit_v
+            for i in range(n_v):
+                logits[i] = beta * a_v[k, i]
+        if keep_logits:
+            logits_out[k, :] = logits
+        if has_evidence:
+            for i in range(n_v):
+                logits[i] += evidence[k, i]
+        update_layer(u_v[k], v[k], logits, alpha_v, gibbs, v_new[k])
+    if full_every > 0:
+        n_incremental += propagate(a_h, v, v_new, W, hbias)
+    v[:, :] = v_new
+    if energy_out:  # E(v, h) = -hbias·h - v·(vbias + W·h), from the visible activation of the new h
+        for k in range(n_chains):
+            e_h = 0.0
+            for j in range(n_h):
+                if h[k, j] != 0.0:
+                    e_h += hbias[j]
+            e_v = 0.0
+            for i in range(n_v):
+                if v[k, i] != 0.0:
+                    e_v += a_v[k, i]
+            energies[1, k] = -(e_h + e_v)
+    return a_v_valid, n_incremental
+
+
+@njit(cache=True, nogil=True)
+def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental,
+           full_every):  # pragma: no cover - compiled
+    """``u.shape[0]`` sweeps of :func:`sweep_rows` with carried activations, in place; ``n_incremental`` after.
+
+    Row ``t`` of ``u`` holds sweep ``t``'s uniforms in the NumPy kernels' order: the hidden layer, chains
+    then units, then the visible layer."""
+    n_chains, n_v = v.shape
+    n_h = h.shape[1]
+    work = (np.empty_like(h), np.empty_like(v), np.empty(0), np.empty(0))
+    record = (a_v, False, False, a_v, False)  # nothing recorded: a_v stands in for the unused arrays
+    for t in range(u.shape[0]):
+        a_v_valid, n_incremental = sweep_rows(
+            u[t, :n_chains * n_h].reshape((n_chains, n_h)), u[t, n_chains * n_h:].reshape((n_chains, n_v)), v, h,
+            a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs), (1.0, a_v, False),
+            (a_v_valid, n_incremental, full_every), work, record)
+    return n_incremental
+
+
+@njit(cache=True, nogil=True)
+def free_energy(v, a_h, vbias):  # pragma: no cover - compiled
+    """``-v·vbias - Σ_j softplus(a_h)_j`` per chain, with one ``log`` per 512 hidden units.
+
+    ``softplus(x) = max(x, 0) + log(1 + exp(-|x|))`` and the factors
+    ``1 + exp(-|x|)`` lie in [1, 2], so up to 512 of them multiply without
+    overflow and their product's log replaces 512 ``log1p`` calls; the
+    product's relative rounding error (~512 ulp) is a few 1e-14 in ``F``.
+    """
+    n_chains = v.shape[0]
+    out = np.empty(n_chains)
+    for k in range(n_chains):
+        f = 0.0
+        for i in range(v.shape[1]):
+            f -= v[k, i] * vbias[i]
+        prod = 1.0
+        for j in range(a_h.shape[1]):
+            x = a_h[k, j]
+            f -= max(x, 0.0)
+            prod *= 1.0 + np.exp(-abs(x))
+            if (j & 511) == 511:
+                f -= np.log(prod)
+                prod = 1.0
+        out[k] = f - np.log(prod)
+    return out
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def dense_free_energy(v, a_h, hbias, add_bias, vbias, E, out):  # pragma: no cover - compiled
+    """``out[k] = F(v_k) = -v_k·vbias - Σ_j softplus(a_h)_kj`` from the carried ``a_h``; ``E`` receives
+    ``exp(-|a_h|)`` (the next draw's hidden update needs it). With ``add_bias``, ``a_h += hbias`` first.
+    ``Σ log(1 + E)`` is one ``log`` of the product of up to 512 factors in [1, 2], as :func:`free_energy`."""
+    for k in range(a_h.shape[0]):
+        exp_neg_abs(a_h[k], hbias, add_bias, E[k])
+        f = 0.0
+        for i in range(v.shape[1]):
+            f += v[k, i] * vbias[i]
+        pos = 0.0
+        for j in range(a_h.shape[1]):
+            pos += max(a_h[k, j], 0.0)
+        e = E[k]
+        logs = 0.0
+        for b in range(0, e.shape[0], 512):
+            block = e[b : b + 512]  # a 1-D block: its product vectorises, indexing e[k, j] does not
+            prod = 1.0
+            for j in range(block.shape[0]):
+                prod *= 1.0 + block[j]
+            logs += np.log(prod)
+        out[k] = -f - pos - logs
+
+
+@njit(cache=True, nogil=True)
+def draw(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental, full_every,
+         v_out, stats):  # pragma: no cover - compiled
+    """:func:`sweeps`, then the draw's statistics: ``v_out`` receives ``v`` in its own dtype, ``stats[k]`` the
+    free energy of chain ``k`` (:func:`free_energy`) and its visible and hidden units that changed."""
+    v_start = v.copy()
+    h_start = h.copy()
+    n_incremental = sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental,
+                           full_every)
+    f = free_energy(v, a_h, vbias)
+    for k in range(v.shape[0]):
+        changed = 0
+        for i in range(v.shape[1]):
+            v_out[k, i] = v[k, i]
+            if v[k, i] != v_start[k, i]:
+                changed += 1
+        h_changed = 0
+        for j in range(h.shape[1]):
+            if h[k, j] != h_start[k, j]:
+                h_changed += 1
+        stats[k, 0] = f[k]
+        stats[k, 1] = changed
+        stats[k, 2] = h_changed
+    return n_incremental
+
+
+@njit(cache=True, nogil=True)
+def changes_and_copy(x, x_start, out):  # pragma: no cover - compiled
+    """Units of ``x`` that differ from ``x_start``, per chain; ``out`` (any dtype) receives ``x``."""
+    counts = np.zeros(x.shape[0])
+    for k in range(x.shape[0]):
+        c = 0
+        for i in range(x.shape[1]):
+            out[k, i] = x[k, i]
+            c += 1 if x[k, i] != x_start[k, i] else 0
+        counts[k] = c
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def same_values(x, y):  # pragma: no cover - compiled
+    """Whether the 2-D arrays ``x`` and ``y`` (of one shape, any dtypes) hold equal values.
+
+    Counts the differences of a row (a loop that vectorises) and stops after the first row with any."""
+    for k in range(x.shape[0]):
+        n = 0
+        for i in range(x.shape[1]):
+            n += 1 if x[k, i] != y[k, i] else 0
+        if n:
+            return False
+    return True

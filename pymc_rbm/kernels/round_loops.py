@@ -1,0 +1,256 @@
+"""Replica rounds and swaps, compiled: the loops of :mod:`pymc_rbm.kernels.replica_rounds`.
+
+A tempered round sweeps each replica at its own ``β`` (with per-unit
+evidence) by the one sweep of :func:`pymc_rbm.kernels.chain_sweeps.sweep_rows`
+and swaps neighbouring replicas; the informed proposal is such a round
+without swaps; a ladder of models sweeps each rung at its own model and
+swaps by the models' free energies. Imported on first use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pymc_rbm.kernels.chain_sweeps import free_energy, propagate, sweep_rows, sweeps
+from pymc_rbm.kernels.update_rule import gibbs_rows, log_move
+
+
+@njit(cache=True, nogil=True)
+def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
+                          labels, swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out,
+                          keep_logits, n_sweeps, energies):  # pragma: no cover - compiled
+    """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
+
+    Replica ``r`` of row ``b`` makes ``n_sweeps[r]`` sweeps at ``β_r``
+    (:func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`, the activations summed
+    afresh; visible weight ``alpha_v``), its visible logits plus
+    ``evidence[r, b]`` (untempered) with ``has_evidence``; each sweep leaves the replica's target invariant, so
+    any number of them does. With ``keep_logits`` the last sweep's logits
+    without the evidence go to ``logits_out``. Then the pairs ``(r, r + 1)`` of
+    the given parity (none for a parity of ``K`` or more) swap by the ratio of
+    their targets ``exp(-β_r E + evidence_r·v)``, ``(β_{r+1} - β_r)(E_{r+1} -
+    E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` over
+    the units that differ (so ``±1e300``, a value ruled out, never swamps the
+    rest), accepted when ``log u < log ratio``; labels follow their replicas,
+    acceptance probabilities add to ``swap_sum`` and attempts to ``swap_n``.
+    ``energies[0, r, b]`` and ``energies[1, r, b]`` receive the energy ``E(v, h)``
+    of the state at rung ``r`` before its sweeps and after them (before the
+    swaps): the explorer's relaxation, measured at no extra product. ``u`` has
+    shape ``(Σ_r n_sweeps[r], B, n_hidden + n_visible)``, rung ``r``'s sweeps
+    taking the rows from ``Σ_{q<r} n_sweeps[q]`` on; ``swap_u`` ``(K - 1, B)``.
+    """
+    n_b = v.shape[1]
+    n_h = h.shape[2]
+    n_v = v.shape[2]
+    a_h = np.empty((n_b, n_h))
+    a_v = np.empty((n_b, n_v))
+    work = (np.empty((n_b, n_h)), np.empty((n_b, n_v)), np.empty(n_h), np.empty(n_v))
+    model = (W, W_T, vbias, hbias)
+    rule = (alpha, alpha_v, gibbs)
+    row = 0
+    for r in range(n_swept):
+        target = (betas[r], evidence[r] if has_evidence else evidence[0], has_evidence)
+        out = logits_out[r] if keep_logits else a_v
+        for s in range(n_sweeps[r]):
+            sweep_rows(u[row + s, :, :n_h], u[row + s, :, n_h:], v[r], h[r], a_h, a_v, model, rule, target,
+                       (False, 0, 0), work, (energies[:, r], s == 0, True, out, keep_logits))
+        row += n_sweeps[r]
+    e = energies[1]
+    for r in range(parity, n_swept - 1, 2):
+        for b in range(n_b):
+            log_ratio = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])
+            if has_evidence:
+                for i in range(n_v):
+                    if v[r, b, i] != v[r + 1, b, i]:
+                        log_ratio += (evidence[r + 1, b, i] - evidence[r, b, i]) * (v[r, b, i] - v[r + 1, b, i])
+            swap_sum[r] += np.exp(min(log_ratio, 0.0))
+            swap_n[r] += 1.0
+            if np.log(swap_u[r, b]) < log_ratio:
+                for i in range(n_v):
+                    t = v[r, b, i]
+                    v[r, b, i] = v[r + 1, b, i]
+                    v[r + 1, b, i] = t
+                for j in range(n_h):
+                    t = h[r, b, j]
+                    h[r, b, j] = h[r + 1, b, j]
+                    h[r + 1, b, j] = t
+                lab = labels[r, b]
+                labels[r, b] = labels[r + 1, b]
+                labels[r + 1, b] = lab
+
+
+@njit(cache=True, nogil=True)
+def count_round_trips(labels, last_end, went_up):  # pragma: no cover - compiled
+    """Round trips completed now: a label back at the bottom rung after reaching the top since its last visit.
+
+    ``last_end[label, b]``: 0 none, 1 bottom, 2 top; ``went_up``: reached the top after the bottom.
+    """
+    k = labels.shape[0]
+    trips = 0
+    for b in range(labels.shape[1]):
+        top = labels[k - 1, b]
+        if last_end[top, b] == 1:
+            went_up[top, b] = True
+        last_end[top, b] = 2
+        bottom = labels[0, b]
+        if last_end[bottom, b] == 2 and went_up[bottom, b]:
+            trips += 1
+            went_up[bottom, b] = False
+        last_end[bottom, b] = 1
+    return trips
+
+
+@njit(cache=True, nogil=True)
+def informed_proposal(u, v, h, W, W_T, vbias, hbias, betas, tilt, alpha, alpha_v, gibbs, h_out, v_out,
+                      a_v):  # pragma: no cover - compiled
+    """:func:`pymc_rbm.kernels.replica_rounds.informed_proposal`: a round of :func:`tempered_round_sweeps`
+    with the rows as its replicas, one sweep each, no swaps, the evidence ``β_r tilt`` and the logits kept
+    in ``a_v``."""
+    n, n_v = v.shape
+    h_out[:, :] = h
+    v_out[:, :] = v
+    evidence = np.empty((n, 1, n_v))
+    for r in range(n):
+        for i in range(n_v):
+            evidence[r, 0, i] = betas[r] * tilt[r, i]
+    labels = np.zeros((n, 1), dtype=np.int64)
+    no_swaps = np.zeros(max(n - 1, 1))
+    tempered_round_sweeps(u.reshape(n, 1, u.shape[1]), np.ones((max(n - 1, 1), 1)), v_out.reshape(n, 1, n_v),
+                          h_out.reshape(n, 1, h.shape[1]), W, W_T, vbias, hbias, betas, alpha, gibbs, n, n, labels,
+                          no_swaps, no_swaps, evidence, True, alpha_v, a_v.reshape(n, 1, n_v), True,
+                          np.ones(n, dtype=np.int64), np.empty((2, n, 1)))
+
+
+@njit(cache=True, nogil=True)
+def tilted_log_ratio(v, v_new, a, tilt, tilt_new, log_rest, log_rest_new, alpha, gibbs):  # pragma: no cover
+    """Per row, :func:`pymc_rbm.kernels.informed.tilted_log_ratio` (2-D arrays, 1-D ``log_rest``)."""
+    out = np.empty(v.shape[0])
+    for r in range(v.shape[0]):
+        if log_rest_new[r] == -np.inf:
+            out[r] = -np.inf
+            continue
+        if log_rest[r] == -np.inf:
+            out[r] = np.inf
+            continue
+        x = log_rest_new[r] - log_rest[r]
+        for i in range(v.shape[1]):
+            x += (v_new[r, i] - v[r, i]) * a[r, i]
+        x += log_move(v_new[r], v[r], a[r] + tilt_new[r], alpha, gibbs)
+        x -= log_move(v[r], v_new[r], a[r] + tilt[r], alpha, gibbs)
+        out[r] = x
+    return out
+
+
+# A ladder of models (kernels/model_ladder.py): the models' arrays are packed end to end in flat buffers,
+# rung ``r`` at ``off[r]:off[r + 1]`` (``W`` of rung ``r`` is ``W_flat[w_off[r]:w_off[r + 1]].reshape(n_visible,
+# n_hidden_r)``), so that one call serves models of any hidden sizes and the same compiled code serves every
+# number of rungs.
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rung_rows(flat, off, r, n_rows):  # pragma: no cover - compiled
+    """Rung ``r``'s block of a packed buffer as an ``(n_rows, ·)`` array (a view)."""
+    return flat[off[r]:off[r + 1]].reshape((n_rows, (off[r + 1] - off[r]) // n_rows))
+
+
+@njit(cache=True, nogil=True)
+def ladder_pair_log_ratio(v_a, v_b, a_a, a_b, W_a, W_b, vbias_a, vbias_b, hbias_a, hbias_b, a_of_b,
+                          b_of_a):  # pragma: no cover - compiled
+    """``F_a(v_a) + F_b(v_b) - F_a(v_b) - F_b(v_a)`` of one chain (rows of shape (1, ·)), from the carried
+    ``a_a = hbias_a + v_a W_a`` and ``a_b``; the cross inputs ``hbias_a + v_b W_a`` and ``hbias_b + v_a W_b``
+    go to ``a_of_b`` and ``b_of_a``, each by the rows of the units where ``v_a`` and ``v_b`` differ or, when
+    fewer, of the units on (:func:`~pymc_rbm.kernels.chain_sweeps.propagate`)."""
+    a_of_b[:, :] = a_a
+    propagate(a_of_b, v_a, v_b, W_a, hbias_a)
+    b_of_a[:, :] = a_b
+    propagate(b_of_a, v_b, v_a, W_b, hbias_b)
+    return (free_energy(v_a, a_a, vbias_a)[0] + free_energy(v_b, a_b, vbias_b)[0]
+            - free_energy(v_b, a_of_b, vbias_a)[0] - free_energy(v_a, b_of_a, vbias_b)[0])
+
+
+@njit(cache=True, nogil=True)
+def ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, first, log_ratio):  # pragma: no cover
+    """:func:`ladder_pair_log_ratio` of the pairs ``(r, r + 1)``, ``r = first, first + 2, ...`` (``first`` 0 or 1;
+    every pair for a negative ``first``), into ``log_ratio[r]``; ``v`` (K, B, n_visible), the rest packed."""
+    k, n_b, n_v = v.shape
+    step = 1 if first < 0 else 2
+    for r in range(max(first, 0), k - 1, step):
+        a_r, a_s = rung_rows(a, h_off, r, n_b), rung_rows(a, h_off, r + 1, n_b)
+        W_r, W_s = rung_rows(W, w_off, r, n_v), rung_rows(W, w_off, r + 1, n_v)
+        hb_r, hb_s = hbias[hb_off[r]:hb_off[r + 1]], hbias[hb_off[r + 1]:hb_off[r + 2]]
+        a_of_b, b_of_a = np.empty((1, a_r.shape[1])), np.empty((1, a_s.shape[1]))
+        for b in range(n_b):
+            log_ratio[r, b] = ladder_pair_log_ratio(v[r, b:b + 1], v[r + 1, b:b + 1], a_r[b:b + 1], a_s[b:b + 1],
+                                                    W_r, W_s, vbias[r], vbias[r + 1], hb_r, hb_s, a_of_b, b_of_a)
+
+
+@njit(cache=True, nogil=True)
+def model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, alpha, gibbs, parity,
+                       full_every, labels, log_ratio, accepted, n_changed):  # pragma: no cover - compiled
+    """One round of a ladder of models in place: :func:`~pymc_rbm.kernels.chain_sweeps.sweeps` of every rung at its
+    model, each with its block ``u[u_off[r]:u_off[r + 1]]`` of uniforms (shape (n_sweeps, B * (n_hidden_r +
+    n_visible)), as :func:`pymc_rbm.kernels.compiled.carried_sweeps` draws them; the visible activation computed
+    afresh, the count of incremental updates from 0), the visible units that changed into ``n_changed`` (K, B); then
+    the pairs ``(r, r + 1)``, ``r = parity, parity + 2, ...``: :func:`ladder_pair_log_ratio` into ``log_ratio[r]``,
+    accepted when ``log swap_u[(r - parity) // 2, b] < log_ratio[r, b]`` (``accepted[r, b]``), which exchanges the
+    visible rows and labels and gives each rung its cross hidden input. The hidden units of the swapped replicas are
+    left for :func:`ladder_redraw_hidden`. ``h`` and ``a`` are packed (B, n_hidden_r) blocks, ``W`` and ``W_T``
+    packed (n_visible, n_hidden_r) and (n_hidden_r, n_visible) blocks, ``vbias`` (K, n_visible), ``hbias`` packed.
+    Each pair's swap is computed right after its upper rung's sweep, while the two models' weights are in the
+    caches; the result is the same in any order."""
+    k, n_b, n_v = v.shape
+    a_v = np.empty((n_b, n_v))
+    start = np.empty((n_b, n_v))
+    for r in range(k):
+        n_h = (hb_off[r + 1] - hb_off[r])
+        h_r, a_r = rung_rows(h, h_off, r, n_b), rung_rows(a, h_off, r, n_b)
+        start[:, :] = v[r]
+        sweeps(rung_rows(u, u_off, r, (u_off[r + 1] - u_off[r]) // (n_b * (n_h + n_v))), v[r], h_r, a_r, a_v,
+               rung_rows(W, w_off, r, n_v), rung_rows(W_T, w_off, r, n_h), vbias[r], hbias[hb_off[r]:hb_off[r + 1]],
+               alpha, gibbs, False, 0, full_every)
+        for b in range(n_b):
+            c = 0
+            for i in range(n_v):
+                if v[r, b, i] != start[b, i]:
+                    c += 1
+            n_changed[r, b] = c
+        p = r - 1  # the pair (r - 1, r) once its upper rung has been swept
+        if p < parity or (p - parity) % 2 != 0:
+            continue
+        a_p = rung_rows(a, h_off, p, n_b)
+        W_p = rung_rows(W, w_off, p, n_v)
+        a_of_b, b_of_a = np.empty((1, a_p.shape[1])), np.empty((1, n_h))
+        for b in range(n_b):
+            lr = ladder_pair_log_ratio(v[p, b:b + 1], v[r, b:b + 1], a_p[b:b + 1], a_r[b:b + 1], W_p,
+                                       rung_rows(W, w_off, r, n_v), vbias[p], vbias[r],
+                                       hbias[hb_off[p]:hb_off[r]], hbias[hb_off[r]:hb_off[r + 1]], a_of_b, b_of_a)
+            log_ratio[p, b] = lr
+            if np.log(swap_u[(p - parity) // 2, b]) < lr:
+                accepted[p, b] = True
+                for i in range(n_v):
+                    t = v[p, b, i]
+                    v[p, b, i] = v[r, b, i]
+                    v[r, b, i] = t
+                lab = labels[p, b]
+                labels[p, b] = labels[r, b]
+                labels[r, b] = lab
+                a_p[b, :] = a_of_b[0]
+                a_r[b, :] = b_of_a[0]
+
+
+@njit(cache=True, nogil=True)
+def ladder_redraw_hidden(u, h, a, h_off, hb_off, n_b, parity, accepted):  # pragma: no cover - compiled
+    """Redraw by Gibbs (:func:`~pymc_rbm.kernels.update_rule.gibbs_rows`) the hidden units of the replicas that
+    :func:`model_ladder_round` swapped, pair by pair, the lower rung's then the upper's, chains in order, with the
+    uniforms ``u`` in that order (the order of :func:`pymc_rbm.kernels.model_ladder.model_ladder_round`'s per-rung
+    redraws)."""
+    pos = 0
+    for p in range(parity, accepted.shape[0], 2):
+        for r in (p, p + 1):
+            n_h = hb_off[r + 1] - hb_off[r]
+            h_r, a_r = rung_rows(h, h_off, r, n_b), rung_rows(a, h_off, r, n_b)
+            for b in range(n_b):
+                if accepted[p, b]:
+                    gibbs_rows(u[pos:pos + n_h].reshape((1, n_h)), a_r[b:b + 1], h_r[b:b + 1])
+                    pos += n_h
