@@ -75,14 +75,17 @@ def add_bias_(a, bias):  # pragma: no cover - compiled
             a[k, j] += bias[j]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def sum_rows(a, x, M, bias):  # pragma: no cover - compiled
     """``a <- bias + x @ M`` in place, adding only the rows of the units that are on."""
     for k in range(x.shape[0]):
         a[k, :] = bias
         for i in range(x.shape[1]):
             xi = x[k, i]
-            if xi != 0.0:
+            if xi == 1.0:  # a state's unit that is on: its row itself (xi * M[i, j] is M[i, j])
+                for j in range(M.shape[1]):
+                    a[k, j] += M[i, j]
+            elif xi != 0.0:
                 for j in range(M.shape[1]):
                     a[k, j] += xi * M[i, j]
 
@@ -105,15 +108,19 @@ def propagate(a, old, new, M, bias):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def sweep_rows(u_h, u_v, v, h, a_h, a_v, model, rule, target, carried, work, record):  # pragma: no cover
-    """One sweep of a batch of chains, in place: each row's hidden update given ``v``, then its visible update
-    given the new ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`; the sweep of every compiled sampler
-    but the dense path and the training chain (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
+def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, target, carried, work, record):  # pragma: no cover
+    """``u.shape[0]`` sweeps of a batch of chains, in place: each sweep, each row's hidden update given ``v``, then
+    its visible update given the new ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`; the sweep of
+    every compiled sampler but the dense path and the training chain
+    (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
 
     Parameters
     ----------
-    u_h, u_v : (n_chains, n_hidden), (n_chains, n_visible)
-        Each update's uniforms.
+    u : (n_sweeps, m)
+        Each sweep's uniforms, one row per sweep, laid out by ``layout``.
+    layout : tuple
+        ``(h_step, v_offset, v_step)``: row ``k``'s hidden uniforms of sweep ``t`` are
+        ``u[t, k h_step:][:n_hidden]``, its visible ones ``u[t, v_offset + k v_step:][:n_visible]``.
     v, h : (n_chains, n_visible), (n_chains, n_hidden)
         The states, 0/1 floats.
     a_h, a_v : (n_chains, n_hidden), (n_chains, n_visible)
@@ -129,20 +136,25 @@ def sweep_rows(u_h, u_v, v, h, a_h, a_v, model, rule, target, carried, work, rec
         ``(a_v_valid, n_incremental, full_every)``. With ``full_every > 0`` the activations are carried:
         both follow each layer update by the rows of the units that changed (:func:`propagate`), summed
         afresh (:func:`sum_rows`) once ``n_incremental`` reaches ``full_every``, and ``a_v`` computed when
-        not ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the old ``v``.
+        not ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the last
+        sweep's starting ``v``.
     work : tuple
-        ``(h_new, v_new, logit_h, logit_v)``: buffers of ``h``'s and ``v``'s shapes and of one row of each.
+        ``(h_new, v_new, logit_h, logit_v)``: buffers of ``h``'s and ``v``'s shapes and of one row of each
+        (the row buffers are not written at β = 1 without evidence). With ``full_every`` 0 no old state is
+        needed: pass ``h`` and ``v`` themselves as ``h_new`` and ``v_new``, updated in place.
     record : tuple
         ``(energies, energy_in, energy_out, logits_out, keep_logits)``: with ``energy_in``, ``energies[0, k]``
-        receives the energy ``E(v, h)`` of row ``k`` before the sweep, from the activation summed afresh; with
-        ``energy_out``, ``energies[1, k]`` that after it, from the visible activation of the new ``h``; with
-        ``keep_logits``, ``logits_out`` (n_chains, n_visible) the visible logits ``β a_v`` without evidence.
+        receives the energy ``E(v, h)`` of row ``k`` before the sweeps, from the activation summed afresh;
+        with ``energy_out``, ``energies[1, k]`` that after them, from the visible activation of the last
+        ``h``; with ``keep_logits``, ``logits_out`` (n_chains, n_visible) the last visible logits ``β a_v``
+        without evidence.
 
     Returns
     -------
     a_v_valid : bool
     n_incremental : int
     """
+    h_step, v_offset, v_step = layout
     W, W_T, vbias, hbias = model
     alpha_h, alpha_v, gibbs = rule
     beta, evidence, has_evidence = target
@@ -151,48 +163,51 @@ def sweep_rows(u_h, u_v, v, h, a_h, a_v, model, rule, target, carried, work, rec
     energies, energy_in, energy_out, logits_out, keep_logits = record
     n_chains, n_v = v.shape
     n_h = h.shape[1]
-    if n_incremental >= full_every:
-        n_incremental = 0
-        sum_rows(a_h, v, W, hbias)
-        a_v_valid = False
-    for k in range(n_chains):
-        if energy_in:
-            e = 0.0
-            for i in range(n_v):
-                if v[k, i] != 0.0:
-                    e += vbias[i]
-            for j in range(n_h):
-                if h[k, j] != 0.0:
-                    e += a_h[k, j]
-            energies[0, k] = -e
-        logits = a_h[k]
-        if beta != 1.0:
-            logits = logit_h
-            for j in range(n_h):
-                logits[j] = beta * a_h[k, j]
-        update_layer(u_h[k], h[k], logits, alpha_h, gibbs, h_new[k])
-    if a_v_valid:
-        n_incremental += propagate(a_v, h, h_new, W_T, vbias)
-    else:
-        sum_rows(a_v, h_new, W_T, vbias)
-        a_v_valid = True
-    h[:, :] = h_new
-    for k in range(n_chains):
-        logits = a_v[k]
-        if beta != 1.0 or has_evidence:
-            logits = logit_v
-            for i in range(n_v):
-                logits[i] = beta * a_v[k, i]
-        if keep_logits:
-            logits_out[k, :] = logits
-        if has_evidence:
-            for i in range(n_v):
-                logits[i] += evidence[k, i]
-        update_layer(u_v[k], v[k], logits, alpha_v, gibbs, v_new[k])
-    if full_every > 0:
-        n_incremental += propagate(a_h, v, v_new, W, hbias)
-    v[:, :] = v_new
-    if energy_out:  # E(v, h) = -hbias·h - v·(vbias + W·h), from the visible activation of the new h
+    for t in range(u.shape[0]):
+        if n_incremental >= full_every:
+            n_incremental = 0
+            sum_rows(a_h, v, W, hbias)
+            a_v_valid = False
+        for k in range(n_chains):
+            if energy_in and t == 0:
+                e = 0.0
+                for i in range(n_v):
+                    if v[k, i] != 0.0:
+                        e += vbias[i]
+                for j in range(n_h):
+                    if h[k, j] != 0.0:
+                        e += a_h[k, j]
+                energies[0, k] = -e
+            logits = a_h[k]
+            if beta != 1.0:
+                logits = logit_h
+                for j in range(n_h):
+                    logits[j] = beta * a_h[k, j]
+            update_layer(u[t, k * h_step:k * h_step + n_h], h[k], logits, alpha_h, gibbs, h_new[k])
+        if a_v_valid:
+            n_incremental += propagate(a_v, h, h_new, W_T, vbias)
+        else:
+            sum_rows(a_v, h_new, W_T, vbias)
+            a_v_valid = True
+        if full_every > 0:
+            h[:, :] = h_new
+        for k in range(n_chains):
+            logits = a_v[k]
+            if beta != 1.0 or has_evidence:
+                logits = logit_v
+                for i in range(n_v):
+                    logits[i] = beta * a_v[k, i]
+            if keep_logits:
+                logits_out[k, :] = logits
+            if has_evidence:
+                for i in range(n_v):
+                    logits[i] += evidence[k, i]
+            start = v_offset + k * v_step
+            update_layer(u[t, start:start + n_v], v[k], logits, alpha_v, gibbs, v_new[k])
+        if full_every > 0:
+            n_incremental += propagate(a_h, v, v_new, W, hbias)
+            v[:, :] = v_new
+    if energy_out:  # E(v, h) = -hbias·h - v·(vbias + W·h), from the visible activation of the last h
         for k in range(n_chains):
             e_h = 0.0
             for j in range(n_h):
@@ -215,14 +230,11 @@ def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_i
     then units, then the visible layer."""
     n_chains, n_v = v.shape
     n_h = h.shape[1]
-    work = (np.empty_like(h), np.empty_like(v), np.empty(0), np.empty(0))
+    h_new, v_new = np.empty_like(h), np.empty_like(v)
+    work = (h_new, v_new, h_new.reshape(h_new.size)[:0], v_new.reshape(v_new.size)[:0])  # no row buffers at β = 1
     record = (a_v, False, False, a_v, False)  # nothing recorded: a_v stands in for the unused arrays
-    for t in range(u.shape[0]):
-        a_v_valid, n_incremental = sweep_rows(
-            u[t, :n_chains * n_h].reshape((n_chains, n_h)), u[t, n_chains * n_h:].reshape((n_chains, n_v)), v, h,
-            a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs), (1.0, a_v, False),
-            (a_v_valid, n_incremental, full_every), work, record)
-    return n_incremental
+    return sweep_rows(u, (n_h, n_chains * n_h, n_v), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs),
+                      (1.0, a_v, False), (a_v_valid, n_incremental, full_every), work, record)[1]
 
 
 @njit(cache=True, nogil=True)

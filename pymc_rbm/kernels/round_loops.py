@@ -45,17 +45,19 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     n_v = v.shape[2]
     a_h = np.empty((n_b, n_h))
     a_v = np.empty((n_b, n_v))
-    work = (np.empty((n_b, n_h)), np.empty((n_b, n_v)), np.empty(n_h), np.empty(n_v))
+    logit_h, logit_v = np.empty(n_h), np.empty(n_v)
     model = (W, W_T, vbias, hbias)
     rule = (alpha, alpha_v, gibbs)
     row = 0
     for r in range(n_swept):
         target = (betas[r], evidence[r] if has_evidence else evidence[0], has_evidence)
         out = logits_out[r] if keep_logits else a_v
-        for s in range(n_sweeps[r]):
-            sweep_rows(u[row + s, :, :n_h], u[row + s, :, n_h:], v[r], h[r], a_h, a_v, model, rule, target,
-                       (False, 0, 0), work, (energies[:, r], s == 0, True, out, keep_logits))
-        row += n_sweeps[r]
+        n_s = n_sweeps[r]
+        v_r, h_r = v[r], h[r]
+        sweep_rows(u[row:row + n_s].reshape((n_s, n_b * (n_h + n_v))), (n_h + n_v, n_h, n_h + n_v), v_r, h_r,
+                   a_h, a_v, model, rule, target, (False, 0, 0), (h_r, v_r, logit_h, logit_v),
+                   (energies[:, r], True, True, out, keep_logits))  # activations afresh: states in place
+        row += n_s
     e = energies[1]
     for r in range(parity, n_swept - 1, 2):
         for b in range(n_b):
