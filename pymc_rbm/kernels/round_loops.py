@@ -247,6 +247,7 @@ def ladder_redraw_hidden(u, h, a, h_off, hb_off, n_b, parity, accepted):  # prag
     :func:`model_ladder_round` swapped, pair by pair, the lower rung's then the upper's, chains in order, with the
     uniforms ``u`` in that order (the order of :func:`pymc_rbm.kernels.model_ladder.model_ladder_round`'s per-rung
     redraws)."""
+    # a hidden draw, not a sweep: the rule of the per-rung path's redraws (LayerRule.update), so the same values
     pos = 0
     for p in range(parity, accepted.shape[0], 2):
         for r in (p, p + 1):
