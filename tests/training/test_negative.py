@@ -136,7 +136,7 @@ def test_pcd_gibbs_samples_the_model_with_summed_out_statistics():
 @pytest.mark.parametrize("k", [1, 3])
 def test_compiled_pcd_gradient_is_the_numpy_chain_and_gradient(k):
     """The one-call gradient of small models: the chain of gibbs_sweeps_visible_first, the gradient of the statistics."""
-    from pymc_rbm.kernels.compiled import persistent_gibbs_gradient
+    from pymc_rbm.kernels.training_steps import persistent_gibbs_gradient
     from pymc_rbm.training import data_statistics, gibbs_sweeps_visible_first, gradient_from_statistics, phase_gradient
     from pymc_rbm.training.gradients import sample_statistics
 
