@@ -130,8 +130,9 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, target, carried, work, re
     rule : tuple
         ``(alpha_h, alpha_v, gibbs)``: the operator of each layer's update.
     target : tuple
-        ``(beta, evidence, has_evidence)``: each layer updated at ``β a``, the visible logits plus
-        ``evidence`` (n_chains, n_visible; untempered, read only with ``has_evidence``).
+        ``(beta, evidence, has_evidence, h_field, has_h_field)``: each layer updated at ``β a``, the visible
+        logits plus ``evidence`` (n_chains, n_visible; untempered, read only with ``has_evidence``), the hidden
+        logits plus ``h_field`` (n_hidden,; the same for every row, read only with ``has_h_field``).
     carried : tuple
         ``(a_v_valid, n_incremental, full_every)``. With ``full_every > 0`` the activations are carried:
         both follow each layer update by the rows of the units that changed (:func:`propagate`), summed
@@ -157,7 +158,7 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, target, carried, work, re
     h_step, v_offset, v_step = layout
     W, W_T, vbias, hbias = model
     alpha_h, alpha_v, gibbs = rule
-    beta, evidence, has_evidence = target
+    beta, evidence, has_evidence, h_field, has_h_field = target
     a_v_valid, n_incremental, full_every = carried
     h_new, v_new, logit_h, logit_v = work
     energies, energy_in, energy_out, logits_out, keep_logits = record
@@ -179,10 +180,13 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, target, carried, work, re
                         e += a_h[k, j]
                 energies[0, k] = -e
             logits = a_h[k]
-            if beta != 1.0:
+            if beta != 1.0 or has_h_field:
                 logits = logit_h
                 for j in range(n_h):
                     logits[j] = beta * a_h[k, j]
+                if has_h_field:
+                    for j in range(n_h):
+                        logits[j] += h_field[j]
             update_layer(u[t, k * h_step:k * h_step + n_h], h[k], logits, alpha_h, gibbs, h_new[k])
         if a_v_valid:
             n_incremental += propagate(a_v, h, h_new, W_T, vbias)
@@ -234,7 +238,7 @@ def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_i
     work = (h_new, v_new, h_new.reshape(h_new.size)[:0], v_new.reshape(v_new.size)[:0])  # no row buffers at β = 1
     record = (a_v, False, False, a_v, False)  # nothing recorded: a_v stands in for the unused arrays
     return sweep_rows(u, (n_h, n_chains * n_h, n_v), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs),
-                      (1.0, a_v, False), (a_v_valid, n_incremental, full_every), work, record)[1]
+                      (1.0, a_v, False, hbias, False), (a_v_valid, n_incremental, full_every), work, record)[1]
 
 
 @njit(cache=True, nogil=True)

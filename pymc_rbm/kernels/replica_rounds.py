@@ -39,11 +39,12 @@ def _loops():
 
 
 _NO_EVIDENCE = np.zeros((1, 1, 1))
+_NO_FIELDS = np.zeros((1, 1))
 
 
 def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: int, parity: int, labels,
                    swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False, evidence=None, sweeps=None,
-                   energies=None) -> None:
+                   energies=None, hidden_fields=None) -> None:
     """One replica-exchange round of the first ``n_swept`` replicas, in place, in one compiled call (stochastic).
 
     Each replica is swept at its own ``β`` (``sweeps[r]`` times, default once) with the layer rule of the
@@ -85,6 +86,12 @@ def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: 
         each sweep invariant for its replica's target, so the round is exact
         for any numbers >= 1). Default: one each; the random stream is then
         the same as before this option existed, draw for draw.
+    hidden_fields : ndarray of shape (n_temperatures, n_hidden), optional
+        A field added untempered to the hidden logits of each rung (the same
+        for every chain): replica ``r`` then targets ``exp(-β_r E(v, h) +
+        evidence[r, b]·v + hidden_fields[r]·h)``, and swaps use the exact ratio
+        of the two targets (a reference that is independent units on both
+        layers). float64, C order.
     energies : ndarray of shape (2, n_swept, n_chains), optional
         Receives the energy ``E(v, h)`` at each rung before its sweeps
         (``[0]``) and after them, before the swaps (``[1]``): what a tuning
@@ -109,6 +116,7 @@ def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: 
         u, swap_u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(betas, dtype=np.float64),
         float(alpha), bool(gibbs), int(parity), n_swept, labels, swap_sum, swap_n, evidence, has_evidence,
         float(alpha), _NO_EVIDENCE, False, n_sweeps, energies,
+        _NO_FIELDS if hidden_fields is None else hidden_fields, hidden_fields is not None,
     )
 
 

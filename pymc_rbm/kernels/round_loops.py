@@ -19,18 +19,20 @@ from pymc_rbm.kernels.update_rule import gibbs_rows, log_move
 @njit(cache=True, nogil=True)
 def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
                           labels, swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out,
-                          keep_logits, n_sweeps, energies):  # pragma: no cover - compiled
+                          keep_logits, n_sweeps, energies, h_fields, has_h_fields):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
 
     Replica ``r`` of row ``b`` makes ``n_sweeps[r]`` sweeps at ``β_r``
     (:func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`, the activations summed
     afresh; visible weight ``alpha_v``), its visible logits plus
-    ``evidence[r, b]`` (untempered) with ``has_evidence``; each sweep leaves the replica's target invariant, so
+    ``evidence[r, b]`` (untempered) with ``has_evidence``, its hidden logits plus
+    ``h_fields[r]`` with ``has_h_fields``; each sweep leaves the replica's target invariant, so
     any number of them does. With ``keep_logits`` the last sweep's logits
     without the evidence go to ``logits_out``. Then the pairs ``(r, r + 1)`` of
     the given parity (none for a parity of ``K`` or more) swap by the ratio of
-    their targets ``exp(-β_r E + evidence_r·v)``, ``(β_{r+1} - β_r)(E_{r+1} -
-    E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` over
+    their targets ``exp(-β_r E + evidence_r·v + h_fields_r·h)``, ``(β_{r+1} - β_r)(E_{r+1} -
+    E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` (and the same sum over the
+    hidden units and their fields) over
     the units that differ (so ``±1e300``, a value ruled out, never swamps the
     rest), accepted when ``log u < log ratio``; labels follow their replicas,
     acceptance probabilities add to ``swap_sum`` and attempts to ``swap_n``.
@@ -50,7 +52,8 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     rule = (alpha, alpha_v, gibbs)
     row = 0
     for r in range(n_swept):
-        target = (betas[r], evidence[r] if has_evidence else evidence[0], has_evidence)
+        target = (betas[r], evidence[r] if has_evidence else evidence[0], has_evidence,
+                  h_fields[r] if has_h_fields else h_fields[0], has_h_fields)
         out = logits_out[r] if keep_logits else a_v
         n_s = n_sweeps[r]
         v_r, h_r = v[r], h[r]
@@ -66,6 +69,10 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
                 for i in range(n_v):
                     if v[r, b, i] != v[r + 1, b, i]:
                         log_ratio += (evidence[r + 1, b, i] - evidence[r, b, i]) * (v[r, b, i] - v[r + 1, b, i])
+            if has_h_fields:
+                for j in range(n_h):
+                    if h[r, b, j] != h[r + 1, b, j]:
+                        log_ratio += (h_fields[r + 1, j] - h_fields[r, j]) * (h[r, b, j] - h[r + 1, b, j])
             swap_sum[r] += np.exp(min(log_ratio, 0.0))
             swap_n[r] += 1.0
             if np.log(swap_u[r, b]) < log_ratio:
@@ -121,7 +128,7 @@ def informed_proposal(u, v, h, W, W_T, vbias, hbias, betas, tilt, alpha, alpha_v
     tempered_round_sweeps(u.reshape(n, 1, u.shape[1]), np.ones((max(n - 1, 1), 1)), v_out.reshape(n, 1, n_v),
                           h_out.reshape(n, 1, h.shape[1]), W, W_T, vbias, hbias, betas, alpha, gibbs, n, n, labels,
                           no_swaps, no_swaps, evidence, True, alpha_v, a_v.reshape(n, 1, n_v), True,
-                          np.ones(n, dtype=np.int64), np.empty((2, n, 1)))
+                          np.ones(n, dtype=np.int64), np.empty((2, n, 1)), np.empty((1, 1)), False)
 
 
 @njit(cache=True, nogil=True)
