@@ -154,6 +154,9 @@ def anneal(
     """
     if path.n_models != 1:
         raise ValueError("AIS anneals to one target model")
+    if path.base_hbias is not None:
+        raise ValueError("AIS anneals from a base with its hidden units in a zero field: build the path without "
+                         "base_hbias")
     dt = path.dtype
     d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a) (Potts: d·one-hot(v))
     # hidden units with values low < high (0 and 1 for Bernoulli): their log normaliser in a field z is

@@ -10,16 +10,18 @@ model they are fields of shape ``(n_visible, q)``: the log of the smoothed state
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from pymc_rbm.categorical.params import as_labels, visible_fields
-from pymc_rbm.estimators.mean_field import log_partition_mean_field
+from pymc_rbm.estimators.mean_field import log_partition_mean_field, naive_mean_field
 from pymc_rbm.layers import BERNOULLI, Gaussian, Potts, softmax_last
 from pymc_rbm.params import RBMParams
 from pymc_rbm.primitives import sigmoid
 from pymc_rbm.validation import check_binary
 
-__all__ = ["base_rate_vbias", "categorical_mean_field"]
+__all__ = ["base_rate_vbias", "categorical_mean_field", "MeanFieldFields", "mean_field_fields"]
 
 
 def categorical_mean_field(params, *, damping: float = 0.5, max_iter: int = 1000, tol: float = 1e-9) -> np.ndarray:
@@ -182,3 +184,59 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
         raise ValueError(f"base biases must be {n} finite numbers, got shape {b.shape}")
     return b
 
+
+
+
+class MeanFieldFields(NamedTuple):
+    """The naive mean-field product of a binary RBM as fields on both layers (:func:`mean_field_fields`).
+
+    Attributes
+    ----------
+    vbias : ndarray of float64 of shape (n_visible,)
+        ``b = vbias + W·m_h``, so that ``sigmoid(b) = m_v``.
+    hbias : ndarray of float64 of shape (n_hidden,)
+        ``c = hbias + Wᵀ·m_v``, so that ``sigmoid(c) = m_h``.
+    gap : float
+        How far, in nats of the mean-field bound on ``log Z``, the next
+        fixed point that differs from the best (some unit's magnetisation by
+        more than 0.5) lies below it; ``inf`` when every start reached the
+        best one. A small gap says that the model has several solutions of
+        about equal weight (symmetric patterns, say), of which the product
+        stands for one.
+    """
+
+    vbias: np.ndarray
+    hbias: np.ndarray
+    gap: float
+
+
+def mean_field_fields(params: RBMParams) -> MeanFieldFields:
+    """The fields of the naive mean-field product of a binary RBM on both layers (deterministic).
+
+    At the best fixed point ``(m_v, m_h)`` of
+    :func:`~pymc_rbm.estimators.log_partition_mean_field` (the same starts,
+    so the same solution), every unit is an independent Bernoulli in the
+    field the other layer's magnetisations give it. As a reference for
+    tempering, ``exp(b·v + c·h)`` is the mean-field distribution itself,
+    hidden units included: along the path from it to the RBM the hidden
+    layer keeps about the distribution it has in the model, where a
+    reference on the visible units alone starts the hidden units as fair
+    coins.
+
+    Parameters
+    ----------
+    params : RBMParams
+
+    Returns
+    -------
+    MeanFieldFields
+    """
+    if not isinstance(params, RBMParams) or params.visible != BERNOULLI or params.hidden != BERNOULLI:
+        raise TypeError(f"mean_field_fields needs a binary RBMParams, got {type(params).__name__}")
+    sol, bound, best, _ = naive_mean_field(params, n_starts=8, data=None, n_data_starts=16, damping=0.0, tol=1e-9,
+                                           max_iter=2000, temperatures=None, rng=None)
+    m_v, m_h = sol.m_v[best], sol.m_h[best]
+    other = np.abs(sol.m_v - m_v).max(axis=1) > 0.5
+    gap = float(bound[best] - bound[other].max()) if other.any() else np.inf
+    W = np.asarray(params.W, dtype=np.float64)
+    return MeanFieldFields(params.vbias + W @ m_h, params.hbias + m_v @ W, gap)

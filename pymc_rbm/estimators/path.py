@@ -232,6 +232,14 @@ class AnnealingPath:
     base_vbias : array_like of shape (n_visible,), or (n_visible, q) for Potts units
         Visible biases ``b_A`` of the base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`);
         for a Gaussian RBM the means of its base ``N(b_A, σ²)``, which must be the model's ``vbias``.
+    base_hbias : array_like of shape (n_hidden,), optional
+        Fields ``c_A`` of the base's hidden units (one two-state model; default none, hidden units in a zero
+        field): the base is then independent units on both layers, ``exp(b_A·v + c_A·h)``, and the point
+        ``λ`` has hidden fields ``λ_1 (hbias + v·W) + λ_0 c_A``. A base close to the model on both layers (the
+        mean-field product of :func:`~pymc_rbm.estimators.base_rate.mean_field_fields`) shortens the part of
+        the path where only the hidden units' distribution changes. AIS refuses it
+        (:func:`~pymc_rbm.estimators.annealing.anneal` takes its increments of the hidden terms in ``β``
+        alone); the sweeps, ``log_f`` and the ladder's weights take it.
     dtype : numpy dtype, default float64
         Floating type of the sampling arithmetic (log weights are always
         accumulated in float64).
@@ -248,7 +256,7 @@ class AnnealingPath:
     and the options or a path built once.
     """
 
-    def __init__(self, models, base_vbias, *, dtype=np.float64, operator="gibbs"):
+    def __init__(self, models, base_vbias, *, base_hbias=None, dtype=np.float64, operator="gibbs"):
         types = path_model_types()
         if isinstance(models, types):
             models = [models]
@@ -314,6 +322,16 @@ class AnnealingPath:
         self.base_field = fields[0].reshape(self.field_shape)
         #: model (1..M) of each hidden unit
         self.model_of_hidden = np.repeat(np.arange(1, self.n_models + 1), self.hidden_sizes)
+        #: the base's hidden fields c_A (H,) in float64, or None (a zero field)
+        self.base_hbias = None
+        if base_hbias is not None:
+            c = np.array(base_hbias, dtype=np.float64)  # a copy: the caller's array is not kept
+            if self.n_models != 1 or not isinstance(self.hidden_layer, TwoState):
+                raise ValueError("base_hbias needs a path to one model with two-state hidden units")
+            if c.shape != (self.n_hidden,) or not np.all(np.isfinite(c)):
+                raise ValueError(f"base_hbias must be {self.n_hidden} finite numbers, got shape {c.shape}")
+            self.base_hbias = c
+        self._hfield = None if self.base_hbias is None else self.base_hbias.astype(self.dtype)
 
     # ---------------------------------------------------------- coefficients
     def coefficients(self, beta, model: int = 0) -> np.ndarray:
@@ -350,10 +368,13 @@ class AnnealingPath:
             visible = self.visible_layer.log_normaliser(0.0).sum()
         else:
             visible = self.visible_layer.log_normaliser(self.base_vbias).sum()
+        if self.base_hbias is not None:
+            return float(visible + self.hidden_layer.log_normaliser(self.base_hbias).sum())
         return float(visible + self.n_hidden * np.log(2.0))
 
     def log_offset(self, coef) -> np.ndarray:
-        """``log 2`` times the number of hidden units of the models with ``λ_m = 0``.
+        """``log 2`` times the number of hidden units of the models with ``λ_m = 0`` (with base hidden fields
+        ``c_A``: those units' ``Σ_j log_normaliser(λ_0 c_A,j)``, the base's hidden units).
 
         Parameters
         ----------
@@ -364,6 +385,9 @@ class AnnealingPath:
         ndarray of shape (...)
         """
         c = np.asarray(coef, dtype=np.float64)
+        if self.base_hbias is not None:
+            z = c[..., 0:1] * self.base_hbias
+            return np.where(c[..., 1] == 0.0, self.hidden_layer.log_normaliser(z).sum(axis=-1), 0.0)
         return (c[..., 1:] == 0.0) @ self.hidden_sizes * np.log(2.0)
 
     def intermediate(self, coef):
@@ -377,7 +401,7 @@ class AnnealingPath:
         -------
         RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams (the models' type)
             ``n_visible`` × ``H`` with ``W = [λ_1 W_1, ...]``,
-            ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]``
+            ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]`` (plus ``λ_0 c_A``)
             (Gaussian: and the model's ``sigma``).
         """
         c = np.asarray(coef, dtype=np.float64)
@@ -388,7 +412,8 @@ class AnnealingPath:
         if self.gaussian:
             model = self.models[0]
             return type(model)(model.W * scale, vbias, self.hbias * scale, model.sigma)
-        return type(self.models[0])(self.W * scale, vbias, self.hbias * scale)
+        hbias = self.hbias * scale if self.base_hbias is None else self.hbias * scale + c[0] * self.base_hbias
+        return type(self.models[0])(self.W * scale, vbias, hbias)
 
     def _hidden_scale(self, coef: np.ndarray) -> np.ndarray:
         """Per-hidden-unit coefficients: (..., 1) for one model, (..., H) for several."""
@@ -458,8 +483,10 @@ class AnnealingPath:
         return bits if layer == BERNOULLI else layer.from_bits(bits).astype(self.dtype)
 
     def hidden_logits(self, a: np.ndarray, coef) -> np.ndarray:
-        """Tempered hidden logits ``λ_m(j) (hbias + v·W)_j`` from activations ``a`` (n, H)."""
-        return self._hidden_scale(np.atleast_2d(np.asarray(coef, dtype=self.dtype))) * a
+        """Tempered hidden logits ``λ_m(j) (hbias + v·W)_j`` (plus ``λ_0 c_A``) from activations ``a`` (n, H)."""
+        c = np.atleast_2d(np.asarray(coef, dtype=self.dtype))
+        z = self._hidden_scale(c) * a
+        return z if self._hfield is None else z + c[:, 0:1] * self._hfield
 
     def visible_logits(self, h: np.ndarray, coef) -> np.ndarray:
         """Visible logits ``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)`` of hidden states ``h`` (n, H).
@@ -529,8 +556,7 @@ class AnnealingPath:
         """
         c = np.asarray(coef, dtype=np.float64)
         lin = vb @ c if c.ndim == 1 else (vb * c).sum(axis=-1)
-        z = self._hidden_scale(np.atleast_2d(c).astype(self.dtype)) * a
-        return lin + log_normaliser_sum_(z, self.hidden_layer)
+        return lin + log_normaliser_sum_(self.hidden_logits(a, c), self.hidden_layer)
 
     def log_f_ladder(self, a: np.ndarray, vb: np.ndarray, coefs, *, max_block: int = 2**18) -> np.ndarray:
         """``log f_λ(v)`` of each chain at every point of a ladder.
@@ -557,6 +583,7 @@ class AnnealingPath:
         c = np.asarray(coefs, dtype=np.float64)
         out = vb @ c.T
         scale = self._hidden_scale(c.astype(self.dtype))  # (L, 1) or (L, H)
+        base = c[:, 0].astype(self.dtype)  # λ_0 of each label, for the base's hidden fields
         n, H = a.shape
         L = c.shape[0]
         rows = max(1, max_block // max(1, L * H))  # chains per block
@@ -565,6 +592,8 @@ class AnnealingPath:
         def fill(chains: slice) -> None:
             for s in range(0, L, labels):
                 z = scale[None, s : s + labels, :] * a[chains, None, :]
+                if self._hfield is not None:
+                    z += base[None, s : s + labels, None] * self._hfield
                 out[chains, s : s + labels] += log_normaliser_sum_(z, self.hidden_layer)
 
         map_blocks(fill, (slice(i, i + rows) for i in range(0, n, rows)))
@@ -604,7 +633,7 @@ class PathPoint(NamedTuple):
         return self.path.hidden_activation(v)
 
     def hidden_logits(self, a: np.ndarray) -> np.ndarray:
-        """``λ_m(j) (hbias + v·W)_j`` from the hidden input ``a``."""
+        """``λ_m(j) (hbias + v·W)_j`` (plus ``λ_0 c_A``) from the hidden input ``a``."""
         return self.path.hidden_logits(a, self.coef)
 
     def visible_logits(self, h: np.ndarray) -> np.ndarray:

@@ -124,6 +124,47 @@ def test_path_logits_and_density_are_those_of_the_intermediate_rbm(beta):
     )
 
 
+@pytest.mark.parametrize("beta", [0.0, 0.3, 0.8, 1.0])
+def test_a_base_with_hidden_fields_is_the_product_on_both_layers(beta):
+    """``exp((1 - β)(b_A·v + c_A·h) - β E_B)``: the intermediate RBM, its logits, density and partition function."""
+    target = _model(6, 4, 2.0)
+    b_a, c_a = np.linspace(-2, 2, 6), np.array([0.7, -1.3, 2.1, -0.4])
+    path = AnnealingPath(target, b_a, base_hbias=c_a)
+    coef = path.coefficients(beta)
+    mid = path.intermediate(coef)
+    np.testing.assert_allclose(mid.hbias, beta * target.hbias + (1 - beta) * c_a, rtol=0, atol=1e-15)
+    table, V, H = _brute.neg_energy_table(target.W, target.vbias, target.hbias)
+    log_p = (beta * table + (1.0 - beta) * ((V @ b_a)[:, None] + (H @ c_a)[None, :])).ravel()
+    np.testing.assert_allclose(joint_distribution(mid), np.exp(log_p - logsumexp(log_p)), rtol=0, atol=1e-14)
+    rng = np.random.default_rng(0)
+    v, a, vb = path.start(rng.integers(0, 2, (7, 6)).astype(float))
+    h = rng.integers(0, 2, (7, 4)).astype(float)
+    np.testing.assert_allclose(path.hidden_logits(a, coef), hidden_activation(v, mid), atol=1e-12)
+    np.testing.assert_allclose(path.at(coef).hidden_logits(a), hidden_activation(v, mid), atol=1e-12)
+    np.testing.assert_allclose(path.visible_logits(h, coef), visible_activation(h, mid), atol=1e-12)
+    np.testing.assert_allclose(path.log_f(a, vb, coef), -free_energy(v, mid), atol=1e-12)
+    betas = np.linspace(0, 1, 7)
+    ladder = path.log_f_ladder(a, vb, path.coefficients(betas))
+    for i, b in enumerate(betas):
+        assert ladder[i, i] == pytest.approx(float(-free_energy(v[i], path.intermediate(path.coefficients(b)))),
+                                             abs=1e-12)
+    log_z0 = log_partition_exact(path.intermediate(path.coefficients(0.0))).log_z
+    assert path.log_z_base == pytest.approx(log_z0)
+    # at the base no model is on: what is left besides the offset is the visible units' normaliser
+    assert log_z0 - path.log_offset(path.coefficients(0.0)) == pytest.approx(np.logaddexp(0.0, b_a).sum())
+    assert path.log_offset(path.coefficients(0.5)) == 0.0
+
+
+def test_a_base_with_hidden_fields_is_checked_and_refused_by_ais():
+    target = _model(6, 4, 2.0)
+    with pytest.raises(ValueError, match="base_hbias must be 4 finite"):
+        AnnealingPath(target, np.zeros(6), base_hbias=np.zeros(3))
+    with pytest.raises(ValueError, match="one model"):
+        AnnealingPath([target, target], np.zeros(6), base_hbias=np.zeros(8))
+    with pytest.raises(ValueError, match="zero field"):
+        ais(AnnealingPath(target, np.zeros(6), base_hbias=np.ones(4)), n_chains=4, n_steps=10, rng=0)
+
+
 @pytest.mark.parametrize("beta", [0.0, 0.25, 0.7, 1.0])
 @pytest.mark.parametrize("operator", ["gibbs", "flip", 0.4])
 def test_ais_transition_leaves_the_path_distribution_invariant_exactly(beta, operator):
