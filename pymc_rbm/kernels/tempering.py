@@ -440,7 +440,12 @@ def build_kernel(sweep_kernel=None, *, k: int = 1):
     return pt_step
 
 
-def communication_barrier(betas, rejection) -> np.ndarray:
+#: The smallest acceptance rate a pair's barrier is taken from with ``saturating=True``: a pair that never swapped
+#: counts as a barrier of ``-log(MIN_ACCEPTANCE)``, about 6.9.
+MIN_ACCEPTANCE = 1e-3
+
+
+def communication_barrier(betas, rejection, *, saturating: bool = False) -> np.ndarray:
     """The cumulative communication barrier ``Λ(β_r)`` of a ladder from its swap rejection rates.
 
     Syed, Bouchard-Côté, Deligiannidis & Doucet (2022, "Non-reversible
@@ -456,6 +461,15 @@ def communication_barrier(betas, rejection) -> np.ndarray:
         Strictly increasing.
     rejection : array_like of shape (n_temperatures - 1,)
         Mean swap rejection rate ``1 - min(1, ratio)`` of each pair, in [0, 1].
+    saturating : bool, default False
+        Take each pair's barrier as ``-log`` of its acceptance rate (at least
+        :data:`MIN_ACCEPTANCE`) instead of its rejection rate. The two agree
+        for small rejections, where the estimate of Syed et al. holds; a pair
+        that rarely swaps then counts as the several narrower pairs it needs
+        (the acceptances of neighbouring pairs multiply roughly into that of
+        the wide one), not as at most one. On a ladder still too coarse for a
+        sharp transition the barrier, and the rungs it asks for, are not
+        underestimated.
 
     Returns
     -------
@@ -468,10 +482,12 @@ def communication_barrier(betas, rejection) -> np.ndarray:
         raise ValueError(f"rejection must have shape ({betas.shape[0] - 1},), got {r.shape}")
     if not np.all((r >= 0.0) & (r <= 1.0)):
         raise ValueError(f"rejection rates must lie in [0, 1], got {r}")
+    if saturating:
+        r = -np.log(np.maximum(1.0 - r, MIN_ACCEPTANCE))
     return np.concatenate([[0.0], np.cumsum(r)])
 
 
-def equalized_ladder(betas, rejection, n_temperatures: int) -> np.ndarray:
+def equalized_ladder(betas, rejection, n_temperatures: int, *, saturating: bool = False) -> np.ndarray:
     """A ladder of ``n_temperatures`` rungs with equal barrier between neighbours (stochastic-free).
 
     The cumulative barrier of :func:`communication_barrier` is interpolated
@@ -486,6 +502,8 @@ def equalized_ladder(betas, rejection, n_temperatures: int) -> np.ndarray:
     rejection : array_like of shape (n_old - 1,)
     n_temperatures : int
         ``>= 2``.
+    saturating : bool, default False
+        The barrier of :func:`communication_barrier` with that option.
 
     Returns
     -------
@@ -501,7 +519,7 @@ def equalized_ladder(betas, rejection, n_temperatures: int) -> np.ndarray:
     betas = check_ladder(betas)
     if isinstance(n_temperatures, bool) or not isinstance(n_temperatures, (int, np.integer)) or n_temperatures < 2:
         raise ValueError(f"n_temperatures must be an integer >= 2, got {n_temperatures!r}")
-    lam = communication_barrier(betas, rejection)
+    lam = communication_barrier(betas, rejection, saturating=saturating)
     if lam[-1] <= 0.0:
         return np.linspace(betas[0], betas[-1], int(n_temperatures))
     # a floor on each pair's barrier keeps the map invertible where no swap was ever rejected

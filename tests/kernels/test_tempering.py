@@ -238,3 +238,21 @@ def test_equalized_ladder_spaces_the_barrier_evenly():
             communication_barrier(betas, bad)
     with pytest.raises(ValueError, match="n_temperatures"):
         equalized_ladder(betas, rejection, 1)
+
+
+def test_a_saturating_barrier_counts_a_pair_that_rarely_swaps_as_the_pairs_it_needs():
+    from pymc_rbm.kernels.tempering import MIN_ACCEPTANCE, communication_barrier, equalized_ladder
+
+    betas = np.array([0.0, 0.5, 0.9, 1.0])
+    small = np.array([0.01, 0.02, 0.03])
+    np.testing.assert_allclose(communication_barrier(betas, small, saturating=True),
+                               communication_barrier(betas, small), rtol=0.02)  # -log(1 - r) ≈ r for small r
+    sharp = np.array([0.05, 0.05, 1.0])  # the last pair never swapped
+    lam = communication_barrier(betas, sharp, saturating=True)
+    np.testing.assert_allclose(np.diff(lam), -np.log([0.95, 0.95, MIN_ACCEPTANCE]))
+    assert communication_barrier(betas, sharp)[-1] == pytest.approx(1.1)
+    # about 2Λ + 1 rungs: 16 instead of 4, the new ones where the swaps failed
+    n = int(np.ceil(2 * lam[-1])) + 1
+    assert n == 16
+    new = equalized_ladder(betas, sharp, n, saturating=True)
+    assert np.sum(new > 0.9) >= 14
