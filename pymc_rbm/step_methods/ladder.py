@@ -5,7 +5,7 @@ its round trips.
 Campbell 2023) calls the recorders and the adaptation: the round trips of the
 replicas between the bottom and the top rung; the reference the hot rungs
 start from (the estimators' :class:`~pymc_rbm.estimators.path.AnnealingPath`
-from independent visible units to the RBM), chosen in tuning by the lower
+from independent units to the RBM), chosen in tuning by the lower
 barrier; and the new ladder, spaced evenly in the communication barrier
 measured from the swap rejection rates (Syed, Bouchard-Côté, Deligiannidis &
 Doucet 2022), with about ``2Λ`` rungs. All of it runs in tuning only; after
@@ -18,10 +18,15 @@ rate the cumulative communication barrier ``Λ`` is estimated
 (:func:`~pymc_rbm.kernels.tempering.communication_barrier`), the number
 of replicas set to ``⌈2Λ⌉ + 1`` (Syed et al. 2022 find about ``2Λ``
 suffices) and the rungs spaced so that each pair rejects equally often
-(:func:`~pymc_rbm.kernels.tempering.equalized_ladder`); the cold pair of a
+(:func:`~pymc_rbm.kernels.tempering.equalized_ladder`), each pair's barrier
+taken as ``-log`` of its acceptance rate (``saturating=True``: the same for
+small rejections, and a pair that rarely swaps asks for the several rungs it
+needs, where its rejection rate alone would count it as at most one); the cold pair of a
 model with ``L`` is left out of ``Λ``, as no rung can lower its rejection.
 When ``Λ`` is below
-``collapse_below`` the ladder collapses to the cold replica alone: the
+``collapse_below`` (and was with the uniform reference, where tuning measured
+it: a reference close to one mode can show a low barrier because its ladder
+stays in that mode) the ladder collapses to the cold replica alone: the
 distributions from ``β = 0`` to ``1`` then overlap so much that the
 model needs no tempering, and the step costs what
 :class:`~pymc_rbm.step_methods.FlipTheState` costs (it runs that step's
@@ -60,6 +65,7 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.energy import hidden_activation
+from pymc_rbm.estimators.base_rate import mean_field_fields
 from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.kernels import compiled
 from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder
@@ -80,6 +86,10 @@ EXPLORER_MAX_SWEEPS = 32
 EXPLORER_BUDGET = 3.0
 #: Fewest rounds a rung is measured over before its sweeps change.
 EXPLORER_MIN_ROUNDS = 16
+#: Nats of the mean-field bound by which the best fixed point must beat every other (distinct) one for the
+#: mean-field reference to be its product on both layers; below it (symmetric patterns) the reference is the
+#: visible magnetisations alone, with the hidden units uniform.
+MEAN_FIELD_CLEAR_GAP = 1.0
 
 
 def explorer_sweeps_for(rho, current, *, target: float | None = None, sticky: float | None = None,
@@ -136,14 +146,18 @@ class LadderTuning:
         if self.reference_in_use == "zero":
             return None
         if self._path is None:
-            base = self.reference if self.reference_in_use == "given" else self.reference_in_use
-            self._path = annealing_path(self._rbm, base=base, operator=self.operator)
+            mf = mean_field_fields(self._rbm) if self.reference_in_use == "mean_field" else None
+            if mf is not None and mf.gap > MEAN_FIELD_CLEAR_GAP:  # one clear solution: its product on both layers
+                self._path = AnnealingPath(self._rbm, mf.vbias, base_hbias=mf.hbias, operator=self.operator)
+            else:  # a given reference, or mean-field solutions of about equal weight: visible fields alone
+                base = self.reference if self.reference_in_use == "given" else self.reference_in_use
+                self._path = annealing_path(self._rbm, base=base, operator=self.operator)
         return self._path
 
     def _use_reference(self, name: str) -> None:
         """Switch the hot rungs' reference (tuning only): new targets on the same ladder."""
         self.reference_in_use = name
-        self._path = None
+        self._path = self._path_evidence = self._path_hidden = None
         self._reset_counters()
 
     @property
@@ -151,6 +165,21 @@ class LadderTuning:
         """The reference's visible biases ``b`` (zeros for the uniform reference)."""
         path = self.path
         return np.zeros(self.n_visible) if path is None else path.base_vbias
+
+    @property
+    def reference_hbias(self) -> np.ndarray:
+        """The reference's hidden fields ``c`` (zeros but for the mean-field reference)."""
+        path = self.path
+        return np.zeros(self.n_hidden) if path is None or path.base_hbias is None else path.base_hbias
+
+    def _reference_hidden_fields(self) -> np.ndarray | None:
+        """``(1 - β_r) c`` for every replica, (K, n_hidden), for the compiled rounds; None without hidden fields."""
+        path = self.path
+        if path is None or path.base_hbias is None:
+            return None
+        if self._path_hidden is None or self._path_hidden.shape[0] != self.n_temperatures:
+            self._path_hidden = np.ascontiguousarray((1.0 - self.betas)[:, None] * path.base_hbias[None, :])
+        return self._path_hidden
 
     def _reference_evidence(self) -> np.ndarray | None:
         """``(1 - β_r) b`` for every replica and chain, (K, n_chains, n_visible), for the compiled rounds."""
@@ -246,7 +275,7 @@ class LadderTuning:
         separate = self.separate_cold
         if separate:
             ladder, rejection = ladder[:-1], rejection[:-1]
-        self.barrier = float(communication_barrier(ladder, rejection)[-1])
+        self.barrier = float(communication_barrier(ladder, rejection, saturating=True)[-1])
         if self.reference_trial == 0:  # the uniform reference measured: measure the mean-field one next
             self.rung_sweeps = self._adapt_explorers(self.betas)
             self.reference_trial = 1
@@ -261,12 +290,13 @@ class LadderTuning:
                 self.barrier = self.reference_trial_barrier
                 ladder, rejection = self.reference_trial_ladder, self.reference_trial_rejection
         if self._fixed_ladder:
-            new = equalized_ladder(ladder, rejection, ladder.size) if ladder.size > 1 else ladder
-        elif self.barrier < self.collapse_below:
+            new = equalized_ladder(ladder, rejection, ladder.size, saturating=True) if ladder.size > 1 else ladder
+        elif self.barrier < self.collapse_below and not self._uniform_needs_tempering:
             new = np.array([1.0])
         else:
             limit = self.max_temperatures - int(separate)
-            new = equalized_ladder(ladder, rejection, int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1))))
+            n_rungs = int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1)))
+            new = equalized_ladder(ladder, rejection, n_rungs, saturating=True)
             if self.can_temper_likelihood:  # the RBM needs tempering: temper the whole posterior from now on
                 self.posterior_ladder = True
         if self.tilted and self.carried.evidence is not None:  # the hot rungs' evidence: the current draw's
@@ -275,6 +305,16 @@ class LadderTuning:
         sweeps = self._adapt_explorers(new)
         self._move_replicas(new)
         self.rung_sweeps = sweeps
+
+    @property
+    def _uniform_needs_tempering(self) -> bool:
+        """Whether the uniform reference, measured in tuning, found a barrier above ``collapse_below``.
+
+        A reference close to one mode of the model can show a low barrier
+        because its ladder stays in that mode; the ladder collapses only when
+        the uniform reference, which favours no mode, finds the model easy too.
+        """
+        return bool(self.reference_trial == 2 and self.reference_trial_barrier >= self.collapse_below)
 
     def _move_replicas(self, new: np.ndarray) -> None:
         """Put each new rung's replica at the old rung nearest in β (the cold one stays); redraw hot ``h``."""

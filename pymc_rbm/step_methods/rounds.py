@@ -124,7 +124,7 @@ class ReplicaRounds:
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
                                     state.n_rounds % 2, self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
                                     gibbs=not self.keeps_hidden, evidence=evidence, sweeps=self.rung_sweeps,
-                                    energies=energies)
+                                    energies=energies, hidden_fields=self._reference_hidden_fields())
             self._record_explorers(energies)
             self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
             if k > 1:
@@ -174,7 +174,8 @@ class ReplicaRounds:
             compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
                                     self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
                                     gibbs=not self.keeps_hidden, evidence=self._reference_evidence(),
-                                    sweeps=self.rung_sweeps, energies=energies)
+                                    sweeps=self.rung_sweeps, energies=energies,
+                                    hidden_fields=self._reference_hidden_fields())
             self._record_explorers(energies)
         elif hot:
             measuring = self._measuring_explorers
@@ -215,7 +216,8 @@ class ReplicaRounds:
         if cold:
             pairs = pairs[:-1]
         if not hot_swapped and pairs.size:
-            u = energy(state.v, state.h, params) + state.v @ self.reference_vbias  # U = E + b·v, (k, n)
+            # U = E + b·v + c·h, (k, n): the reference's fields enter untempered
+            u = energy(state.v, state.h, params) + state.v @ self.reference_vbias + state.h @ self.reference_hbias
             exchange_pairs(self.rng, state.v, state.h, tempered_log_ratio(self.betas, u), pairs,
                            carried=(self.replica_labels,), record=(swap_sum, swap_n))
         if cold:

@@ -50,27 +50,38 @@ or any other step on ``θ`` stays exact next to this one. Each draw is
    non-reversible, so replicas cross the ladder in ``O(K)`` rounds rather
    than ``O(K²)``.
 
-**The reference.** At ``β = 0`` the ladder starts from independent visible
-units with biases ``b`` (the hidden units, in no field, are fair coins): one
-sweep draws that rung exactly. With ``b = 0`` (``reference="zero"``) it is the
-uniform distribution, the classical ladder in ``β``, which on RBMs trained on
-clustered data meets a first-order transition (Béreux, Decelle, Furtlehner &
-Seoane 2025): on the MNIST RBMs no replica crossed it. The default
-``"mean_field"`` takes ``b`` from the RBM's naive mean-field
-magnetisations, as the estimators' AIS does without data
-(:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`), and a user with
-data can pass the data's base rate, ``base_rate_vbias(params, data)``. Neither
-fixed choice is right for every RBM: on mnist_h100 the mean-field reference
-lowers ``Λ`` from about 16 to 9 and replicas that never crossed the uniform
-ladder cross it; on the bundled bars-and-stripes model, whose patterns are
-symmetric, the mean-field solution sits in one pattern and no replica
-crosses (docs/sampling.md). So by default (``reference="auto"``) tuning
-measures: the first adaptation window runs the uniform reference, the second
-the mean-field one on the same ladder, and the one with the lower barrier
-``Λ`` is kept (with its measured rejection rates) for the rest of the run.
-The reference is the hot rungs' visible bias ``(1 - β_r) b``, untempered, so
-the compiled rounds carry it as they carry per-unit evidence, and with
-per-unit evidence (below) it adds to it. A ladder of the whole posterior
+**The reference.** At ``β = 0`` the ladder starts from independent units,
+``exp(b·v + c·h)``, and rung ``r`` targets ``exp(-β_r E(v, h) + (1 - β_r)(b·v +
+c·h))``: one sweep draws the bottom rung exactly. With ``b = c = 0``
+(``reference="zero"``) it is the uniform distribution, the classical ladder
+in ``β``, which on RBMs trained on clustered data meets a first-order
+transition (Béreux, Decelle, Furtlehner & Seoane 2025): on the MNIST RBMs no
+replica crossed it. ``"mean_field"`` is the RBM's naive mean-field product on
+both layers (:func:`~pymc_rbm.estimators.base_rate.mean_field_fields`): each
+unit in the field the other layer's magnetisations give it, so that along the
+path the hidden layer keeps about the distribution it has in the model
+(with the visible layer alone in the reference, the hidden units start as
+fair coins and most of the ladder's rungs went to them: mnist_h500 needed 16
+rungs, 12 of them before the transition, and needs 9 with the hidden fields).
+Where the mean-field solution is not clear (another fixed point within
+``MEAN_FIELD_CLEAR_GAP`` nats of its bound, as for the symmetric patterns of
+the bundled bars-and-stripes model) the product would stand for one pattern
+of several, and the reference is the visible magnetisations alone, as the
+estimators' AIS starts without data
+(:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`); a user with data
+can pass the data's base rate, ``base_rate_vbias(params, data)``, as ``b``.
+Neither the uniform nor the mean-field reference is right for every RBM: on
+the MNIST RBMs the mean-field one lowers ``Λ`` and replicas that never
+crossed the uniform ladder cross it; on bars and stripes its solution sits in
+one pattern and no replica crosses (docs/sampling.md). So by default
+(``reference="auto"``) tuning measures: the first adaptation window runs the
+uniform reference, the second the mean-field one on the same ladder, and the
+one with the lower barrier ``Λ`` is kept (with its measured rejection rates)
+for the rest of the run; the ladder collapses (below) only if the uniform
+reference, which favours no mode, found the barrier low too. The reference
+is the hot rungs' fields ``(1 - β_r) b`` and ``(1 - β_r) c``, untempered, so
+the compiled rounds carry them as they carry per-unit evidence, and with
+per-unit evidence (below) ``b`` adds to it. A ladder of the whole posterior
 (below) starts from the uniform distribution.
 
 **Tuning.** The ladder (its number of rungs, their spacing, its reference)
@@ -228,10 +239,11 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         the ladder; below 1.5 the measured models (docs/sampling.md) mixed as
         well without tempering, for less.
     reference : {"auto", "mean_field", "zero"} or array_like of shape (n_visible,), default "auto"
-        Where the ladder starts at ``β = 0``: independent visible units with
-        the RBM's naive mean-field magnetisations, the uniform distribution
-        (``"zero"``), these visible biases (e.g. the base rate of data,
-        :func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`), or
+        Where the ladder starts at ``β = 0``: the RBM's naive mean-field
+        product on both layers (its visible magnetisations alone where
+        several fixed points are about as good), the uniform distribution
+        (``"zero"``), independent visible units with these biases (e.g. the
+        base rate of data, :func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`), or
         (``"auto"``) whichever of the first two tuning measures to have the
         lower barrier (the uniform one where the ladder cannot be adapted).
         Module docstring, "The reference".
@@ -393,7 +405,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         super()._set_params(W, vbias, hbias, validate=validate)
         self._rbm = RBMParams(self.params.W, self.params.vbias, self.params.hbias)
         self._path = None
-        self._path_evidence = None
+        self._path_evidence = self._path_hidden = None
 
     def _extend_stats(self) -> None:
         m = self.max_temperatures
@@ -480,7 +492,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
 
     def _reset_counters(self) -> None:
         """Forget swap acceptance and round trips (after a new ladder, and when tuning ends)."""
-        self._path_evidence = None
+        self._path_evidence = self._path_hidden = None
         k = self.betas.size
         self.swap_sum = np.zeros(max(k - 1, 0))
         self.swap_n = np.zeros(max(k - 1, 0))

@@ -55,17 +55,25 @@ def extended_index(vs, hs):
     return ht.joint_index(np.concatenate(vs, axis=1), np.concatenate(hs, axis=1))
 
 
+def fields(reference):
+    """The reference's visible and hidden fields ``(b, c)``: None is the uniform one, an array ``b`` has
+    its hidden units in a zero field, a pair is both layers' fields."""
+    if isinstance(reference, tuple):
+        return reference
+    return (np.zeros(NV) if reference is None else reference), np.zeros(NH)
+
+
 def path_params(params, beta, reference=None):
-    """The RBM of the point ``β`` of the path from independent units with biases ``reference`` (None: 0)."""
-    b = np.zeros(NV) if reference is None else reference
-    return RBMParams(beta * params.W, beta * params.vbias + (1.0 - beta) * b, beta * params.hbias)
+    """The RBM of the point ``β`` of the path from independent units in the fields ``reference`` (None: 0)."""
+    b, c = fields(reference)
+    return RBMParams(beta * params.W, beta * params.vbias + (1.0 - beta) * b, beta * params.hbias + (1.0 - beta) * c)
 
 
 def extended_target(params, betas, with_rest, reference=None):
     pv, ph = ht.joint_states(len(betas) * NV, len(betas) * NH)
     vs, hs = split(pv, ph, len(betas))
-    b = np.zeros(NV) if reference is None else reference
-    log_p = sum(-beta * energy(v, h, params) + (1.0 - beta) * (v @ b) for beta, v, h in zip(betas, vs, hs))
+    b, c = fields(reference)
+    log_p = sum(-beta * energy(v, h, params) + (1.0 - beta) * (v @ b + h @ c) for beta, v, h in zip(betas, vs, hs))
     if with_rest:
         log_p = log_p + log_rest(vs[-1])
     p = np.exp(log_p - log_p.max())
@@ -93,7 +101,7 @@ def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest, referen
 
 def swap_matrix(params, betas, parity, with_rest, forget_rest=False, rest=log_rest, reference=None):
     """One swap round of the given parity (one pair per parity for K <= 3), the cold pair carrying L;
-    swaps by ``U = E + reference·v`` (the path from the reference)."""
+    swaps by ``U = E + b·v + c·h`` (the path from the reference's fields)."""
     k = len(betas)
     pv, ph = ht.joint_states(k * NV, k * NH)
     vs, hs = split(pv, ph, k)
@@ -104,8 +112,9 @@ def swap_matrix(params, betas, parity, with_rest, forget_rest=False, rest=log_re
     if not pairs:
         return np.eye(n)
     (r,) = pairs
-    b = np.zeros(NV) if reference is None else reference
-    u_up, u_low = energy(vs[r + 1], hs[r + 1], params) + vs[r + 1] @ b, energy(vs[r], hs[r], params) + vs[r] @ b
+    b, c = fields(reference)
+    u_up = energy(vs[r + 1], hs[r + 1], params) + vs[r + 1] @ b + hs[r + 1] @ c
+    u_low = energy(vs[r], hs[r], params) + vs[r] @ b + hs[r] @ c
     log_ratio = (betas[r + 1] - betas[r]) * (u_up - u_low)
     if with_rest and r + 1 == k - 1 and not forget_rest:
         log_ratio += rest(vs[r]) - rest(vs[r + 1])
@@ -145,6 +154,28 @@ def test_each_round_from_a_reference_leaves_the_extended_target_invariant(params
     ht.assert_converges(pi, sweep @ swaps[0] @ sweep @ swaps[1])
     with pytest.raises(AssertionError, match="not stationary"):  # swaps by E alone forget the reference
         ht.assert_stationary(pi, swap_matrix(params, betas, 0, with_rest))
+
+
+HIDDEN_REFERENCE = np.array([-0.9])
+
+
+@pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
+def test_each_round_from_a_reference_on_both_layers_leaves_the_extended_target_invariant(params, with_rest):
+    """p_β ∝ exp(-β E + (1 - β)(b·v + c·h)): the mean-field reference's form. Swaps by E + b·v alone (forgetting
+    the hidden fields), and sweeps whose hidden logits forget them, must fail."""
+    betas = REPLICAS_L if with_rest else BETAS
+    both = (REFERENCE, HIDDEN_REFERENCE)
+    pi = extended_target(params, betas, with_rest, both)
+    sweep = sweep_matrix(params, betas, with_rest, reference=both)
+    swaps = [swap_matrix(params, betas, p, with_rest, reference=both) for p in (0, 1)]
+    ht.assert_stationary(pi, sweep)
+    for s in swaps:
+        ht.assert_stationary(pi, s)
+    ht.assert_converges(pi, sweep @ swaps[0] @ sweep @ swaps[1])
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, swap_matrix(params, betas, 0, with_rest, reference=REFERENCE))
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, sweep_matrix(params, betas, with_rest, reference=REFERENCE))
 
 
 def test_a_cold_swap_that_forgets_L_is_caught(params):
@@ -214,11 +245,63 @@ def test_step_follows_the_round_matrix_without_L(params, parity, reference):
     with ladder_model(params, n_rows, False):
         step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1, reference=reference)
     step.setup_chain(np.random.default_rng(20 + parity), 0, 1)
-    b = step.reference_vbias
-    assert (np.abs(b).max() > 0.1) == (not isinstance(reference, str) or reference == "mean_field")
+    b = (step.reference_vbias, step.reference_hbias)
+    assert (np.abs(b[0]).max() > 0.1) == (not isinstance(reference, str) or reference == "mean_field")
+    assert (np.abs(b[1]).max() > 0.1) == (isinstance(reference, str) and reference == "mean_field")
     T = sweep_matrix(params, BETAS, False, reference=b) @ swap_matrix(params, BETAS, parity, False, reference=b)
     check = ht.empirical_transition_check(one_round(step, BETAS, parity), T, 3 * NV, 3 * NH, n_draws=N_DRAWS)
     assert check.n_impossible == 0
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_numpy_rounds_follow_the_round_matrix_from_the_mean_field_reference(params, parity):
+    """The same without compiled rounds: the path's sweeps carry the hidden fields, the swaps ``U = E + b·v + c·h``."""
+    n_rows = 2 ** (len(BETAS) * (NV + NH)) * N_DRAWS
+    with ladder_model(params, n_rows, False):
+        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1, reference="mean_field", compiled=False)
+    assert not step.compiled_rounds
+    step.setup_chain(np.random.default_rng(40 + parity), 0, 1)
+    b = (step.reference_vbias, step.reference_hbias)
+    assert np.abs(b[1]).max() > 0.1
+    T = sweep_matrix(params, BETAS, False, reference=b) @ swap_matrix(params, BETAS, parity, False, reference=b)
+    check = ht.empirical_transition_check(one_round(step, BETAS, parity), T, 3 * NV, 3 * NH, n_draws=N_DRAWS)
+    assert check.n_impossible == 0
+
+
+def test_a_mean_field_solution_among_equals_keeps_the_hidden_units_uniform():
+    """Bars and stripes: the mean-field fixed points are patterns of about equal bound, so the reference is the
+    visible magnetisations of one of them alone (as the estimators' base), with no hidden fields."""
+    from pymc_rbm.estimators.base_rate import base_rate_vbias, mean_field_fields
+    from pymc_rbm.step_methods.ladder import MEAN_FIELD_CLEAR_GAP
+
+    model = bundled_rbm()
+    assert mean_field_fields(model).gap < MEAN_FIELD_CLEAR_GAP
+    with pm.Model():
+        v = RBM("v", model.W, model.vbias, model.hbias)
+        step = ReplicaExchange([v], reference="mean_field")
+    np.testing.assert_array_equal(step.reference_vbias, base_rate_vbias(model))
+    assert not np.any(step.reference_hbias)
+
+
+def test_a_reference_in_one_mode_does_not_collapse_a_ladder_the_uniform_one_needs(params):
+    """Tuning measured the uniform reference above ``collapse_below`` and the mean-field one below it: the ladder
+    keeps its rungs (a reference that sits in one mode can show a low barrier because its ladder stays there)."""
+    with ladder_model(params, 0, False):
+        step = ReplicaExchange()
+    step.setup_chain(np.random.default_rng(3), 64, 10)
+    step._init_replicas(np.zeros((1, NV)))
+
+    def adapt_after_easy_swaps(uniform_barrier):
+        step.reference_trial, step.reference_trial_barrier = 2, uniform_barrier
+        step._use_reference("mean_field")
+        k = step.n_temperatures
+        step.swap_sum, step.swap_n = np.full(k - 1, 9.9), np.full(k - 1, 10.0)  # acceptance 0.99 everywhere
+        step._adapt_ladder()
+
+    adapt_after_easy_swaps(3.0)
+    assert step.barrier < step.collapse_below and step.n_temperatures >= 2
+    adapt_after_easy_swaps(1.0)  # the uniform reference found the model easy too: collapse
+    assert step.n_temperatures == 1
 
 
 @pytest.mark.parametrize("parity", [0, 1])
