@@ -19,7 +19,7 @@ such as ``±1e300`` for ruled-out values) only enter the ratio where the two
 states differ, so they never swamp it: a proposal that changes a ruled-out
 unit is rejected.
 
-The uniforms are Philox4x32-10's (:func:`~pymc_rbm.kernels._numba.philox_uniforms`)
+The uniforms are Philox4x32-10's (:func:`~pymc_rbm.kernels.philox.philox_uniforms`)
 under one key drawn from the caller's generator per call, row ``k`` taking
 counter row ``k``: the draws depend on the seed only.
 """
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from pymc_rbm.kernels import _numba as nb
+from pymc_rbm.kernels.philox import philox_uniforms
 
 __all__ = ["EnumeratedLayer", "exact_draws", "independence_tries"]
 
@@ -229,7 +229,7 @@ def _visible_tries(key, n_tries, v, evidence, prob, alias, n_bits, accepted, acc
     n_rows, n = v.shape
     u = np.empty(2 * n_tries)
     for k in range(n_rows):
-        nb.philox_uniforms(key, k, 0, u)
+        philox_uniforms(key, k, 0, u)
         x, ev = v[k], evidence[k]
         for t in range(n_tries):
             idx = _state_index(prob, alias, u[2 * t])
@@ -249,7 +249,7 @@ def _hidden_tries(key, n_tries, v, evidence, prob, alias, n_bits, W_T, vbias, ac
     a = np.empty(n)
     proposal = np.empty(n)
     for k in range(n_rows):
-        nb.philox_uniforms(key, k, 0, u)
+        philox_uniforms(key, k, 0, u)
         x, ev = v[k], evidence[k]
         for t in range(n_tries):
             idx = _state_index(prob, alias, u[2 * t])
@@ -257,7 +257,7 @@ def _hidden_tries(key, n_tries, v, evidence, prob, alias, n_bits, W_T, vbias, ac
             for j in range(n_bits):
                 if (idx >> (n_bits - 1 - j)) & 1:
                     a += W_T[j]
-            nb.philox_uniforms(key, k, 1 + t, u_v)
+            philox_uniforms(key, k, 1 + t, u_v)
             log_ratio = 0.0
             for i in range(n):
                 new = 1.0 if u_v[i] * (1.0 + np.exp(-a[i])) < 1.0 else 0.0  # u < sigmoid(a)
@@ -285,6 +285,6 @@ def _refresh_hidden(key, v, h, W, hbias, accepted):  # pragma: no cover - compil
         for i in range(v.shape[1]):
             if v[k, i] != 0.0:
                 a += W[i]
-        nb.philox_uniforms(key, k, _REFRESH_STREAM, u)
+        philox_uniforms(key, k, _REFRESH_STREAM, u)
         for j in range(n_hidden):
             h[k, j] = 1.0 if u[j] * (1.0 + np.exp(-a[j])) < 1.0 else 0.0  # u < sigmoid(a)

@@ -34,7 +34,7 @@ def persistent_gibbs_gradient(rng: np.random.Generator, batch, v, h, params, k: 
     ``(v, h)`` after ``k`` sweeps ``v ~ p(v | h)``, ``h ~ p(h | v)`` (the
     visible layer first, from the ``h`` the chains carry), both with the
     hidden units summed out: the gradient of
-    :func:`pymc_rbm.training.negative.gibbs_sweeps_visible_first` followed
+    :func:`pymc_rbm.training.chains.gibbs_sweeps_visible_first` followed
     by the statistics, the same chain for the same generator (its sweeps are
     :func:`gibbs_chain`'s, visible layer first: the values of the NumPy
     kernels). For small models, where NumPy's per-call costs are most of an update.
@@ -64,7 +64,7 @@ def gibbs_chain(rng: np.random.Generator, v, h, params, n_sweeps: int, *, first_
                 last_draw: bool = True) -> np.ndarray:
     """Block-Gibbs sweeps from the visible states, in one compiled call, with NumPy's values (stochastic).
 
-    The chain of :func:`~pymc_rbm.training.negative.gibbs_sweeps_from_visible`
+    The chain of :func:`~pymc_rbm.training.chains.gibbs_sweeps_from_visible`
     (``last_draw``) or of CD's start and sweeps (``first_draw``: ``h ~ p(h | v)``
     first, as :func:`~pymc_rbm.kernels.gibbs.init_state`), the same values for
     the same generator: the uniforms in the NumPy kernels' order, each layer

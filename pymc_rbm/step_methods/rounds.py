@@ -10,7 +10,7 @@ parity (Syed, Bouchard-Côté, Deligiannidis & Doucet 2022), with the round-trip
 counting of :class:`~pymc_rbm.step_methods.ladder.LadderTuning`. Where the
 model's other terms are per-unit evidence every replica carries it in its
 visible biases and a round is one compiled call
-(:func:`~pymc_rbm.kernels.compiled.tempered_round`); where they are not, the
+(:func:`~pymc_rbm.kernels.replica_rounds.tempered_round`); where they are not, the
 cold replica's own move and its swap are those of
 :class:`~pymc_rbm.step_methods.cold.ColdReplicaMoves`. The invariant target
 and why each round leaves it invariant are in
@@ -99,7 +99,7 @@ class ReplicaRounds:
         replica is swept by the operator's exact layer update on its own
         biases (nothing to correct) and neighbours swap by the exact ratio of
         their targets, all rows and rungs in one compiled call per round
-        (:func:`~pymc_rbm.kernels.compiled.tempered_round`). See
+        (:func:`~pymc_rbm.kernels.replica_rounds.tempered_round`). See
         :mod:`pymc_rbm.step_methods.tempered` ("Per-unit evidence") for the hot
         rungs' evidence when ``L`` involves other free variables.
         """

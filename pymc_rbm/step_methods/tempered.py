@@ -115,7 +115,7 @@ exact; neighbours swap with ``exp((β_{r+1} - β_r)(E_{r+1} - E_r) + (ev_{r+1} -
 ev_r)·(v_r - v_{r+1}))`` (``ev`` a rung's evidence). Every replica's update is
 the operator's exact layer update on its own logits, so nothing is
 corrected, and the rounds of all rows and rungs run in one compiled call
-(:func:`~pymc_rbm.kernels.compiled.tempered_round`). The tuning measures
+(:func:`~pymc_rbm.kernels.replica_rounds.tempered_round`). The tuning measures
 ``Λ`` on this ladder: tempering is decided by the barrier of what is
 sampled, the posterior of each row. A unit value that ``L`` rules out
 (``δ = ±inf``) enters as ``±1e300``, whose probability is 0 in float64.

@@ -245,7 +245,7 @@ def centered_batch_gradient(batch, params, v_model, ph_model) -> tuple[Gradient,
     """:func:`centered_from_samples` of a batch, its ``p(h | v)`` at ``params``, and model samples.
 
     Below the dense path's size (:func:`~pymc_rbm.training.chains.one_call`) it is one compiled call of
-    the same arithmetic (:func:`~pymc_rbm.kernels.compiled.centered_sample_gradient`):
+    the same arithmetic (:func:`~pymc_rbm.kernels.training_steps.centered_sample_gradient`):
     the same values, bit for bit.
 
     Parameters
@@ -354,11 +354,11 @@ def persistent_contrastive_divergence(
     and its last hidden probabilities are the statistics', so an update costs
     five matrix products instead of seven; for a model too small for the
     dense path of :mod:`pymc_rbm.kernels.compiled` the whole gradient is one
-    compiled call (:func:`~pymc_rbm.kernels.compiled.persistent_gibbs_gradient`,
+    compiled call (:func:`~pymc_rbm.kernels.training_steps.persistent_gibbs_gradient`,
     the same chain). Other kernels redraw ``h`` from ``p(h | v)`` at the new
     parameters and run their sweeps. With ``hidden="redraw"`` and block Gibbs,
     small models run the sweeps as one compiled call
-    (:func:`~pymc_rbm.kernels.compiled.gibbs_chain`, :func:`~pymc_rbm.training.chains.one_call`) with
+    (:func:`~pymc_rbm.kernels.training_steps.gibbs_chain`, :func:`~pymc_rbm.training.chains.one_call`) with
     the values of the NumPy kernels, bit for bit.
     """
 

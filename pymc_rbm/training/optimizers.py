@@ -263,7 +263,7 @@ class Updater:
 
 
 def _one_call_step(arrays, grad, offsets) -> bool:
-    """Whether the centered step runs as one compiled call (:func:`~pymc_rbm.kernels.compiled.centered_ascent_step`,
+    """Whether the centered step runs as one compiled call (:func:`~pymc_rbm.kernels.training_steps.centered_ascent_step`,
     NumPy's arithmetic at any size): Numba installed, every array float32 or float64 of one dtype, C-ordered."""
     W = arrays[0]
     return compiled.available() and W.dtype in (np.float64, np.float32) and all(
