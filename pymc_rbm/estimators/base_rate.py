@@ -5,7 +5,9 @@ biases ``b_A`` are fitted to the data; :func:`base_rate_vbias` gives those and t
 starts (the model's mean-field solution, its own biases, the uniform distribution).
 :class:`~pymc_rbm.estimators.path.AnnealingPath` takes the biases. For a categorical (Potts)
 model they are fields of shape ``(n_visible, q)``: the log of the smoothed state frequencies
-(:func:`categorical_mean_field` gives the mean-field ones).
+(:func:`categorical_mean_field` gives the mean-field ones). :func:`mean_field_fields` gives the fields of
+the mean-field product on both layers, a base with hidden fields too
+(:class:`~pymc_rbm.estimators.path.AnnealingPath`'s ``base_hbias``).
 """
 
 from __future__ import annotations
