@@ -88,7 +88,7 @@ def train(n_hidden: int, n_updates: int, cache: Path, seed: int):
 def round_timing(models, n_rungs: int, repeats: int = 7, rounds: int = 20, seed: int = 0) -> None:
     """Print the wall and CPU time per rung of a model-ladder round (both paths) and a ReplicaExchange round."""
     from pymc_rbm.energy import RBMTensors
-    from pymc_rbm.kernels import compiled, operator_rule
+    from pymc_rbm.kernels import operator_rule, replica_rounds
     from pymc_rbm.kernels.model_ladder import cross_terms, init_model_ladder, model_ladder_round, model_rungs
 
     idx = np.unique(np.linspace(0, len(models) - 1, n_rungs).round().astype(int))
@@ -113,7 +113,7 @@ def round_timing(models, n_rungs: int, repeats: int = 7, rounds: int = 20, seed:
     swap_sum, swap_n, parity = np.zeros(k - 1), np.zeros(k - 1), [0]
 
     def tempered():
-        compiled.tempered_round(rng, v, h, params, W_T, betas, k, parity[0], labels, swap_sum, swap_n)
+        replica_rounds.tempered_round(rng, v, h, params, W_T, betas, k, parity[0], labels, swap_sum, swap_n)
         parity[0] ^= 1
 
     for _ in range(100):

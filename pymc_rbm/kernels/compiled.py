@@ -58,10 +58,9 @@ kernels (checked on transition matrices).
 The loops are those of :mod:`pymc_rbm.kernels.chain_sweeps` (the one
 compiled sweep) and of :mod:`pymc_rbm.kernels.update_rule` (the layer rule
 and the dense path's pass over a layer), imported on first use. The other
-compiled entry points, the replica rounds
+compiled entry points are the replica rounds
 (:mod:`pymc_rbm.kernels.replica_rounds`) and training's chains and gradients
-(:mod:`pymc_rbm.kernels.training_steps`), are importable from here too, so
-that a caller that has chosen the compiled backend finds them in one place.
+(:mod:`pymc_rbm.kernels.training_steps`).
 
 Numba is a dependency of PyTensor; without it :func:`available` is False and
 callers use the NumPy kernels.
@@ -75,41 +74,17 @@ import threading
 import numpy as np
 
 from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY
-from pymc_rbm.kernels.replica_rounds import (
-    count_round_trips,
-    informed_proposal,
-    model_ladder_log_ratios,
-    model_ladder_round,
-    tempered_round,
-    tilted_log_ratio,
-)
-from pymc_rbm.kernels.training_steps import (
-    centered_ascent_step,
-    centered_sample_gradient,
-    gibbs_chain,
-    persistent_gibbs_gradient,
-)
 
 __all__ = [
     "DENSE_MIN_WEIGHTS",
     "available",
     "dense",
-    "persistent_gibbs_gradient",
-    "gibbs_chain",
-    "centered_sample_gradient",
-    "centered_ascent_step",
     "carried_sweeps",
     "draw_in_place",
     "same_values",
     "dense_key",
     "dense_uniforms",
     "free_energy_from_activation",
-    "tempered_round",
-    "count_round_trips",
-    "informed_proposal",
-    "tilted_log_ratio",
-    "model_ladder_round",
-    "model_ladder_log_ratios",
 ]
 
 

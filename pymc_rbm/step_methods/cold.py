@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.energy import energy, hidden_activation, visible_activation
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import replica_rounds
 from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs, swap_pairs, tempered_log_ratio
@@ -59,7 +59,7 @@ class ColdReplicaMoves:
         v, h = state.v[:, 0], state.h[:, 0]
         log_rest, tilt = self.other_terms.tilts(point, v, self._shape, self._out_dtype)
         if self.compiled_rounds:
-            h, proposal, logits = compiled.informed_proposal(
+            h, proposal, logits = replica_rounds.informed_proposal(
                 self.rng, v, h, self.params, self.W_T, tilt, betas=self.betas, alpha=self.alpha,
                 alpha_visible=self.informed_alpha, gibbs=not self.keeps_hidden)
         else:
@@ -76,7 +76,7 @@ class ColdReplicaMoves:
             args = (v[moved], proposal[moved], logits[moved], b * tilt[moved], b * tilt_new,
                     b[:, 0] * log_rest[moved], b[:, 0] * log_new)
             if self.compiled_rounds:
-                log_ratio = compiled.tilted_log_ratio(*args, alpha=self.informed_alpha, gibbs=not self.keeps_hidden)
+                log_ratio = replica_rounds.tilted_log_ratio(*args, alpha=self.informed_alpha, gibbs=not self.keeps_hidden)
             else:
                 log_ratio = tilted_log_ratio(*args, self.informed_alpha)
             accept_p[moved] = acceptance_probability(log_ratio)
@@ -121,7 +121,7 @@ class ColdReplicaMoves:
         if single and self.informed and self.compiled_rounds:  # hidden update and tilted proposal in one call
             if self._tilt is None:
                 self._tilt, log_rest = self.other_terms.tilt(point, v_int, 0, log_rest)
-            h, proposal, a_v = compiled.informed_proposal(
+            h, proposal, a_v = replica_rounds.informed_proposal(
                 self.rng, v, state.h[-1], self.params, self.W_T, self._tilt, alpha=self.alpha,
                 alpha_visible=self.informed_alpha, gibbs=not self.keeps_hidden)
             state.h[-1] = h
@@ -201,7 +201,7 @@ class ColdReplicaMoves:
             tilt = self._tilt if tilt is None else tilt
             tilt_new, log_new = self.other_terms.tilt(point, new_int, row)
             if self.compiled_rounds:
-                log_ratio = float(compiled.tilted_log_ratio(
+                log_ratio = float(replica_rounds.tilted_log_ratio(
                     v[row][None], proposal[None], a_v[row][None], tilt[None], tilt_new[None], log_rest, log_new,
                     alpha=self.informed_alpha, gibbs=not self.keeps_hidden)[0])
             else:

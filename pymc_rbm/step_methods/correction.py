@@ -90,7 +90,7 @@ import functools
 import numpy as np
 
 from pymc_rbm.primitives import softplus
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import replica_rounds
 from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 
@@ -228,7 +228,7 @@ class OtherTermsInDraws:
             h_start = c.hidden_state.copy()
         labels, swaps = np.zeros((1, n), dtype=np.int64), np.zeros((2, 1))
         for _ in range(self.sweeps):
-            compiled.tempered_round(self.rng, c.visible_state[None], c.hidden_state[None], self.params, self.W_T,
+            replica_rounds.tempered_round(self.rng, c.visible_state[None], c.hidden_state[None], self.params, self.W_T,
                                      _ONE_RUNG, 1, 0, labels, swaps[0], swaps[1], evidence=evidence,
                                      **self._compiled_options())
         c.hidden_input = self._full_h(c.visible_state)

@@ -67,7 +67,7 @@ import numpy as np
 from pymc_rbm.energy import hidden_activation
 from pymc_rbm.estimators.base_rate import mean_field_fields
 from pymc_rbm.estimators.path import AnnealingPath, annealing_path
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import replica_rounds
 from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder
 
 __all__ = ["LadderTuning", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS", "EXPLORER_STICKY", "EXPLORER_TARGET",
@@ -172,6 +172,15 @@ class LadderTuning:
         path = self.path
         return np.zeros(self.n_hidden) if path is None or path.base_hbias is None else path.base_hbias
 
+    def _reference_energy(self, e: np.ndarray, v: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """``U = E + b·v + c·h`` of replicas with energies ``e`` (..., ): the energy the hot rungs are tempered
+        by, the reference's terms entering untempered (``E`` itself for the uniform reference)."""
+        path = self.path
+        if path is None:
+            return e
+        u = e + v @ path.base_vbias
+        return u if path.base_hbias is None else u + h @ path.base_hbias
+
     def _reference_hidden_fields(self) -> np.ndarray | None:
         """``(1 - β_r) c`` for every replica, (K, n_hidden), for the compiled rounds; None without hidden fields."""
         path = self.path
@@ -193,7 +202,7 @@ class LadderTuning:
     def _count_round_trips(self) -> None:
         """A replica that went from the bottom rung to the top and back to the bottom completes a round trip."""
         if self.compiled_rounds:
-            self.round_trips += compiled.count_round_trips(self.replica_labels, self.trip_ends, self.trip_up)
+            self.round_trips += replica_rounds.count_round_trips(self.replica_labels, self.trip_ends, self.trip_up)
             return
         cols = np.arange(self.replica_labels.shape[1])
         top, bottom = self.replica_labels[-1], self.replica_labels[0]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.energy import energy, free_energy, hidden_activation
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import compiled, replica_rounds
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs, swap_pairs, tempered_log_ratio
@@ -121,7 +121,7 @@ class ReplicaRounds:
         energies = np.empty((2, k, n))
         for _ in range(self.rounds_per_draw):
             state = self._replicas
-            compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
+            replica_rounds.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
                                     state.n_rounds % 2, self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
                                     gibbs=not self.keeps_hidden, evidence=evidence, sweeps=self.rung_sweeps,
                                     energies=energies, hidden_fields=self._reference_hidden_fields())
@@ -171,7 +171,7 @@ class ReplicaRounds:
         parity = state.n_rounds % 2
         if self.compiled_rounds and hot:
             energies = np.empty((2, hot, n))
-            compiled.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
+            replica_rounds.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
                                     self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
                                     gibbs=not self.keeps_hidden, evidence=self._reference_evidence(),
                                     sweeps=self.rung_sweeps, energies=energies,
@@ -216,8 +216,7 @@ class ReplicaRounds:
         if cold:
             pairs = pairs[:-1]
         if not hot_swapped and pairs.size:
-            # U = E + b·v + c·h, (k, n): the reference's fields enter untempered
-            u = energy(state.v, state.h, params) + state.v @ self.reference_vbias + state.h @ self.reference_hbias
+            u = self._reference_energy(energy(state.v, state.h, params), state.v, state.h)  # (k, n)
             exchange_pairs(self.rng, state.v, state.h, tempered_log_ratio(self.betas, u), pairs,
                            carried=(self.replica_labels,), record=(swap_sum, swap_n))
         if cold:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.energy import free_energy, hidden_activation
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import compiled, training_steps
 from pymc_rbm.kernels.gibbs import init_state, sample_hiddens
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState, sigmoid_
@@ -217,7 +217,7 @@ def gibbs_sweeps_from_visible(rng: np.random.Generator, v, params, k: int):
     if chain_in_one_call(v, params):  # the same chain, without NumPy's per-call costs
         v = np.array(v, order="C")
         h = np.empty((v.shape[0], params.n_hidden), dtype=params.dtype)
-        return RBMState(v, h), sigmoid_(compiled.gibbs_chain(rng, v, h, params, k, last_draw=True))
+        return RBMState(v, h), sigmoid_(training_steps.gibbs_chain(rng, v, h, params, k, last_draw=True))
     target = at_beta(params)
     chain = RBMState(v, None)
     for _ in range(k):

@@ -45,7 +45,7 @@ import numpy as np
 
 from pymc_rbm.energy import mean_hiddens
 from pymc_rbm.estimators.tap import UnphysicalFixedPoint
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import compiled, training_steps
 from pymc_rbm.kernels import tempering as _tempering
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state
 from pymc_rbm.kernels.layer import GIBBS
@@ -264,7 +264,7 @@ def centered_batch_gradient(batch, params, v_model, ph_model) -> tuple[Gradient,
     n_rows = max(batch.shape[0], v_model.shape[0])
     if type(params) is RBMParams and one_call(n_rows, params.n_visible, params.n_hidden, params.dtype) and all(
             a.dtype == params.dtype and a.flags.c_contiguous for a in (batch, v_model, ph_model)):
-        G, g_v, g_h, mu, lam = compiled.centered_sample_gradient(batch, params, v_model, ph_model)
+        G, g_v, g_h, mu, lam = training_steps.centered_sample_gradient(batch, params, v_model, ph_model)
         return Gradient(G, g_v, g_h), (mu, lam)
     return centered_from_samples(batch, mean_hiddens(batch, params), v_model, ph_model)
 
@@ -303,7 +303,7 @@ def contrastive_divergence(kernel, k: int = 1, *, wormholes=None) -> NegativePha
             batch = np.ascontiguousarray(params.visible.check(batch, params.n_visible, name="v", dtype=params.dtype))
             if chain_in_one_call(batch, params):
                 h = np.empty((batch.shape[0], params.n_hidden), dtype=params.dtype)
-                a = compiled.gibbs_chain(rng, batch, h, params, k, first_draw=True, last_draw=False)
+                a = training_steps.gibbs_chain(rng, batch, h, params, k, first_draw=True, last_draw=False)
                 return batch, params.hidden.mean(a), None, {}
         state, info = run_chains(rng, batch, params, kernel, k, wormholes)
         return state.v, mean_hiddens(state.v, params), None, info
@@ -399,7 +399,7 @@ def persistent_contrastive_divergence(
             v, h = chains.v, chains.h
         else:  # chains of the caller (a resumed fit) stay as they are
             v, h = (np.array(x, dtype=np.float64, order="C") for x in (chains.v, chains.h))
-        grad = compiled.persistent_gibbs_gradient(rng, batch, v, h, params, k)
+        grad = training_steps.persistent_gibbs_gradient(rng, batch, v, h, params, k)
         returned[:] = [RBMState(v, h)]
         return Gradient(*grad), returned[0], {}
 

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import compiled, training_steps
 from pymc_rbm.training.gradients import Gradient, centered_update
 from pymc_rbm.validation import check_real
 
@@ -242,11 +242,11 @@ class Updater:
         plain = sgd and not self.optimizer.momentum
         if sgd and type(lr) is float and _one_call_step(arrays, grad, offsets):
             if plain:
-                compiled.centered_ascent_step(arrays, grad, offsets, lr)  # the values of the loop below, no FP warnings
+                training_steps.centered_ascent_step(arrays, grad, offsets, lr)  # the values of the loop below, no FP warnings
             else:  # the step is the new velocity (0 + velocity below): map it with a unit learning rate
                 with np.errstate(over="ignore", invalid="ignore"):
                     velocity = self.optimizer.velocity(state, grad, lr)
-                compiled.centered_ascent_step(arrays, Gradient(*velocity), offsets, 1.0)
+                training_steps.centered_ascent_step(arrays, Gradient(*velocity), offsets, 1.0)
             return norm
         with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported by the caller
             if offsets is None:
