@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_rbm.categorical.params import as_labels, visible_fields
-from pymc_rbm.estimators.mean_field import log_partition_mean_field, naive_mean_field
+from pymc_rbm.estimators.mean_field import log_partition_mean_field
 from pymc_rbm.layers import BERNOULLI, Gaussian, Potts, softmax_last
 from pymc_rbm.params import RBMParams
 from pymc_rbm.primitives import sigmoid
@@ -199,12 +199,10 @@ class MeanFieldFields(NamedTuple):
     hbias : ndarray of float64 of shape (n_hidden,)
         ``c = hbias + Wᵀ·m_v``, so that ``sigmoid(c) = m_h``.
     gap : float
-        How far, in nats of the mean-field bound on ``log Z``, the next
-        fixed point that differs from the best (some unit's magnetisation by
-        more than 0.5) lies below it; ``inf`` when every start reached the
-        best one. A small gap says that the model has several solutions of
-        about equal weight (symmetric patterns, say), of which the product
-        stands for one.
+        The mean-field estimate's ``gap``: how far, in nats of its bound on
+        ``log Z``, the next distinct fixed point lies below the best. A small
+        gap says that the model has several solutions of about equal weight
+        (symmetric patterns, say), of which the product stands for one.
     """
 
     vbias: np.ndarray
@@ -216,8 +214,7 @@ def mean_field_fields(params: RBMParams) -> MeanFieldFields:
     """The fields of the naive mean-field product of a binary RBM on both layers (deterministic).
 
     At the best fixed point ``(m_v, m_h)`` of
-    :func:`~pymc_rbm.estimators.log_partition_mean_field` (the same starts,
-    so the same solution), every unit is an independent Bernoulli in the
+    :func:`~pymc_rbm.estimators.log_partition_mean_field`, every unit is an independent Bernoulli in the
     field the other layer's magnetisations give it. As a reference for
     tempering, ``exp(b·v + c·h)`` is the mean-field distribution itself,
     hidden units included: along the path from it to the RBM the hidden
@@ -235,10 +232,7 @@ def mean_field_fields(params: RBMParams) -> MeanFieldFields:
     """
     if not isinstance(params, RBMParams) or params.visible != BERNOULLI or params.hidden != BERNOULLI:
         raise TypeError(f"mean_field_fields needs a binary RBMParams, got {type(params).__name__}")
-    sol, bound, best, _ = naive_mean_field(params, n_starts=8, data=None, n_data_starts=16, damping=0.0, tol=1e-9,
-                                           max_iter=2000, temperatures=None, rng=None)
-    m_v, m_h = sol.m_v[best], sol.m_h[best]
-    other = np.abs(sol.m_v - m_v).max(axis=1) > 0.5
-    gap = float(bound[best] - bound[other].max()) if other.any() else np.inf
+    est = log_partition_mean_field(params)
+    m_v, m_h = est.diagnostics["m_v"], est.diagnostics["m_h"]
     W = np.asarray(params.W, dtype=np.float64)
-    return MeanFieldFields(params.vbias + W @ m_h, params.hbias + m_v @ W, gap)
+    return MeanFieldFields(params.vbias + W @ m_h, params.hbias + m_v @ W, est.diagnostics["gap"])

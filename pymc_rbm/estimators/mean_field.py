@@ -51,6 +51,7 @@ __all__ = [
     "naive_mean_field",
     "log_partition_mean_field",
     "moments_mean_field",
+    "solution_gap",
 ]
 
 
@@ -168,7 +169,10 @@ def log_partition_mean_field(
     LogPartitionEstimate
         ``log_z`` is a lower bound, whether converged or not.
         ``diagnostics``: ``iterations``, ``residual``, ``converged``,
-        ``n_starts``, ``n_converged``, ``values``, ``bound`` (True), ``m_v``, ``m_h``.
+        ``n_starts``, ``n_converged``, ``values``, ``bound`` (True), ``m_v``, ``m_h``, and ``gap``: how far, in
+        nats of the bound, the best fixed point lies above the next one that differs from it (some unit's
+        magnetisation by more than 0.5); ``inf`` when every start reached the best one. A small gap says that
+        the model has several solutions of about equal weight, of which ``m_v`` stands for one.
 
     Examples
     --------
@@ -205,8 +209,27 @@ def log_partition_mean_field(
             "bound": True,
             "m_v": sol.m_v[best].copy(),
             "m_h": sol.m_h[best].copy(),
+            "gap": solution_gap(sol.m_v, bound, best),
         },
     )
+
+
+def solution_gap(m_v: np.ndarray, bound: np.ndarray, best: int) -> float:
+    """Nats of ``bound`` between fixed point ``best`` and the best other one whose ``m_v`` differs by more than 0.5.
+
+    Parameters
+    ----------
+    m_v : ndarray of shape (n_starts, n_visible)
+    bound : ndarray of shape (n_starts,)
+    best : int
+
+    Returns
+    -------
+    float
+        ``inf`` when no start reached another fixed point.
+    """
+    other = np.abs(m_v - m_v[best]).max(axis=1) > 0.5
+    return float(bound[best] - bound[other].max()) if other.any() else np.inf
 
 
 def moments_mean_field(params: RBMParams, **options) -> Moments:

@@ -139,43 +139,27 @@ def test_each_round_leaves_the_extended_target_invariant(params, with_rest):
 
 
 REFERENCE = np.array([1.2, -0.7])
-
-
-@pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
-def test_each_round_from_a_reference_leaves_the_extended_target_invariant(params, with_rest):
-    """Hot rungs on the path from independent units with biases b: p_β ∝ exp(-β E + (1 - β) b·v)."""
-    betas = REPLICAS_L if with_rest else BETAS
-    pi = extended_target(params, betas, with_rest, REFERENCE)
-    sweep = sweep_matrix(params, betas, with_rest, reference=REFERENCE)
-    swaps = [swap_matrix(params, betas, p, with_rest, reference=REFERENCE) for p in (0, 1)]
-    ht.assert_stationary(pi, sweep)
-    for s in swaps:
-        ht.assert_stationary(pi, s)
-    ht.assert_converges(pi, sweep @ swaps[0] @ sweep @ swaps[1])
-    with pytest.raises(AssertionError, match="not stationary"):  # swaps by E alone forget the reference
-        ht.assert_stationary(pi, swap_matrix(params, betas, 0, with_rest))
-
-
 HIDDEN_REFERENCE = np.array([-0.9])
 
 
+@pytest.mark.parametrize("layers", ["visible", "both"])
 @pytest.mark.parametrize("with_rest", [False, True], ids=["alone", "with-L"])
-def test_each_round_from_a_reference_on_both_layers_leaves_the_extended_target_invariant(params, with_rest):
-    """p_β ∝ exp(-β E + (1 - β)(b·v + c·h)): the mean-field reference's form. Swaps by E + b·v alone (forgetting
-    the hidden fields), and sweeps whose hidden logits forget them, must fail."""
+def test_each_round_from_a_reference_leaves_the_extended_target_invariant(params, with_rest, layers):
+    """Hot rungs on the path from independent units in fields b (and c): p_β ∝ exp(-β E + (1 - β)(b·v + c·h)).
+    Swaps, and sweeps, that forget the reference's last layer (E alone; b·v without c·h) must fail."""
     betas = REPLICAS_L if with_rest else BETAS
-    both = (REFERENCE, HIDDEN_REFERENCE)
-    pi = extended_target(params, betas, with_rest, both)
-    sweep = sweep_matrix(params, betas, with_rest, reference=both)
-    swaps = [swap_matrix(params, betas, p, with_rest, reference=both) for p in (0, 1)]
+    reference, forgetful = (REFERENCE, None) if layers == "visible" else ((REFERENCE, HIDDEN_REFERENCE), REFERENCE)
+    pi = extended_target(params, betas, with_rest, reference)
+    sweep = sweep_matrix(params, betas, with_rest, reference=reference)
+    swaps = [swap_matrix(params, betas, p, with_rest, reference=reference) for p in (0, 1)]
     ht.assert_stationary(pi, sweep)
     for s in swaps:
         ht.assert_stationary(pi, s)
     ht.assert_converges(pi, sweep @ swaps[0] @ sweep @ swaps[1])
     with pytest.raises(AssertionError, match="not stationary"):
-        ht.assert_stationary(pi, swap_matrix(params, betas, 0, with_rest, reference=REFERENCE))
+        ht.assert_stationary(pi, swap_matrix(params, betas, 0, with_rest, reference=forgetful))
     with pytest.raises(AssertionError, match="not stationary"):
-        ht.assert_stationary(pi, sweep_matrix(params, betas, with_rest, reference=REFERENCE))
+        ht.assert_stationary(pi, sweep_matrix(params, betas, with_rest, reference=forgetful))
 
 
 def test_a_cold_swap_that_forgets_L_is_caught(params):
