@@ -76,12 +76,14 @@ def add_bias_(a, bias):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def sum_rows(a, x, M, bias):  # pragma: no cover - compiled
-    """``a <- bias + x @ M`` in place, adding only the rows of the units that are on."""
-    for k in range(x.shape[0]):
-        a[k, :] = bias
+def sum_rows(a, x, first, M, bias):  # pragma: no cover - compiled
+    """``a[k] <- bias + x[first + k] @ M`` in place for every row ``k`` of ``a``, adding only the rows of ``M`` of
+    the units that are on."""
+    for k in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[k, j] = bias[j]
         for i in range(x.shape[1]):
-            xi = x[k, i]
+            xi = x[first + k, i]
             if xi == 1.0:  # a state's unit that is on: its row itself (xi * M[i, j] is M[i, j])
                 for j in range(M.shape[1]):
                     a[k, j] += M[i, j]
@@ -102,53 +104,60 @@ def propagate(a, old, new, M, bias):  # pragma: no cover - compiled
                 n_on += 1
     total = add_changed_rows_(a, old, new, M, n_on)
     if total < 0:
-        sum_rows(a, new, M, bias)
+        sum_rows(a, new, 0, M, bias)
         return False
     return total > 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, target, carried, work, record):  # pragma: no cover
-    """``u.shape[0]`` sweeps of a batch of chains, in place: each sweep, each row's hidden update given ``v``, then
-    its visible update given the new ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`; the sweep of
-    every compiled sampler but the dense path and the training chain
+def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, work, record):  # pragma: no cover
+    """Sweeps of blocks of chains, in place: each sweep, each chain's hidden update given ``v``, then its visible
+    update given the new ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`; the sweep of every
+    compiled sampler but the dense path and the training chain
     (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
+
+    Block ``r`` (a replica of a tempered round; the carried sweeps are one block) is the state rows
+    ``r n_chains .. (r + 1) n_chains - 1`` (``n_chains`` the rows of ``a_h``), swept ``n_sweeps[r]`` times at
+    ``β = betas[r]``. Rows are addressed by index and the blocks swept in one loop here: an array view, or an
+    array passed to a call, per block would cost more in reference counts than the sweep of a small model.
 
     Parameters
     ----------
-    u : (n_sweeps, m)
-        Each sweep's uniforms, one row per sweep, laid out by ``layout``.
+    u : (n_rows_u, m)
+        The uniforms, one row per sweep (block after block), laid out by ``layout``.
     layout : tuple
-        ``(h_step, v_offset, v_step)``: row ``k``'s hidden uniforms of sweep ``t`` are
+        ``(h_step, v_offset, v_step)``: chain ``k``'s hidden uniforms of a sweep on row ``t`` are
         ``u[t, k h_step:][:n_hidden]``, its visible ones ``u[t, v_offset + k v_step:][:n_visible]``.
-    v, h : (n_chains, n_visible), (n_chains, n_hidden)
+    v, h : (n_blocks n_chains, n_visible), (n_blocks n_chains, n_hidden)
         The states, 0/1 floats.
     a_h, a_v : (n_chains, n_hidden), (n_chains, n_visible)
-        The activations ``hbias + v W`` and ``vbias + W h`` at β = 1.
+        The activations ``hbias + v W`` and ``vbias + W h`` at β = 1 of the block being swept.
     model : tuple
         ``(W, W_T, vbias, hbias)``, ``W_T`` being ``W.T`` in C order.
     rule : tuple
         ``(alpha_h, alpha_v, gibbs)``: the operator of each layer's update.
+    blocks : tuple
+        ``(n_blocks, betas, n_sweeps)``: the blocks swept, and each block's β and number of sweeps.
     target : tuple
-        ``(beta, evidence, has_evidence, h_field, has_h_field)``: each layer updated at ``β a``, the visible
-        logits plus ``evidence`` (n_chains, n_visible; untempered, read only with ``has_evidence``), the hidden
-        logits plus ``h_field`` (n_hidden,; the same for every row, read only with ``has_h_field``).
+        ``(evidence, has_evidence, h_fields, has_h_field)``: each layer updated at ``β a``, the visible logits
+        of state row ``i`` plus ``evidence[i]`` (n_blocks n_chains, n_visible; untempered, read only with
+        ``has_evidence``), the hidden logits of block ``r`` plus ``h_fields[r]`` (n_blocks, n_hidden; read only
+        with ``has_h_field``).
     carried : tuple
-        ``(a_v_valid, n_incremental, full_every)``. With ``full_every > 0`` the activations are carried:
-        both follow each layer update by the rows of the units that changed (:func:`propagate`), summed
-        afresh (:func:`sum_rows`) once ``n_incremental`` reaches ``full_every``, and ``a_v`` computed when
-        not ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the last
+        ``(a_v_valid, n_incremental, full_every)``. With ``full_every > 0`` (one block) the activations are
+        carried: both follow each layer update by the rows of the units that changed (:func:`propagate`),
+        summed afresh (:func:`sum_rows`) once ``n_incremental`` reaches ``full_every``, and ``a_v`` computed
+        when not ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the last
         sweep's starting ``v``.
     work : tuple
-        ``(h_new, v_new, logit_h, logit_v)``: buffers of ``h``'s and ``v``'s shapes and of one row of each
-        (the row buffers are not written at β = 1 without evidence). With ``full_every`` 0 no old state is
-        needed: pass ``h`` and ``v`` themselves as ``h_new`` and ``v_new``, updated in place.
+        ``(h_new, v_new)``: buffers of ``h``'s and ``v``'s shapes. With ``full_every`` 0 no old state is
+        needed: pass ``h`` and ``v`` themselves, updated in place.
     record : tuple
-        ``(energies, energy_in, energy_out, logits_out, keep_logits)``: with ``energy_in``, ``energies[0, k]``
-        receives the energy ``E(v, h)`` of row ``k`` before the sweeps, from the activation summed afresh;
-        with ``energy_out``, ``energies[1, k]`` that after them, from the visible activation of the last
-        ``h``; with ``keep_logits``, ``logits_out`` (n_chains, n_visible) the last visible logits ``β a_v``
-        without evidence.
+        ``(energies, energy_in, energy_out, logits_out, keep_logits)``: with ``energy_in``, ``energies[0, i]``
+        receives the energy ``E(v, h)`` of state row ``i`` before its block's sweeps, from the activation
+        summed afresh; with ``energy_out``, ``energies[1, i]`` that after them, from the visible activation of
+        the last ``h``; with ``keep_logits``, ``logits_out[i]`` (n_blocks n_chains, n_visible) the last visible
+        logits ``β a_v`` without evidence.
 
     Returns
     -------
@@ -158,71 +167,66 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, target, carried, work, re
     h_step, v_offset, v_step = layout
     W, W_T, vbias, hbias = model
     alpha_h, alpha_v, gibbs = rule
-    beta, evidence, has_evidence, h_field, has_h_field = target
+    n_blocks, betas, n_sweeps = blocks
+    evidence, has_evidence, h_fields, has_h_field = target
     a_v_valid, n_incremental, full_every = carried
-    h_new, v_new, logit_h, logit_v = work
+    h_new, v_new = work
     energies, energy_in, energy_out, logits_out, keep_logits = record
-    n_chains, n_v = v.shape
-    n_h = h.shape[1]
-    for t in range(u.shape[0]):
-        if n_incremental >= full_every:
-            n_incremental = 0
-            sum_rows(a_h, v, W, hbias)
-            a_v_valid = False
-        for k in range(n_chains):
-            if energy_in and t == 0:
-                e = 0.0
-                for i in range(n_v):
-                    if v[k, i] != 0.0:
-                        e += vbias[i]
-                for j in range(n_h):
-                    if h[k, j] != 0.0:
-                        e += a_h[k, j]
-                energies[0, k] = -e
-            logits = a_h[k]
-            if beta != 1.0 or has_h_field:
-                logits = logit_h
-                for j in range(n_h):
-                    logits[j] = beta * a_h[k, j]
-                if has_h_field:
+    n_chains, n_v = a_v.shape
+    n_h = a_h.shape[1]
+    row_u = 0
+    for r in range(n_blocks):
+        beta = betas[r]
+        first = r * n_chains
+        for t in range(row_u, row_u + n_sweeps[r]):
+            if n_incremental >= full_every:
+                n_incremental = 0
+                sum_rows(a_h, v, first, W, hbias)
+                a_v_valid = False
+            for k in range(n_chains):
+                i_row = first + k
+                if energy_in and t == row_u:
+                    e = 0.0
+                    for i in range(n_v):
+                        if v[i_row, i] != 0.0:
+                            e += vbias[i]
                     for j in range(n_h):
-                        logits[j] += h_field[j]
-            update_layer(u[t, k * h_step:k * h_step + n_h], h[k], logits, alpha_h, gibbs, h_new[k])
-        if a_v_valid:
-            n_incremental += propagate(a_v, h, h_new, W_T, vbias)
-        else:
-            sum_rows(a_v, h_new, W_T, vbias)
-            a_v_valid = True
-        if full_every > 0:
-            h[:, :] = h_new
-        for k in range(n_chains):
-            logits = a_v[k]
-            if beta != 1.0 or has_evidence:
-                logits = logit_v
+                        if h[i_row, j] != 0.0:
+                            e += a_h[k, j]
+                    energies[0, i_row] = -e
+                update_layer((u, t, k * h_step), h, i_row, a_h, k,
+                             (beta, h_fields, r, has_h_field, logits_out, False), alpha_h, gibbs, h_new)
+            if a_v_valid:
+                n_incremental += propagate(a_v, h, h_new, W_T, vbias)
+            else:
+                sum_rows(a_v, h_new, first, W_T, vbias)
+                a_v_valid = True
+            if full_every > 0:
+                h[:, :] = h_new
+            for k in range(n_chains):
+                i_row = first + k
+                update_layer((u, t, v_offset + k * v_step), v, i_row, a_v, k,
+                             (beta, evidence, i_row, has_evidence, logits_out, keep_logits), alpha_v, gibbs, v_new)
+            if full_every > 0:
+                n_incremental += propagate(a_h, v, v_new, W, hbias)
+                v[:, :] = v_new
+        row_u += n_sweeps[r]
+        if energy_out:  # E(v, h) = -hbias·h - v·(vbias + W·h), from the visible activation of the last h
+            for k in range(n_chains):
+                i_row = first + k
+                e_h = 0.0
+                for j in range(n_h):
+                    if h[i_row, j] != 0.0:
+                        e_h += hbias[j]
+                e_v = 0.0
                 for i in range(n_v):
-                    logits[i] = beta * a_v[k, i]
-            if keep_logits:
-                logits_out[k, :] = logits
-            if has_evidence:
-                for i in range(n_v):
-                    logits[i] += evidence[k, i]
-            start = v_offset + k * v_step
-            update_layer(u[t, start:start + n_v], v[k], logits, alpha_v, gibbs, v_new[k])
-        if full_every > 0:
-            n_incremental += propagate(a_h, v, v_new, W, hbias)
-            v[:, :] = v_new
-    if energy_out:  # E(v, h) = -hbias·h - v·(vbias + W·h), from the visible activation of the last h
-        for k in range(n_chains):
-            e_h = 0.0
-            for j in range(n_h):
-                if h[k, j] != 0.0:
-                    e_h += hbias[j]
-            e_v = 0.0
-            for i in range(n_v):
-                if v[k, i] != 0.0:
-                    e_v += a_v[k, i]
-            energies[1, k] = -(e_h + e_v)
+                    if v[i_row, i] != 0.0:
+                        e_v += a_v[k, i]
+                energies[1, i_row] = -(e_h + e_v)
     return a_v_valid, n_incremental
+
+
+_AT_ONE = np.ones(1)  # the carried sweeps' one block is at β = 1
 
 
 @njit(cache=True, nogil=True)
@@ -234,11 +238,12 @@ def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_i
     then units, then the visible layer."""
     n_chains, n_v = v.shape
     n_h = h.shape[1]
-    h_new, v_new = np.empty_like(h), np.empty_like(v)
-    work = (h_new, v_new, h_new.reshape(h_new.size)[:0], v_new.reshape(v_new.size)[:0])  # no row buffers at β = 1
-    record = (a_v, False, False, a_v, False)  # nothing recorded: a_v stands in for the unused arrays
+    work = (np.empty_like(h), np.empty_like(v))
+    one_block = (1, _AT_ONE, np.full(1, u.shape[0]))
+    no_target = (a_v, False, a_h, False)  # no evidence, no hidden field: a_v and a_h stand in for them
+    no_record = (a_v, False, False, a_v, False)  # nothing recorded
     return sweep_rows(u, (n_h, n_chains * n_h, n_v), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs),
-                      (1.0, a_v, False, hbias, False), (a_v_valid, n_incremental, full_every), work, record)[1]
+                      one_block, no_target, (a_v_valid, n_incremental, full_every), work, no_record)[1]
 
 
 @njit(cache=True, nogil=True)

@@ -16,6 +16,13 @@ from pymc_rbm.kernels.chain_sweeps import free_energy, propagate, sweep_rows, sw
 from pymc_rbm.kernels.update_rule import gibbs_rows, log_move
 
 
+@njit(cache=True, nogil=True, inline="always")
+def replica_rows(x):  # pragma: no cover - compiled
+    """``(K, B, n)`` as ``(K B, n)`` (a view): replica ``r``'s chains are the rows ``r B .. (r + 1) B - 1``, the
+    blocks of :func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`."""
+    return x.reshape((x.shape[0] * x.shape[1], x.shape[2]))
+
+
 @njit(cache=True, nogil=True)
 def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
                           labels, swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out,
@@ -42,25 +49,17 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     shape ``(Σ_r n_sweeps[r], B, n_hidden + n_visible)``, rung ``r``'s sweeps
     taking the rows from ``Σ_{q<r} n_sweeps[q]`` on; ``swap_u`` ``(K - 1, B)``.
     """
-    n_b = v.shape[1]
+    k, n_b, n_v = v.shape
     n_h = h.shape[2]
-    n_v = v.shape[2]
     a_h = np.empty((n_b, n_h))
     a_v = np.empty((n_b, n_v))
-    logit_h, logit_v = np.empty(n_h), np.empty(n_v)
-    model = (W, W_T, vbias, hbias)
-    rule = (alpha, alpha_v, gibbs)
-    row = 0
-    for r in range(n_swept):
-        target = (betas[r], evidence[r] if has_evidence else evidence[0], has_evidence,
-                  h_fields[r] if has_h_fields else h_fields[0], has_h_fields)
-        out = logits_out[r] if keep_logits else a_v
-        n_s = n_sweeps[r]
-        v_r, h_r = v[r], h[r]
-        sweep_rows(u[row:row + n_s].reshape((n_s, n_b * (n_h + n_v))), (n_h + n_v, n_h, n_h + n_v), v_r, h_r,
-                   a_h, a_v, model, rule, target, (False, 0, 0), (h_r, v_r, logit_h, logit_v),
-                   (energies[:, r], True, True, out, keep_logits))  # activations afresh: states in place
-        row += n_s
+    v_rows, h_rows = replica_rows(v), replica_rows(h)
+    u_rows = u.reshape((u.shape[0], n_b * (n_h + n_v)))
+    record = (energies.reshape((2, energies.shape[1] * n_b)), True, True, replica_rows(logits_out), keep_logits)
+    sweep_rows(u_rows, (n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, a_h, a_v, (W, W_T, vbias, hbias),
+               (alpha, alpha_v, gibbs), (n_swept, betas, n_sweeps),
+               (replica_rows(evidence), has_evidence, h_fields, has_h_fields),
+               (False, 0, 0), (h_rows, v_rows), record)  # activations afresh: the states updated in place
     e = energies[1]
     for r in range(parity, n_swept - 1, 2):
         for b in range(n_b):

@@ -69,25 +69,55 @@ def rule_state(u, x, a, E, alpha, gibbs):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def update_units(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
-    for i in range(x.shape[0]):
-        out[i] = rule_state(u[i], x[i], a[i], np.exp(-abs(a[i])), alpha, gibbs)
+def update_units(u, x, row, a, k, logit, alpha, gibbs, out):  # pragma: no cover - compiled
+    """:func:`update_layer` with the operator given (the compiler specialises the loop for it)."""
+    uniforms, t, start = u
+    beta, extra, e_row, has_extra, kept, keep = logit
+    for i in range(x.shape[1]):
+        s = beta * a[k, i]
+        if keep:
+            kept[row, i] = s
+        if has_extra:
+            s += extra[e_row, i]
+        out[row, i] = rule_state(uniforms[t, start + i], x[row, i], s, np.exp(-abs(s)), alpha, gibbs)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def update_layer(u, x, a, alpha, gibbs, out):  # pragma: no cover - compiled
-    """One chain's layer update by the rule, unit by unit (``out`` may be ``x``).
+def update_layer(u, x, row, a, k, logit, alpha, gibbs, out):  # pragma: no cover - compiled
+    """One chain's layer update by the rule, unit by unit: row ``row`` of ``x`` into row ``row`` of ``out``.
+
+    Unit ``i`` takes the uniform ``u[t, start + i]`` and the logit ``β a[k, i] + extra[e_row, i]`` (the
+    extra term only with ``has_extra``); rows are addressed by index, so that a call creates no array
+    views.
+
+    Parameters
+    ----------
+    u : tuple
+        ``(u, t, start)``: the uniforms (n_rows_u, m), and the row and column where the layer's begin.
+    x, out : (n_rows, n)
+        The states, 0/1 floats; ``out`` may be ``x`` (updated in place).
+    row : int
+    a : (n_chains, n)
+        The layer's activations at β = 1; row ``k`` is this chain's.
+    k : int
+    logit : tuple
+        ``(beta, extra, e_row, has_extra, kept, keep)``: with ``keep``, ``kept[row]`` receives the logits
+        ``β a[k]`` before the extra term. At β = 1 they are ``a[k]`` itself (the product by 1 is exact).
+    alpha : float
+    gibbs : bool
+        The operator (Gibbs, or the flip-the-state mixture of weight ``alpha``).
 
     The operator is fixed per call, so each case gets a loop of its own, specialised by the compiler
-    (a loop over the general rule reading ``alpha`` and ``gibbs`` at run time is slower; docs/sampling.md)."""
+    (a loop over the general rule reading ``alpha`` and ``gibbs`` at run time is slower; docs/sampling.md).
+    """
     if gibbs:
-        update_units(u, x, a, 1.0, True, out)
+        update_units(u, x, row, a, k, logit, 1.0, True, out)
     elif alpha == 1.0:
-        update_units(u, x, a, 1.0, False, out)
+        update_units(u, x, row, a, k, logit, 1.0, False, out)
     elif alpha == 0.0:
-        update_units(u, x, a, 0.0, False, out)
+        update_units(u, x, row, a, k, logit, 0.0, False, out)
     else:
-        update_units(u, x, a, alpha, False, out)
+        update_units(u, x, row, a, k, logit, alpha, False, out)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
