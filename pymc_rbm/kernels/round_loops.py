@@ -41,7 +41,7 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` (and the same sum over the
     hidden units and their fields) over
     the units that differ (so ``±1e300``, a value ruled out, never swamps the
-    rest), accepted when ``log u < log ratio``; labels follow their replicas,
+    rest), accepted when ``log u < log ratio`` (:func:`swap_round`); labels follow their replicas,
     acceptance probabilities add to ``swap_sum`` and attempts to ``swap_n``.
     ``energies[0, r, b]`` and ``energies[1, r, b]`` receive the energy ``E(v, h)``
     of the state at rung ``r`` before its sweeps and after them (before the
@@ -61,28 +61,72 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
                (replica_rows(evidence), has_evidence, h_fields, has_h_fields),
                (False, 0, 0), (h_rows, v_rows), record)  # activations afresh: the states updated in place
     e = energies[1]
+    log_ratio = np.empty((max(n_swept - 1, 0), n_b))
     for r in range(parity, n_swept - 1, 2):
         for b in range(n_b):
-            log_ratio = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])
+            lr = (betas[r + 1] - betas[r]) * (e[r + 1, b] - e[r, b])
             if has_evidence:
                 for i in range(n_v):
                     if v[r, b, i] != v[r + 1, b, i]:
-                        log_ratio += (evidence[r + 1, b, i] - evidence[r, b, i]) * (v[r, b, i] - v[r + 1, b, i])
+                        lr += (evidence[r + 1, b, i] - evidence[r, b, i]) * (v[r, b, i] - v[r + 1, b, i])
             if has_h_fields:
                 for j in range(n_h):
                     if h[r, b, j] != h[r + 1, b, j]:
-                        log_ratio += (h_fields[r + 1, j] - h_fields[r, j]) * (h[r, b, j] - h[r + 1, b, j])
-            swap_sum[r] += np.exp(min(log_ratio, 0.0))
+                        lr += (h_fields[r + 1, j] - h_fields[r, j]) * (h[r, b, j] - h[r + 1, b, j])
+            log_ratio[r, b] = lr
+            swap_sum[r] += np.exp(min(lr, 0.0))
             swap_n[r] += 1.0
-            if np.log(swap_u[r, b]) < log_ratio:
-                for i in range(n_v):
-                    t = v[r, b, i]
-                    v[r, b, i] = v[r + 1, b, i]
-                    v[r + 1, b, i] = t
-                for j in range(n_h):
-                    t = h[r, b, j]
-                    h[r, b, j] = h[r + 1, b, j]
-                    h[r + 1, b, j] = t
+    # a replica is its v and h, both exchanged; swap_u[r] is pair r's, so row i of swap_u[parity::2] the i-th's
+    swap_round(parity, n_swept, swap_u[parity::2], log_ratio, v, h, labels, None)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def exchange_rows(x, r, b):  # pragma: no cover - compiled
+    """Exchange the rows ``x[r, b]`` and ``x[r + 1, b]`` of a ``(K, B, n)`` array in place."""
+    for i in range(x.shape[2]):
+        t = x[r, b, i]
+        x[r, b, i] = x[r + 1, b, i]
+        x[r + 1, b, i] = t
+
+
+@njit(cache=True, nogil=True)
+def swap_round(parity, n_rungs, swap_u, log_ratio, v, h, labels, accepted):  # pragma: no cover - compiled
+    """The Metropolis swaps of a ladder's neighbouring pairs ``(r, r + 1)``, ``r = parity, parity + 2, ...``
+    below ``n_rungs - 1``, in place: the swap round of the β-ladder (:func:`tempered_round_sweeps`) and of the
+    ladder of models (:func:`model_ladder_round`).
+
+    Chain ``b`` of pair ``r`` is accepted when ``log swap_u[(r - parity) // 2, b] < log_ratio[r, b]``; an
+    accepted swap exchanges the rows ``[r, b]`` and ``[r + 1, b]`` of ``v``, of ``h`` (when given) and of
+    ``labels``. Each ladder brings its own log ratio (that of its two targets) and carries any other state of
+    its replicas itself.
+
+    Parameters
+    ----------
+    parity : int
+        0 or 1; no pair is attempted for ``n_rungs - 1`` or more.
+    n_rungs : int
+        The pairs attempted lie among the first ``n_rungs`` rungs.
+    swap_u : (n_pairs, B)
+        One uniform per attempted pair and chain, the pairs in order.
+    log_ratio : (n_rungs - 1, B)
+        Of the attempted pairs (read only there).
+    v : (K, B, n_visible)
+        The visible states.
+    h : (K, B, n_hidden) or None
+        The hidden states, where they follow their visible states (the β-ladder's replicas).
+    labels : (K, B)
+    accepted : (n_rungs - 1, B), bool, or None
+        Receives, at the attempted pairs, whether each swap was accepted.
+    """
+    for r in range(parity, n_rungs - 1, 2):
+        for b in range(labels.shape[1]):
+            took = np.log(swap_u[(r - parity) // 2, b]) < log_ratio[r, b]
+            if accepted is not None:
+                accepted[r, b] = took
+            if took:
+                exchange_rows(v, r, b)
+                if h is not None:
+                    exchange_rows(h, r, b)
                 lab = labels[r, b]
                 labels[r, b] = labels[r + 1, b]
                 labels[r + 1, b] = lab
@@ -200,16 +244,17 @@ def model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, h
     model, each with its block ``u[u_off[r]:u_off[r + 1]]`` of uniforms (shape (n_sweeps, B * (n_hidden_r +
     n_visible)), as :func:`pymc_rbm.kernels.compiled.carried_sweeps` draws them; the visible activation computed
     afresh, the count of incremental updates from 0), the visible units that changed into ``n_changed`` (K, B); then
-    the pairs ``(r, r + 1)``, ``r = parity, parity + 2, ...``: :func:`ladder_pair_log_ratio` into ``log_ratio[r]``,
-    accepted when ``log swap_u[(r - parity) // 2, b] < log_ratio[r, b]`` (``accepted[r, b]``), which exchanges the
-    visible rows and labels and gives each rung its cross hidden input. The hidden units of the swapped replicas are
-    left for :func:`ladder_redraw_hidden`. ``h`` and ``a`` are packed (B, n_hidden_r) blocks, ``W`` and ``W_T``
-    packed (n_visible, n_hidden_r) and (n_hidden_r, n_visible) blocks, ``vbias`` (K, n_visible), ``hbias`` packed.
-    Each pair's swap is computed right after its upper rung's sweep, while the two models' weights are in the
-    caches; the result is the same in any order."""
+    the pairs ``(r, r + 1)``, ``r = parity, parity + 2, ...``: :func:`ladder_pair_log_ratio` into ``log_ratio[r]``
+    and the swap round of :func:`swap_round` (accepted when ``log swap_u[(r - parity) // 2, b] < log_ratio[r, b]``,
+    into ``accepted[r, b]``, exchanging the visible rows and labels); each swapped rung then takes its cross hidden
+    input. The hidden units of the swapped replicas are left for :func:`ladder_redraw_hidden`. ``h`` and ``a`` are
+    packed (B, n_hidden_r) blocks, ``W`` and ``W_T`` packed (n_visible, n_hidden_r) and (n_hidden_r, n_visible)
+    blocks, ``vbias`` (K, n_visible), ``hbias`` packed. Each pair's log ratio is computed right after its upper
+    rung's sweep, while the two models' weights are in the caches; the result is the same in any order."""
     k, n_b, n_v = v.shape
     a_v = np.empty((n_b, n_v))
     start = np.empty((n_b, n_v))
+    cross = np.empty_like(a)  # a swapped rung's new hidden input, hbias_r + (its partner's v) W_r, packed as a
     for r in range(k):
         n_h = (hb_off[r + 1] - hb_off[r])
         h_r, a_r = rung_rows(h, h_off, r, n_b), rung_rows(a, h_off, r, n_b)
@@ -228,23 +273,19 @@ def model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, h
             continue
         a_p = rung_rows(a, h_off, p, n_b)
         W_p = rung_rows(W, w_off, p, n_v)
-        a_of_b, b_of_a = np.empty((1, a_p.shape[1])), np.empty((1, n_h))
+        cross_p, cross_r = rung_rows(cross, h_off, p, n_b), rung_rows(cross, h_off, r, n_b)
         for b in range(n_b):
-            lr = ladder_pair_log_ratio(v[p, b:b + 1], v[r, b:b + 1], a_p[b:b + 1], a_r[b:b + 1], W_p,
-                                       rung_rows(W, w_off, r, n_v), vbias[p], vbias[r],
-                                       hbias[hb_off[p]:hb_off[r]], hbias[hb_off[r]:hb_off[r + 1]], a_of_b, b_of_a)
-            log_ratio[p, b] = lr
-            if np.log(swap_u[(p - parity) // 2, b]) < lr:
-                accepted[p, b] = True
-                for i in range(n_v):
-                    t = v[p, b, i]
-                    v[p, b, i] = v[r, b, i]
-                    v[r, b, i] = t
-                lab = labels[p, b]
-                labels[p, b] = labels[r, b]
-                labels[r, b] = lab
-                a_p[b, :] = a_of_b[0]
-                a_r[b, :] = b_of_a[0]
+            log_ratio[p, b] = ladder_pair_log_ratio(v[p, b:b + 1], v[r, b:b + 1], a_p[b:b + 1], a_r[b:b + 1], W_p,
+                                                    rung_rows(W, w_off, r, n_v), vbias[p], vbias[r],
+                                                    hbias[hb_off[p]:hb_off[r]], hbias[hb_off[r]:hb_off[r + 1]],
+                                                    cross_p[b:b + 1], cross_r[b:b + 1])
+    swap_round(parity, k, swap_u, log_ratio, v, None, labels, accepted)  # the visible states; the hidden are redrawn
+    for p in range(parity, k - 1, 2):
+        for r in (p, p + 1):
+            a_r, cross_r = rung_rows(a, h_off, r, n_b), rung_rows(cross, h_off, r, n_b)
+            for b in range(n_b):
+                if accepted[p, b]:
+                    a_r[b, :] = cross_r[b]
 
 
 @njit(cache=True, nogil=True)

@@ -74,3 +74,33 @@ def test_tempered_round_sweeps_each_rung_its_own_number_of_times():
     with pytest.raises(ValueError, match="at least one sweep"):
         tempered_round(np.random.default_rng(8), v, h, params, W_T, betas, 3, 0, labels, np.zeros(2),
                                 np.zeros(2), sweeps=np.array([1, 0, 1]))
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_swap_round_exchanges_exactly_the_accepted_pairs(parity):
+    """The swap round of both ladders: pair (r, r + 1) of chain b is accepted when log u < log ratio (u taken
+    pair by pair), which exchanges its v rows, h rows (when given) and labels; nothing else moves."""
+    from pymc_rbm.kernels.round_loops import swap_round
+
+    rng = np.random.default_rng(parity)
+    k, n_b = 6, 4
+    v, h = rng.random((k, n_b, 5)), rng.random((k, n_b, 3))
+    labels = np.repeat(np.arange(k)[:, None], n_b, axis=1)
+    log_ratio = rng.normal(size=(k - 1, n_b))
+    pairs = list(range(parity, k - 1, 2))
+    swap_u = rng.random((len(pairs), n_b))
+    for with_h in (True, False):
+        v1, h1, lab1 = v.copy(), h.copy(), labels.copy()
+        accepted = np.zeros((k - 1, n_b), dtype=bool)
+        swap_round(parity, k, swap_u, log_ratio, v1, h1 if with_h else None, lab1, accepted)
+        expected = np.zeros_like(accepted)
+        expected[pairs] = np.log(swap_u) < log_ratio[pairs]
+        np.testing.assert_array_equal(accepted, expected)
+        assert 0 < expected.sum() < len(pairs) * n_b
+        perm = np.repeat(np.arange(k)[:, None], n_b, axis=1)
+        for r, b in zip(*np.nonzero(expected)):
+            perm[r, b], perm[r + 1, b] = r + 1, r
+        cols = np.arange(n_b)[None, :]
+        np.testing.assert_array_equal(lab1, labels[perm, cols])
+        np.testing.assert_array_equal(v1, v[perm, cols])
+        np.testing.assert_array_equal(h1, h[perm, cols] if with_h else h)
