@@ -294,5 +294,5 @@ def model_ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off) -> np.n
     """
     k, n_chains = v.shape[:2]
     out = np.empty((k - 1, n_chains))
-    _loops().ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, -1, out)
+    _loops().ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, out)
     return out

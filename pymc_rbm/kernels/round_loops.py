@@ -222,12 +222,11 @@ def ladder_pair_log_ratio(v_a, v_b, a_a, a_b, W_a, W_b, vbias_a, vbias_b, hbias_
 
 
 @njit(cache=True, nogil=True)
-def ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, first, log_ratio):  # pragma: no cover
-    """:func:`ladder_pair_log_ratio` of the pairs ``(r, r + 1)``, ``r = first, first + 2, ...`` (``first`` 0 or 1;
-    every pair for a negative ``first``), into ``log_ratio[r]``; ``v`` (K, B, n_visible), the rest packed."""
+def ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, log_ratio):  # pragma: no cover - compiled
+    """:func:`ladder_pair_log_ratio` of every pair ``(r, r + 1)`` into ``log_ratio[r]``; ``v`` (K, B, n_visible),
+    the rest packed."""
     k, n_b, n_v = v.shape
-    step = 1 if first < 0 else 2
-    for r in range(max(first, 0), k - 1, step):
+    for r in range(k - 1):
         a_r, a_s = rung_rows(a, h_off, r, n_b), rung_rows(a, h_off, r + 1, n_b)
         W_r, W_s = rung_rows(W, w_off, r, n_v), rung_rows(W, w_off, r + 1, n_v)
         hb_r, hb_s = hbias[hb_off[r]:hb_off[r + 1]], hbias[hb_off[r + 1]:hb_off[r + 2]]
