@@ -1,12 +1,16 @@
 """Sweeps of a batch of chains with carried activations, compiled: the loops of :mod:`pymc_rbm.kernels.compiled`.
 
 The sweep (:func:`sweep_rows`: the hidden layer's update given ``v``, then
-the visible layer's given ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`)
-is written once here and serves the carried sweeps and draws of the step
-methods (:func:`sweeps`, :func:`draw`) and the replica rounds of
-:mod:`pymc_rbm.kernels.round_loops`. The activations ``bias + x·M`` of 0/1
-states follow each update by the rows of the units that changed, or are
-summed from the rows of the units on (:func:`propagate`, :func:`sum_rows`).
+the visible layer's given ``h``) is written once here and serves the carried
+sweeps and draws of the step methods (:func:`sweeps`, :func:`draw`), the
+replica rounds of :mod:`pymc_rbm.kernels.round_loops` and training's chains
+(:mod:`pymc_rbm.kernels.training_loops`). On the samplers' path each chain's
+layer is :func:`~pymc_rbm.kernels.update_rule.update_layer`'s, and the
+activations ``bias + x·M`` of 0/1 states follow each update by the rows of the
+units that changed, or are summed from the rows of the units on
+(:func:`propagate`, :func:`sum_rows`); on training's, each layer of the block
+is :func:`~pymc_rbm.kernels.update_rule.gibbs_rows`' at NumPy's BLAS product
+(:func:`product_rows`).
 Imported on first use (importing :mod:`pymc_rbm.kernels` does not load
 Numba); the functions live at module level so that Numba's on-disk cache
 finds them again in a new process (defined inside a function they were
@@ -18,7 +22,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pymc_rbm.kernels.update_rule import exp_neg_abs, update_layer
+from pymc_rbm.kernels.update_rule import exp_neg_abs, gibbs_rows, update_layer
+
+#: The paths of :func:`sweep_rows` (its argument ``path``). ``ROWS``: each chain's layer by
+#: :func:`~pymc_rbm.kernels.update_rule.update_layer`, the activations carried by the rows of the units that
+#: changed or summed from the rows of the units on. ``PRODUCTS``: the block's layer by
+#: :func:`~pymc_rbm.kernels.update_rule.gibbs_rows` at ``bias + np.dot(rows, M)`` (a BLAS product, then the
+#: bias, as NumPy forms it), the uniforms taken in order: the values of the NumPy kernels' block Gibbs.
+ROWS = 0
+PRODUCTS = 1
 
 
 @njit(cache=True, nogil=True)
@@ -110,11 +122,32 @@ def propagate(a, old, new, M, bias):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, work, record):  # pragma: no cover
-    """Sweeps of blocks of chains, in place: each sweep, each chain's hidden update given ``v``, then its visible
-    update given the new ``h``, by :func:`~pymc_rbm.kernels.update_rule.update_layer`; the sweep of every
-    compiled sampler but the dense path and the training chain
-    (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
+def product_rows(a, x, first, M, bias):  # pragma: no cover - compiled
+    """``a[k] <- bias + x[first + k] @ M`` for every row ``k`` of ``a``, in place: one BLAS product, then the bias,
+    the arithmetic of NumPy's ``bias + x @ M``.
+
+    Parameters
+    ----------
+    a : (n_chains, m)
+    x : (n_rows, n)
+        The states; rows ``first .. first + n_chains - 1`` are read.
+    first : int
+    M : (n, m)
+    bias : (m,)
+    """
+    d = np.dot(x[first : first + a.shape[0]], M)
+    for k in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[k, j] = bias[j] + d[k, j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, work, record,
+               path):  # pragma: no cover - compiled
+    """Sweeps of blocks of chains, in place: each sweep, the hidden layer of all chains given ``v``, then the
+    visible activation, the visible layer of all chains given the new ``h``, then the hidden activation (carried,
+    or formed afresh at the next sweep's start); the sweep of every compiled sampler but the dense path, and of
+    training's chains (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
 
     Block ``r`` (a replica of a tempered round; the carried sweeps are one block) is the state rows
     ``r n_chains .. (r + 1) n_chains - 1`` (``n_chains`` the rows of ``a_h``), swept ``n_sweeps[r]`` times at
@@ -124,9 +157,10 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
     Parameters
     ----------
     u : (n_rows_u, m)
-        The uniforms, one row per sweep (block after block), laid out by ``layout``.
+        The uniforms. ``ROWS``: one row per sweep (block after block), laid out by ``layout``. ``PRODUCTS``: one
+        row, each layer update taking its next ``n_chains n_units``, chains then units.
     layout : tuple
-        ``(h_step, v_offset, v_step)``: chain ``k``'s hidden uniforms of a sweep on row ``t`` are
+        ``(h_step, v_offset, v_step)`` (``ROWS``): chain ``k``'s hidden uniforms of a sweep on row ``t`` are
         ``u[t, k h_step:][:n_hidden]``, its visible ones ``u[t, v_offset + k v_step:][:n_visible]``.
     v, h : (n_blocks n_chains, n_visible), (n_blocks n_chains, n_hidden)
         The states, 0/1 floats.
@@ -157,7 +191,12 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
         receives the energy ``E(v, h)`` of state row ``i`` before its block's sweeps, from the activation
         summed afresh; with ``energy_out``, ``energies[1, i]`` that after them, from the visible activation of
         the last ``h``; with ``keep_logits``, ``logits_out[i]`` (n_blocks n_chains, n_visible) the last visible
-        logits ``β a_v`` without evidence.
+        logits ``β a_v`` without evidence (``ROWS`` only).
+    path : tuple
+        ``(mode, from_visible, to_hidden)``: ``mode`` :data:`ROWS` or :data:`PRODUCTS`. ``PRODUCTS`` is block
+        Gibbs at β = 1 without evidence or fields, with ``full_every`` 0 (``rule``, ``target``, ``record`` not
+        read), and may sweep half sweeps: with ``from_visible`` the first sweep begins at the visible
+        activation, with ``to_hidden`` the last ends after the hidden layer.
 
     Returns
     -------
@@ -172,30 +211,47 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
     a_v_valid, n_incremental, full_every = carried
     h_new, v_new = work
     energies, energy_in, energy_out, logits_out, keep_logits = record
+    mode, from_visible, to_hidden = path
     n_chains, n_v = a_v.shape
     n_h = a_h.shape[1]
     row_u = 0
+    o = 0  # PRODUCTS: the next uniform of u[0]
     for r in range(n_blocks):
         beta = betas[r]
         first = r * n_chains
         for t in range(row_u, row_u + n_sweeps[r]):
-            if n_incremental >= full_every:
-                n_incremental = 0
-                sum_rows(a_h, v, first, W, hbias)
-                a_v_valid = False
-            for k in range(n_chains):
-                i_row = first + k
-                if energy_in and t == row_u:
-                    e = 0.0
-                    for i in range(n_v):
-                        if v[i_row, i] != 0.0:
-                            e += vbias[i]
-                    for j in range(n_h):
-                        if h[i_row, j] != 0.0:
-                            e += a_h[k, j]
-                    energies[0, i_row] = -e
-                update_layer((u, t, k * h_step), h, i_row, a_h, k,
-                             (beta, h_fields, r, has_h_field, logits_out, False), alpha_h, gibbs, h_new)
+            if not (from_visible and t == 0):
+                if n_incremental >= full_every:
+                    n_incremental = 0
+                    if mode == PRODUCTS:
+                        product_rows(a_h, v, first, W, hbias)
+                    else:
+                        sum_rows(a_h, v, first, W, hbias)
+                    a_v_valid = False
+                if mode == PRODUCTS:
+                    gibbs_rows(u[0, o : o + n_chains * n_h].reshape((n_chains, n_h)), a_h, h[first : first + n_chains])
+                    o += n_chains * n_h
+                else:
+                    for k in range(n_chains):
+                        i_row = first + k
+                        if energy_in and t == row_u:
+                            e = 0.0
+                            for i in range(n_v):
+                                if v[i_row, i] != 0.0:
+                                    e += vbias[i]
+                            for j in range(n_h):
+                                if h[i_row, j] != 0.0:
+                                    e += a_h[k, j]
+                            energies[0, i_row] = -e
+                        update_layer((u, t, k * h_step), h, i_row, a_h, k,
+                                     (beta, h_fields, r, has_h_field, logits_out, False), alpha_h, gibbs, h_new)
+            if to_hidden and t == row_u + n_sweeps[r] - 1:
+                break
+            if mode == PRODUCTS:
+                product_rows(a_v, h, first, W_T, vbias)
+                gibbs_rows(u[0, o : o + n_chains * n_v].reshape((n_chains, n_v)), a_v, v[first : first + n_chains])
+                o += n_chains * n_v
+                continue
             if a_v_valid:
                 n_incremental += propagate(a_v, h, h_new, W_T, vbias)
             else:
@@ -226,7 +282,7 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
     return a_v_valid, n_incremental
 
 
-_AT_ONE = np.ones(1)  # the carried sweeps' one block is at β = 1
+AT_ONE = np.ones(1)  #: one block at β = 1 (the carried sweeps, training's chains)
 
 
 @njit(cache=True, nogil=True)
@@ -239,11 +295,12 @@ def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_i
     n_chains, n_v = v.shape
     n_h = h.shape[1]
     work = (np.empty_like(h), np.empty_like(v))
-    one_block = (1, _AT_ONE, np.full(1, u.shape[0]))
+    one_block = (1, AT_ONE, np.full(1, u.shape[0]))
     no_target = (a_v, False, a_h, False)  # no evidence, no hidden field: a_v and a_h stand in for them
     no_record = (a_v, False, False, a_v, False)  # nothing recorded
     return sweep_rows(u, (n_h, n_chains * n_h, n_v), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs),
-                      one_block, no_target, (a_v_valid, n_incremental, full_every), work, no_record)[1]
+                      one_block, no_target, (a_v_valid, n_incremental, full_every), work, no_record,
+                      (ROWS, False, False))[1]
 
 
 @njit(cache=True, nogil=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pymc_rbm.kernels.chain_sweeps import free_energy, propagate, sweep_rows, sweeps
+from pymc_rbm.kernels.chain_sweeps import ROWS, free_energy, propagate, sweep_rows, sweeps
 from pymc_rbm.kernels.update_rule import gibbs_rows, log_move
 
 
@@ -59,7 +59,7 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     sweep_rows(u_rows, (n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, a_h, a_v, (W, W_T, vbias, hbias),
                (alpha, alpha_v, gibbs), (n_swept, betas, n_sweeps),
                (replica_rows(evidence), has_evidence, h_fields, has_h_fields),
-               (False, 0, 0), (h_rows, v_rows), record)  # activations afresh: the states updated in place
+               (False, 0, 0), (h_rows, v_rows), record, (ROWS, False, False))  # activations afresh, in place
     e = energies[1]
     log_ratio = np.empty((max(n_swept - 1, 0), n_b))
     for r in range(parity, n_swept - 1, 2):

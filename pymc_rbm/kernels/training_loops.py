@@ -3,8 +3,10 @@
 They serve small models trained with the NumPy arithmetic (PCD, CD, the
 centered gradient): their products are BLAS calls (``np.dot``) and their
 layer updates :func:`~pymc_rbm.kernels.update_rule.gibbs_rows`, as the NumPy
-kernels make them, so that the values are those of the NumPy path, bit for
-bit, without its per-call costs. Imported on first use.
+kernels make them (the chains are the ``PRODUCTS`` path of the one compiled
+sweep, :func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`), so that the values
+are those of the NumPy path, bit for bit, without its per-call costs.
+Imported on first use.
 """
 
 from __future__ import annotations
@@ -12,18 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pymc_rbm.kernels.update_rule import gibbs_rows, sigmoid_of
-
-
-@njit(cache=True, nogil=True, inline="always")
-def gibbs_layer(u, o, x, other, M, bias):  # pragma: no cover - compiled
-    """``x ~ p(x | other)`` in place by :func:`~pymc_rbm.kernels.update_rule.gibbs_rows` at ``bias + other @ M``
-    (a BLAS product, then the bias, as NumPy forms it) with the uniforms ``u[o:]``, chains then units; the
-    activation and the next ``o``."""
-    n = x.shape[0] * x.shape[1]
-    a = bias + np.dot(other, M)
-    gibbs_rows(u[o : o + n].reshape(x.shape), a, x)
-    return a, o + n
+from pymc_rbm.kernels.chain_sweeps import AT_ONE, PRODUCTS, sweep_rows
+from pymc_rbm.kernels.update_rule import sigmoid_of
 
 
 @njit(cache=True, nogil=True)
@@ -31,22 +23,30 @@ def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw, visib
     """Block-Gibbs sweeps of the chains ``(v, h)`` from their visible states, in place; the last hidden input.
 
     With ``visible_first``, ``v ~ p(v | h)`` first, from the ``h`` the chains carry; with ``first_draw``,
-    ``h ~ p(h | v)`` first; then ``n_sweeps`` sweeps ``h ~ p(h | v)``, ``v ~ p(v | h)``;
-    with ``last_draw``, ``h ~ p(h | v)`` of the final ``v``. Each layer is :func:`gibbs_layer` of the next
-    ``n_chains * n_units`` uniforms of the 1-D ``u``. Returns ``hbias + v @ W`` of the final ``v``,
+    ``h ~ p(h | v)`` first (not with ``visible_first``); then ``n_sweeps`` sweeps ``h ~ p(h | v)``,
+    ``v ~ p(v | h)``; with ``last_draw``, ``h ~ p(h | v)`` of the final ``v``. Each layer takes the next
+    ``n_chains * n_units`` uniforms of the 1-D ``u``, chains then units. The sweeps are
+    :func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`' ``PRODUCTS`` path: each layer by
+    :func:`~pymc_rbm.kernels.update_rule.gibbs_rows` at ``bias + np.dot(other, M)``, the values of the NumPy
+    kernels. A first draw that another hidden draw from the same ``v`` follows is not made (the Gibbs update
+    does not read ``h``); its uniforms are skipped. Returns ``hbias + v @ W`` of the final ``v``,
     (n_chains, n_hidden)."""
-    # not sweep_rows: the BLAS products and vectorised exponentials keep training's values the NumPy path's
-    W_T = W.T
-    o = 0
-    if visible_first:
-        _, o = gibbs_layer(u, o, v, h, W_T, vbias)
-    if first_draw:
-        _, o = gibbs_layer(u, o, h, v, W, hbias)
-    for _ in range(n_sweeps):
-        _, o = gibbs_layer(u, o, h, v, W, hbias)
-        _, o = gibbs_layer(u, o, v, h, W_T, vbias)
-    if last_draw:
-        return gibbs_layer(u, o, h, v, W, hbias)[0]
+    n_c, n_v = v.shape
+    n_h = h.shape[1]
+    redrawn = first_draw and (n_sweeps > 0 or last_draw)
+    skip = n_c * n_h if redrawn else 0
+    to_hidden = last_draw or (first_draw and not redrawn)
+    n_total = n_sweeps + int(visible_first) + int(to_hidden)
+    a_h = np.empty_like(h)
+    a_v = np.empty_like(v)
+    one_block = (1, AT_ONE, np.full(1, n_total))
+    no_target = (a_v, False, a_h, False)  # no evidence, no hidden field, nothing recorded: stand-ins
+    no_record = (a_v, False, False, a_v, False)
+    sweep_rows(u[skip:].reshape((1, u.shape[0] - skip)), (0, 0, 0), v, h, a_h, a_v, (W, W.T, vbias, hbias),
+               (1.0, 1.0, True), one_block, no_target, (False, 0, 0), (h, v), no_record,
+               (PRODUCTS, visible_first, to_hidden))
+    if to_hidden:
+        return a_h  # the input of the last hidden draw: of the final v
     return hbias + np.dot(v, W)
 
 
