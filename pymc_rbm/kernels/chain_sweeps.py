@@ -2,15 +2,19 @@
 
 The sweep (:func:`sweep_rows`: the hidden layer's update given ``v``, then
 the visible layer's given ``h``) is written once here and serves the carried
-sweeps and draws of the step methods (:func:`sweeps`, :func:`draw`), the
-replica rounds of :mod:`pymc_rbm.kernels.round_loops` and training's chains
-(:mod:`pymc_rbm.kernels.training_loops`). On the samplers' path each chain's
-layer is :func:`~pymc_rbm.kernels.update_rule.update_layer`'s, and the
-activations ``bias + x·M`` of 0/1 states follow each update by the rows of the
-units that changed, or are summed from the rows of the units on
-(:func:`propagate`, :func:`sum_rows`); on training's, each layer of the block
-is :func:`~pymc_rbm.kernels.update_rule.gibbs_rows`' at NumPy's BLAS product
-(:func:`product_rows`).
+sweeps and draws of the step methods (:func:`sweeps`, :func:`draw`), large
+batches (:func:`dense_sweeps`), the replica rounds of
+:mod:`pymc_rbm.kernels.round_loops` and training's chains
+(:mod:`pymc_rbm.kernels.training_loops`), by three paths. On the samplers'
+each chain's layer is :func:`~pymc_rbm.kernels.update_rule.update_layer`'s,
+and the activations ``bias + x·M`` of 0/1 states follow each update by the
+rows of the units that changed, or are summed from the rows of the units on
+(:func:`propagate`, :func:`sum_rows`); on the dense path of large batches each
+layer is one pass of :func:`~pymc_rbm.kernels.update_rule.dense_layer`, the
+other layer's activation following by the changed rows or by NumPy's BLAS
+product (:func:`dense_update`, :func:`numpy_product`); on training's, each
+layer of the block is :func:`~pymc_rbm.kernels.update_rule.gibbs_rows`' at a
+BLAS product (:func:`product_rows`).
 Imported on first use (importing :mod:`pymc_rbm.kernels` does not load
 Numba); the functions live at module level so that Numba's on-disk cache
 finds them again in a new process (defined inside a function they were
@@ -20,17 +24,23 @@ compiled afresh in every process, 7-10 s before the first draw).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
-from pymc_rbm.kernels.update_rule import exp_neg_abs, gibbs_rows, update_layer
+from pymc_rbm.kernels.activations import BATCH_FRACTION
+from pymc_rbm.kernels.update_rule import dense_layer, exp_neg_abs, gibbs_rows, update_layer
 
-#: The paths of :func:`sweep_rows` (its argument ``path``). ``ROWS``: each chain's layer by
-#: :func:`~pymc_rbm.kernels.update_rule.update_layer`, the activations carried by the rows of the units that
-#: changed or summed from the rows of the units on. ``PRODUCTS``: the block's layer by
-#: :func:`~pymc_rbm.kernels.update_rule.gibbs_rows` at ``bias + np.dot(rows, M)`` (a BLAS product, then the
-#: bias, as NumPy forms it), the uniforms taken in order: the values of the NumPy kernels' block Gibbs.
+# The paths of :func:`sweep_rows` (its argument ``path``).
+#: Each chain's layer by :func:`~pymc_rbm.kernels.update_rule.update_layer`, the activations carried by the rows
+#: of the units that changed or summed from the rows of the units on: the step methods and the replica rounds.
 ROWS = 0
+#: The block's layer by :func:`~pymc_rbm.kernels.update_rule.gibbs_rows` at ``bias + np.dot(rows, M)`` (a BLAS
+#: product, then the bias, as NumPy forms it), the uniforms taken in order: the values of the NumPy kernels'
+#: block Gibbs, for training's chains.
 PRODUCTS = 1
+#: Large batches: each layer one pass of :func:`~pymc_rbm.kernels.update_rule.dense_layer` (counter-based
+#: uniforms, vectorised exponentials), the other layer's activation then following by the rows of the units that
+#: changed or by NumPy's BLAS product, whichever costs less (:func:`dense_update`).
+DENSE = 2
 
 
 @njit(cache=True, nogil=True)
@@ -141,13 +151,81 @@ def product_rows(a, x, first, M, bias):  # pragma: no cover - compiled
             a[k, j] = bias[j] + d[k, j]
 
 
+@njit(cache=True)
+def numpy_product(a, b, out):  # pragma: no cover - compiled
+    """``out = a @ b`` by NumPy's own ``np.dot`` (its BLAS: the products of the dense path before its loop was
+    compiled; Numba's ``np.dot`` calls SciPy's BLAS, which may round differently).
+
+    Parameters
+    ----------
+    a : (n_rows, n)
+    b : (n, m)
+    out : (n_rows, m), C order
+    """
+    with objmode():
+        np.dot(a, b, out=out)
+
+
+@njit(cache=True, nogil=True)
+def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, which, last, other, M,
+                 may_follow):  # pragma: no cover - compiled
+    """One layer of the ``DENSE`` path: ``x`` given ``a`` by :func:`~pymc_rbm.kernels.update_rule.dense_layer`
+    with the uniforms of ``(key, stream)``, in place; then, when ``may_follow`` and at most
+    :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the layer's entries changed, ``other += (x' - x) M``
+    by the rows of the units that changed (:func:`add_changes`; below the break-even of those rows against
+    one gemm).
+
+    Parameters
+    ----------
+    dense : tuple
+        ``(key, changes, counts, hidden_exp, v_out)``: the key (4,), uint64; a work buffer of at least
+        ``x.size`` int8; ``counts[which]`` (n_chains,) receives the changed units per chain; ``hidden_exp``
+        (n_chains, n_hidden) holds ``exp(-|a|)`` of the hidden layer when ``exp_known``; ``v_out``
+        (n_chains, n_visible), any dtype, receives ``x'`` when ``last``.
+    stream : int
+    x : (n_chains, n)
+    a : (n_chains, n)
+        ``x``'s activation, less ``bias`` when ``add_bias`` (it is added first).
+    bias : (n,)
+    add_bias, exp_known : bool
+    alpha : float
+    gibbs : bool
+    which : int
+    last : bool
+    other : (n_chains, m)
+    M : (n, m)
+    may_follow : bool
+        Whether ``other`` holds the activation of the current ``x`` (else it is not touched).
+
+    Returns
+    -------
+    by_rows : bool
+        ``other`` follows ``x'`` (else it needs a product).
+    incremental : bool
+        ``other`` was updated by rows (some units changed).
+    """
+    key, changes, counts, hidden_exp, v_out = dense
+    d = changes[: x.size].reshape(x.shape)
+    E = hidden_exp if exp_known else np.empty((0, 0))
+    if last:
+        n = dense_layer(key, stream, x, a, bias, add_bias, E, exp_known, alpha, gibbs, counts[which], d, v_out)
+    else:
+        n = dense_layer(key, stream, x, a, bias, add_bias, E, exp_known, alpha, gibbs, counts[which], d,
+                        np.empty((0, 0)))
+    by_rows = may_follow and n <= BATCH_FRACTION * x.size
+    if by_rows and n:
+        add_changes(other, d, M)
+    return by_rows, by_rows and n > 0
+
+
 @njit(cache=True, nogil=True, inline="always")
-def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, work, record,
+def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, work, record,
                path):  # pragma: no cover - compiled
     """Sweeps of blocks of chains, in place: each sweep, the hidden layer of all chains given ``v``, then the
     visible activation, the visible layer of all chains given the new ``h``, then the hidden activation (carried,
-    or formed afresh at the next sweep's start); the sweep of every compiled sampler but the dense path, and of
-    training's chains (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
+    or formed afresh at the next sweep's start); the sweep of every compiled sampler, the dense path of large
+    batches (:func:`dense_sweeps`) included, and of training's chains
+    (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
 
     Block ``r`` (a replica of a tempered round; the carried sweeps are one block) is the state rows
     ``r n_chains .. (r + 1) n_chains - 1`` (``n_chains`` the rows of ``a_h``), swept ``n_sweeps[r]`` times at
@@ -156,9 +234,13 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
 
     Parameters
     ----------
+    mode : int
+        The path: :data:`ROWS`, :data:`PRODUCTS` or :data:`DENSE`, given as that constant (the compiler then
+        leaves out the other paths' code).
     u : (n_rows_u, m)
         The uniforms. ``ROWS``: one row per sweep (block after block), laid out by ``layout``. ``PRODUCTS``: one
-        row, each layer update taking its next ``n_chains n_units``, chains then units.
+        row, each layer update taking its next ``n_chains n_units``, chains then units. ``DENSE``: not read (the
+        uniforms are counter-based, see ``path``).
     layout : tuple
         ``(h_step, v_offset, v_step)`` (``ROWS``): chain ``k``'s hidden uniforms of a sweep on row ``t`` are
         ``u[t, k h_step:][:n_hidden]``, its visible ones ``u[t, v_offset + k v_step:][:n_visible]``.
@@ -193,15 +275,22 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
         the last ``h``; with ``keep_logits``, ``logits_out[i]`` (n_blocks n_chains, n_visible) the last visible
         logits ``β a_v`` without evidence (``ROWS`` only).
     path : tuple
-        ``(mode, from_visible, to_hidden)``: ``mode`` :data:`ROWS` or :data:`PRODUCTS`. ``PRODUCTS`` is block
-        Gibbs at β = 1 without evidence or fields, with ``full_every`` 0 (``rule``, ``target``, ``record`` not
-        read), and may sweep half sweeps: with ``from_visible`` the first sweep begins at the visible
-        activation, with ``to_hidden`` the last ends after the hidden layer.
+        ``(from_visible, to_hidden, dense, exp_known)``. ``PRODUCTS`` is block Gibbs at β = 1 without evidence
+        or fields, with ``full_every`` 0 (``rule``, ``target``, ``record`` not read), and may sweep half sweeps:
+        with ``from_visible`` the first sweep begins at the visible activation, with ``to_hidden`` the last
+        ends after the hidden layer (``ROWS`` and ``DENSE`` sweep whole sweeps: both False). ``DENSE``
+        is one block at β = 1 without evidence or fields, updated in place, with carried activations that may
+        lack their bias (a product leaves it out: the next pass over them adds it); ``dense`` is
+        ``(key, changes, counts, hidden_exp, v_out)`` (:func:`dense_update`; sweep ``t`` updates the hidden
+        layer with stream ``2t`` and the visible one with ``2t + 1``; ``hidden_exp`` holds ``exp(-|a_h|)`` of
+        the ``a_h`` given when ``exp_known``), None on the other paths.
 
     Returns
     -------
     a_v_valid : bool
     n_incremental : int
+    h_pending : bool
+        ``a_h`` lacks ``hbias`` (``DENSE``; the caller adds it, or folds it into its next pass over ``a_h``).
     """
     h_step, v_offset, v_step = layout
     W, W_T, vbias, hbias = model
@@ -211,11 +300,13 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
     a_v_valid, n_incremental, full_every = carried
     h_new, v_new = work
     energies, energy_in, energy_out, logits_out, keep_logits = record
-    mode, from_visible, to_hidden = path
+    from_visible, to_hidden, dense, exp_known = path
     n_chains, n_v = a_v.shape
     n_h = a_h.shape[1]
     row_u = 0
     o = 0  # PRODUCTS: the next uniform of u[0]
+    h_pending = False  # DENSE: a_h lacks hbias
+    by_rows = False  # DENSE: the activation of the layer just updated follows it by rows
     for r in range(n_blocks):
         beta = betas[r]
         first = r * n_chains
@@ -225,12 +316,20 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
                     n_incremental = 0
                     if mode == PRODUCTS:
                         product_rows(a_h, v, first, W, hbias)
+                    elif mode == DENSE:
+                        numpy_product(v, W, a_h)
+                        h_pending, exp_known = True, False
                     else:
                         sum_rows(a_h, v, first, W, hbias)
                     a_v_valid = False
                 if mode == PRODUCTS:
                     gibbs_rows(u[0, o : o + n_chains * n_h].reshape((n_chains, n_h)), a_h, h[first : first + n_chains])
                     o += n_chains * n_h
+                elif mode == DENSE:
+                    by_rows, incremental = dense_update(dense, 2 * t, h, a_h, hbias, h_pending, exp_known,
+                                                        alpha_h, gibbs, 1, False, a_v, W_T, a_v_valid)
+                    exp_known = False
+                    n_incremental += incremental
                 else:
                     for k in range(n_chains):
                         i_row = first + k
@@ -251,6 +350,17 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
                 product_rows(a_v, h, first, W_T, vbias)
                 gibbs_rows(u[0, o : o + n_chains * n_v].reshape((n_chains, n_v)), a_v, v[first : first + n_chains])
                 o += n_chains * n_v
+                continue
+            if mode == DENSE:
+                if not by_rows:
+                    numpy_product(h, W.T, a_v)  # W's own memory (as the gemm floor), not W_T's: half the data cached
+                a_v_valid = True
+                by_rows, incremental = dense_update(dense, 2 * t + 1, v, a_v, vbias, not by_rows, False,
+                                                    alpha_v, gibbs, 0, t == row_u + n_sweeps[r] - 1, a_h, W, True)
+                n_incremental += incremental
+                h_pending = not by_rows
+                if h_pending:
+                    numpy_product(v, W, a_h)
                 continue
             if a_v_valid:
                 n_incremental += propagate(a_v, h, h_new, W_T, vbias)
@@ -279,10 +389,10 @@ def sweep_rows(u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, 
                     if v[i_row, i] != 0.0:
                         e_v += a_v[k, i]
                 energies[1, i_row] = -(e_h + e_v)
-    return a_v_valid, n_incremental
+    return a_v_valid, n_incremental, h_pending
 
 
-AT_ONE = np.ones(1)  #: one block at β = 1 (the carried sweeps, training's chains)
+AT_ONE = np.ones(1)  #: one block at β = 1 (the carried sweeps, the dense path, training's chains)
 
 
 @njit(cache=True, nogil=True)
@@ -298,9 +408,58 @@ def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_i
     one_block = (1, AT_ONE, np.full(1, u.shape[0]))
     no_target = (a_v, False, a_h, False)  # no evidence, no hidden field: a_v and a_h stand in for them
     no_record = (a_v, False, False, a_v, False)  # nothing recorded
-    return sweep_rows(u, (n_h, n_chains * n_h, n_v), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs),
-                      one_block, no_target, (a_v_valid, n_incremental, full_every), work, no_record,
-                      (ROWS, False, False))[1]
+    return sweep_rows(ROWS, u, (n_h, n_chains * n_h, n_v), v, h, a_h, a_v, (W, W_T, vbias, hbias),
+                      (alpha, alpha, gibbs), one_block, no_target, (a_v_valid, n_incremental, full_every), work,
+                      no_record, (False, False, None, False))[1]
+
+
+@njit(cache=True, nogil=True)
+def dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental,
+                 full_every, changes, counts, v_out, hidden_exp, exp_known):  # pragma: no cover - compiled
+    """``n_sweeps`` sweeps of a large batch with carried activations by :func:`sweep_rows`' ``DENSE`` path, in place.
+
+    Parameters
+    ----------
+    key : (4,), uint64
+        The key of the sweeps' counter-based uniforms.
+    n_sweeps : int
+    v, h : (n_chains, n_visible), (n_chains, n_hidden)
+        The states, 0/1 floats.
+    a_h, a_v : (n_chains, n_hidden), (n_chains, n_visible)
+        ``hbias + v W`` and, when ``a_v_valid``, ``vbias + W h``.
+    a_v_valid : bool
+    W, W_T : (n_visible, n_hidden), (n_hidden, n_visible)
+        ``W_T`` is ``W.T`` in C order.
+    vbias, hbias : (n_visible,), (n_hidden,)
+    alpha : float
+    gibbs : bool
+        The operator.
+    n_incremental, full_every : int
+        The activations are formed afresh once ``n_incremental`` incremental updates reach ``full_every``.
+    changes : (m,), int8
+        Work, ``m >= n_chains max(n_visible, n_hidden)``.
+    counts : (2, n_chains)
+        Receive the visible and hidden units of each chain that changed in the last sweep.
+    v_out : (n_chains, n_visible) or (0, 0), any dtype
+        Receives the final ``v`` in its own dtype.
+    hidden_exp : (n_chains, n_hidden) or (0, 0)
+        ``exp(-|a_h|)`` when ``exp_known`` (the first hidden update then takes none).
+    exp_known : bool
+
+    Returns
+    -------
+    n_incremental : int
+    h_pending : bool
+        ``a_h`` lacks ``hbias`` (the caller adds it, or folds it into its next pass over ``a_h``).
+    """
+    one_block = (1, AT_ONE, np.full(1, n_sweeps))
+    no_target = (a_v, False, a_h, False)  # no evidence, no hidden field, nothing recorded: stand-ins
+    no_record = (a_v, False, False, a_v, False)
+    _, n_incremental, h_pending = sweep_rows(
+        DENSE, a_v, (0, 0, 0), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs), one_block, no_target,
+        (a_v_valid, n_incremental, full_every), (h, v), no_record,
+        (False, False, (key, changes, counts, hidden_exp, v_out), exp_known))
+    return n_incremental, h_pending
 
 
 @njit(cache=True, nogil=True)

@@ -73,7 +73,7 @@ import threading
 
 import numpy as np
 
-from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY
+from pymc_rbm.kernels.activations import FULL_EVERY
 
 __all__ = [
     "DENSE_MIN_WEIGHTS",
@@ -90,8 +90,8 @@ __all__ = [
 
 #: Batches of at least this many chain-weights (``n_chains * n_visible * n_hidden``) run the dense path:
 #: the activations by BLAS products when many units changed, the exponentials of each layer in one
-#: vectorised ``np.exp``. Below it one compiled loop per draw costs less (its per-unit ``exp`` is scalar,
-#: but it makes no Python calls per sweep); benchmarks/sampler_speed.py measures both.
+#: vectorised ``np.exp``. Below it the per-row path (its per-unit ``exp`` scalar) costs less;
+#: benchmarks/sampler_speed.py measures both.
 DENSE_MIN_WEIGHTS = 2**21
 
 
@@ -308,7 +308,8 @@ def dense(n_chains: int, n_visible: int, n_hidden: int) -> bool:
 
 def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental,
                   counts=None, v_out=None, hidden_exp=None):
-    """The sweeps of :func:`carried_sweeps` for a large batch, in place, with the uniforms of ``key``.
+    """The sweeps of :func:`carried_sweeps` for a large batch, in place, with the uniforms of ``key``: one call of
+    :func:`~pymc_rbm.kernels.chain_sweeps.dense_sweeps` (the ``DENSE`` path of the one compiled sweep).
 
     Each layer is one compiled pass (:func:`~pymc_rbm.kernels.update_rule.dense_layer`): per chain, the row's
     exponentials (none for the first hidden update when ``hidden_exp`` holds ``exp(-|a_h|)`` already) and
@@ -319,45 +320,15 @@ def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias
     ``v_out`` the final ``v`` in its own dtype. Returns ``n_incremental`` and whether ``a_h`` still lacks
     ``hbias`` (the caller adds it, or folds it into its next pass over ``a_h``).
     """
-    sweeps, rule, _ = _module()
     n_chains, n_v = v.shape
     n_h = h.shape[1]
     changes = _scratch_buffer("changes", (n_chains * max(n_v, n_h),), np.int8)
     counts = np.empty((2, n_chains)) if counts is None else counts
     no_array = np.empty((0, 0))
-
-    def layer(stream, x, a, bias, add_bias, count, other, M, out=no_array, known=None) -> tuple[bool, bool]:
-        """Update ``x`` given ``a``; then ``other += (x' - x) M`` by rows, or say it needs a product."""
-        d = changes[: x.size].reshape(x.shape)
-        n = rule.dense_layer(key, stream, x, a, bias, add_bias, no_array if known is None else known,
-                           known is not None, alpha, gibbs, count, d, out)
-        by_rows = other is not None and n <= BATCH_FRACTION * x.size
-        if by_rows and n:
-            sweeps.add_changes(other, d, M)
-        return by_rows, by_rows and n > 0
-
-    # not chain_sweeps.sweep_rows: each layer here is one pass of Philox uniforms and vectorised exponentials,
-    # and the other layer's activation a BLAS product or the changed rows, chosen by cost between the passes
-    h_pending = False  # a_h lacks hbias (a product left it out)
-    for t in range(n_sweeps):
-        if n_incremental >= FULL_EVERY:
-            n_incremental, a_v_valid, h_pending, hidden_exp = 0, False, True, None
-            np.dot(v, W, out=a_h)
-        by_rows, incremental = layer(2 * t, h, a_h, hbias, h_pending, counts[1], a_v if a_v_valid else None, W_T,
-                                     known=hidden_exp)
-        hidden_exp = None
-        n_incremental += incremental
-        if not by_rows:
-            np.dot(h, W.T, out=a_v)  # W's own memory (as the gemm floor), not W_T's: half the data in the caches
-        a_v_valid = True
-        last = t == n_sweeps - 1 and v_out is not None
-        by_rows, incremental = layer(2 * t + 1, v, a_v, vbias, not by_rows, counts[0], a_h, W,
-                                     v_out if last else no_array)
-        n_incremental += incremental
-        h_pending = not by_rows
-        if h_pending:
-            np.dot(v, W, out=a_h)
-    return n_incremental, h_pending
+    return _module()[0].dense_sweeps(
+        key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental, FULL_EVERY,
+        changes, counts, no_array if v_out is None else v_out, no_array if hidden_exp is None else hidden_exp,
+        hidden_exp is not None)
 
 
 def same_values(x, y) -> bool:

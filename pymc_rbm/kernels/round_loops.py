@@ -56,10 +56,11 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     v_rows, h_rows = replica_rows(v), replica_rows(h)
     u_rows = u.reshape((u.shape[0], n_b * (n_h + n_v)))
     record = (energies.reshape((2, energies.shape[1] * n_b)), True, True, replica_rows(logits_out), keep_logits)
-    sweep_rows(u_rows, (n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, a_h, a_v, (W, W_T, vbias, hbias),
+    sweep_rows(ROWS, u_rows, (n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, a_h, a_v, (W, W_T, vbias, hbias),
                (alpha, alpha_v, gibbs), (n_swept, betas, n_sweeps),
                (replica_rows(evidence), has_evidence, h_fields, has_h_fields),
-               (False, 0, 0), (h_rows, v_rows), record, (ROWS, False, False))  # activations afresh, in place
+               (False, 0, 0), (h_rows, v_rows), record,  # the activations afresh, the states in place
+               (False, False, None, False))
     e = energies[1]
     log_ratio = np.empty((max(n_swept - 1, 0), n_b))
     for r in range(parity, n_swept - 1, 2):
