@@ -29,8 +29,26 @@ def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw, visib
     :func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`' ``PRODUCTS`` path: each layer by
     :func:`~pymc_rbm.kernels.update_rule.gibbs_rows` at ``bias + np.dot(other, M)``, the values of the NumPy
     kernels. A first draw that another hidden draw from the same ``v`` follows is not made (the Gibbs update
-    does not read ``h``); its uniforms are skipped. Returns ``hbias + v @ W`` of the final ``v``,
-    (n_chains, n_hidden)."""
+    does not read ``h``); its uniforms are skipped.
+
+    Parameters
+    ----------
+    u : (n_uniforms,)
+        The uniforms, layer after layer.
+    v, h : (n_chains, n_visible), (n_chains, n_hidden)
+        The chains, 0/1 in the parameters' dtype, C order.
+    W : (n_visible, n_hidden)
+    vbias, hbias : (n_visible,), (n_hidden,)
+    n_sweeps : int
+    first_draw, last_draw, visible_first : bool
+
+    Returns
+    -------
+    (n_chains, n_hidden)
+        ``hbias + v @ W`` of the final ``v``.
+    """
+    if first_draw and visible_first:
+        raise ValueError("first_draw and visible_first together are not supported")
     n_c, n_v = v.shape
     n_h = h.shape[1]
     redrawn = first_draw and (n_sweeps > 0 or last_draw)
