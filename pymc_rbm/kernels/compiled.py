@@ -114,14 +114,13 @@ def _scratch_buffer(name: str, shape: tuple, dtype=np.float64) -> np.ndarray:
 
 @functools.cache
 def _compiled():
-    """The compiled loops, :mod:`~pymc_rbm.kernels.chain_sweeps`, :mod:`~pymc_rbm.kernels.update_rule` and
-    :mod:`~pymc_rbm.kernels.philox`, imported on first use (an import statement per call costs a
-    microsecond), or None without Numba."""
+    """The compiled loops, :mod:`~pymc_rbm.kernels.chain_sweeps` and :mod:`~pymc_rbm.kernels.philox`,
+    imported on first use (an import statement per call costs a microsecond), or None without Numba."""
     try:
-        from pymc_rbm.kernels import chain_sweeps, philox, update_rule
+        from pymc_rbm.kernels import chain_sweeps, philox
     except ImportError:  # pragma: no cover - numba comes with PyTensor
         return None
-    return chain_sweeps, update_rule, philox
+    return chain_sweeps, philox
 
 
 def available() -> bool:
@@ -289,7 +288,7 @@ def dense_uniforms(key, n_sweeps: int, n_chains: int, n_hidden: int, n_visible: 
     -------
     ndarray of shape (n_sweeps, n_chains * (n_hidden + n_visible))
     """
-    philox = _module()[2]
+    philox = _module()[1]
     out = np.empty((n_sweeps, n_chains * (n_hidden + n_visible)))
     for t in range(n_sweeps):
         for layer, n in enumerate((n_hidden, n_visible)):
@@ -363,7 +362,7 @@ def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
 
 
 def _module():
-    """The compiled loops ``(chain_sweeps, update_rule, philox)`` of :func:`_compiled`; RuntimeError without Numba."""
+    """The compiled loops ``(chain_sweeps, philox)`` of :func:`_compiled`; RuntimeError without Numba."""
     loops = _compiled()
     if loops is None:  # pragma: no cover
         raise RuntimeError("the compiled kernels need Numba; use the NumPy kernels")
