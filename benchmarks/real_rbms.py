@@ -43,7 +43,9 @@ is replica exchange with one sweep per rung and round
 (``explorer_sweeps=1``), the step before its explorers' sweeps were adapted
 in tuning: run beside ``default`` it measures what that adaptation gives;
 ``ReplicaExchange-plain`` has neither (uniform reference, one sweep per rung),
-the classical ladder in ``β`` that the reference and the explorers improve on. Add a sampler to
+the classical ladder in ``β`` that the reference and the explorers improve on;
+``ReplicaExchange-mixture`` starts the ladder from a mixture of the model's
+mean-field fixed points (``reference="mixture"``). Add a sampler to
 :data:`SAMPLERS` (a function of the RBM variable that returns a step, or
 None for the default) and a model to :data:`MODELS` to extend the tables.
 
@@ -101,6 +103,12 @@ def _replica_exchange_plain(v):
     return ReplicaExchange([v], reference="zero", explorer_sweeps=1)
 
 
+def _replica_exchange_mixture(v):
+    from pymc_rbm import ReplicaExchange
+
+    return ReplicaExchange([v], reference="mixture")
+
+
 #: sampler label -> function(RBM variable) -> step (None: pm.sample's own choice)
 SAMPLERS = {
     "default": lambda v: None,
@@ -109,6 +117,7 @@ SAMPLERS = {
     "ReplicaExchange-uniform": _replica_exchange_uniform,
     "ReplicaExchange-1sweep": _replica_exchange_one_sweep,
     "ReplicaExchange-plain": _replica_exchange_plain,
+    "ReplicaExchange-mixture": _replica_exchange_mixture,
 }
 #: The peer (run where the PyTorch package ``rbms`` is installed; not a dependency of pymc-rbm).
 PEER = "rbms-PT"

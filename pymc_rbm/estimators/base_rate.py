@@ -7,23 +7,26 @@ starts (the model's mean-field solution, its own biases, the uniform distributio
 model they are fields of shape ``(n_visible, q)``: the log of the smoothed state frequencies
 (:func:`categorical_mean_field` gives the mean-field ones). :func:`mean_field_fields` gives the fields of
 the mean-field product on both layers, a base with hidden fields too
-(:class:`~pymc_rbm.estimators.path.AnnealingPath`'s ``base_hbias``).
+(:class:`~pymc_rbm.estimators.path.AnnealingPath`'s ``base_hbias``), and :func:`mixture_reference` a
+mixture of such products, one per mode, for the ladders of replica exchange.
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import NamedTuple
 
 import numpy as np
 
 from pymc_rbm.categorical.params import as_labels, visible_fields
-from pymc_rbm.estimators.mean_field import log_partition_mean_field
+from pymc_rbm.estimators.mean_field import log_partition_mean_field, naive_mean_field
+from pymc_rbm.kernels.mixture_reference import ProductMixture
 from pymc_rbm.layers import BERNOULLI, Gaussian, Potts, softmax_last
 from pymc_rbm.params import RBMParams
 from pymc_rbm.primitives import sigmoid
 from pymc_rbm.validation import check_binary
 
-__all__ = ["base_rate_vbias", "categorical_mean_field", "MeanFieldFields", "mean_field_fields"]
+__all__ = ["base_rate_vbias", "categorical_mean_field", "MeanFieldFields", "mean_field_fields", "mixture_reference"]
 
 
 def categorical_mean_field(params, *, damping: float = 0.5, max_iter: int = 1000, tol: float = 1e-9) -> np.ndarray:
@@ -236,3 +239,72 @@ def mean_field_fields(params: RBMParams) -> MeanFieldFields:
     m_v, m_h = est.diagnostics["m_v"], est.diagnostics["m_h"]
     W = np.asarray(params.W, dtype=np.float64)
     return MeanFieldFields(params.vbias + W @ m_h, params.hbias + m_v @ W, est.diagnostics["gap"])
+
+
+#: Fixed points whose visible magnetisations differ by at most this much in every unit are one component.
+DISTINCT_COMPONENTS = 0.5
+
+
+def mixture_reference(params: RBMParams, data=None, *, n_components: int = 64, clip: float = 1e-3,
+                      rng=None) -> ProductMixture:
+    """A mixture of the naive mean-field products of a binary RBM's modes, in equal weights (stochastic).
+
+    The naive mean-field iteration of :func:`~pymc_rbm.estimators.log_partition_mean_field` runs from each
+    start to a fixed point ``(m_v, m_h)``; the distinct fixed points, best bound on ``log Z`` first, up to
+    ``n_components`` of them, are the components. The starts are ``n_components`` rows of ``data`` when
+    it is given (training data, or the draws of an earlier run), else the visible units that ``vbias``
+    turns on and each hidden unit's receptive field, those that ``vbias + W[:, j]`` turns on. The weights
+    are equal: a fixed point's bound ranks sharp solutions above broad ones (on the MNIST RBMs the blank
+    image has the best bound), so it is no guide to a mode's mass.
+
+    A mode that no component covers has almost no mass on the ladder below ``β = 1`` and is reached by
+    the top rung's own moves alone: the components must cover the modes. From data they cover what the
+    data holds; from the model alone they cover what the starts lead to (on the bundled 4x4 model, 10 of
+    its 30 patterns, and the chains stay where they start). Check the chains (their agreement, the round
+    trips) before trusting them, or start from data or from draws that cover the modes.
+
+    Parameters
+    ----------
+    params : RBMParams
+        A binary RBM.
+    data : array_like of shape (n_samples, n_visible), optional
+        Binary rows to start from; not modified.
+    n_components : int, default 64
+    clip : float, default 1e-3
+        Of :meth:`~pymc_rbm.kernels.mixture_reference.ProductMixture.from_probabilities`.
+    rng : None, int or numpy.random.Generator
+        Chooses the rows of ``data``.
+
+    Returns
+    -------
+    ProductMixture
+        The reference of ``ReplicaExchange(reference=...)``.
+
+    Raises
+    ------
+    TypeError
+        For a model other than a binary RBM.
+    ValueError
+        For ``n_components < 1`` or data that is not binary of the model's width.
+    """
+    if not isinstance(params, RBMParams) or params.visible != BERNOULLI or params.hidden != BERNOULLI:
+        raise TypeError(f"mixture_reference needs a binary RBMParams, got {type(params).__name__}")
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) or n_components < 1:
+        raise ValueError(f"n_components must be an integer >= 1, got {n_components!r}")
+    W = np.asarray(params.W, dtype=np.float64)
+    rng = np.random.default_rng(rng)
+    if data is None:
+        fields = np.hstack([np.zeros((params.n_visible, 1)), W])  # no hidden unit on, then each one alone
+        starts = (params.vbias[:, None] + fields > 0).T.astype(np.float64)
+    else:
+        d = check_binary(data, params.n_visible, name="data")
+        starts = d[np.sort(rng.choice(d.shape[0], size=min(n_components, d.shape[0]), replace=False))]
+    sol, bound, _, _ = naive_mean_field(params, n_starts=1, data=starts, n_data_starts=starts.shape[0], damping=0.0,
+                                        tol=1e-9, max_iter=2000, temperatures=None, rng=rng)
+    keep: list[int] = []
+    for i in np.argsort(-bound[1:], kind="stable") + 1:  # the starts' fixed points; index 0 is a random start's
+        if all(np.abs(sol.m_v[i] - sol.m_v[j]).max() > DISTINCT_COMPONENTS for j in keep):
+            keep.append(int(i))
+            if len(keep) == n_components:
+                break
+    return ProductMixture.from_probabilities(sol.m_v[keep], sol.m_h[keep], clip=clip)

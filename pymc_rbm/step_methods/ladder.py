@@ -142,8 +142,9 @@ class LadderTuning:
 
     @property
     def path(self) -> AnnealingPath | None:
-        """The annealing path of the hot rungs from the reference in use to the RBM; None for the uniform one."""
-        if self.reference_in_use == "zero":
+        """The annealing path of the hot rungs from the reference in use to the RBM; None for the uniform one and
+        for a mixture (whose targets are :class:`~pymc_rbm.kernels.mixture_reference.MixturePoint`)."""
+        if self.reference_in_use in ("zero", "mixture"):
             return None
         if self._path is None:
             mf = mean_field_fields(self._rbm) if self.reference_in_use == "mean_field" else None
@@ -300,8 +301,8 @@ class LadderTuning:
                 ladder, rejection = self.reference_trial_ladder, self.reference_trial_rejection
         if self._fixed_ladder:
             new = equalized_ladder(ladder, rejection, ladder.size, saturating=True) if ladder.size > 1 else ladder
-        elif self.barrier < self.collapse_below and not self._uniform_needs_tempering:
-            new = np.array([1.0])
+        elif self.barrier < self.collapse_below and not self._uniform_needs_tempering and self.mixture is None:
+            new = np.array([1.0])  # (a mixture's low barrier says its bottom rung, drawn exactly, is near the model)
         else:
             limit = self.max_temperatures - int(separate)
             n_rungs = int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1)))
@@ -329,6 +330,7 @@ class LadderTuning:
         """Put each new rung's replica at the old rung nearest in β (the cold one stays); redraw hot ``h``."""
         old, state = self.betas, self._replicas
         self.betas = new
+        self.component_labels = None  # redrawn from their conditionals in the next round
         self._reset_counters()
         if state is None:
             return

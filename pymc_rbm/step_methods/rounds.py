@@ -31,10 +31,18 @@ import numpy as np
 from pymc_rbm.energy import energy, free_energy, hidden_activation
 from pymc_rbm.kernels import compiled, replica_rounds
 from pymc_rbm.kernels.state import RBMState
+from pymc_rbm.kernels.mixture_reference import swap_log_ratio as mixture_swap_log_ratio
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs, swap_pairs, tempered_log_ratio
 
 __all__ = ["ReplicaRounds"]
+
+
+def replica_energy(v: np.ndarray, h: np.ndarray, params) -> np.ndarray:
+    """``E(v, h)`` of replicas ``v`` (k, n, n_visible), ``h`` (k, n, n_hidden), (k, n): one matrix product over all
+    rows (a product of the 3-D stack would read ``W`` once per replica)."""
+    k, n = v.shape[:2]
+    return energy(v.reshape(k * n, -1), h.reshape(k * n, -1), params).reshape(k, n)
 
 
 class ReplicaRounds:
@@ -49,6 +57,25 @@ class ReplicaRounds:
             h[r] = self._draw_hidden(beta * hidden_activation(vr[r], params))
         self._replicas = TemperedState(vr, h, 0)
         self._reset_counters()
+
+    def _draw_component_labels(self, hot: int) -> np.ndarray:
+        """Redraw the mixture reference's label of the first ``hot`` replicas from ``p_β(z | v, h)``, and the
+        whole state of a rung at ``β = 0`` from the mixture; all labels (K, B).
+
+        Both are exact draws from conditionals of the rungs' targets, whatever the labels were, so labels are
+        made here where the replicas are new or were moved (the top rung's, at ``β = 1``, is uniform and
+        enters no target).
+        """
+        state, n, mixture = self._replicas, self._n_chains, self.mixture
+        k = state.v.shape[0]
+        if self.component_labels is None or self.component_labels.shape != (k, n):
+            self.component_labels = np.zeros((k, n), dtype=np.int64)
+        z = self.component_labels
+        flat_v, flat_h = state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1)
+        z[:hot] = mixture.draw_labels(self.rng, flat_v, flat_h, np.repeat(self.betas[:hot], n)).reshape(hot, n)
+        for r in np.flatnonzero(self.betas[:hot] == 0.0):
+            state.v[r], state.h[r], z[r] = mixture.draw(self.rng, n)
+        return z
 
     def _cold_from_point(self, v_in: np.ndarray) -> bool:
         """Bring the cold replica up to the point's ``v``; True when the replicas were made or ``h`` redrawn."""
@@ -169,44 +196,59 @@ class ReplicaRounds:
         corrected = v_int is not None
         hot = k - 1 if corrected else k
         parity = state.n_rounds % 2
+        mixture = self.mixture
+        if mixture is not None and hot:  # each replica's label from its conditional, then sweeps given the labels
+            z = self._draw_component_labels(hot)
+        e_after = None
         if self.compiled_rounds and hot:
             energies = np.empty((2, hot, n))
-            replica_rounds.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot, parity,
-                                    self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
-                                    gibbs=not self.keeps_hidden, evidence=self._reference_evidence(),
-                                    sweeps=self.rung_sweeps, energies=energies,
-                                    hidden_fields=self._reference_hidden_fields())
+            if mixture is None:
+                evidence, hidden_fields = self._reference_evidence(), self._reference_hidden_fields()
+            else:  # one chain: each rung's fields are those of its replica's label; the swaps below, labels summed out
+                cool = (1.0 - self.betas[:hot])[:, None]
+                evidence = np.ascontiguousarray((cool[:, None] * mixture.visible_logits[z[:hot]]))
+                hidden_fields = np.ascontiguousarray(cool * mixture.hidden_logits[z[:hot, 0]])
+            replica_rounds.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot,
+                                    parity if mixture is None else k, self.replica_labels, swap_sum, swap_n,
+                                    alpha=self.alpha, gibbs=not self.keeps_hidden, evidence=evidence,
+                                    sweeps=self.rung_sweeps, energies=energies, hidden_fields=hidden_fields)
             self._record_explorers(energies)
+            e_after = energies[1]
         elif hot:
             measuring = self._measuring_explorers
             if measuring:
-                before = energy(state.v[:hot], state.h[:hot], params)
+                before = replica_energy(state.v[:hot], state.h[:hot], params)
             counts = self.rung_sweeps[:hot]
             for s in range(int(counts.max())):  # pass s sweeps the rungs that make more than s sweeps
                 rungs = np.flatnonzero(counts > s)
                 m = rungs.size
                 flat = RBMState(state.v[rungs].reshape(m * n, -1), state.h[rungs].reshape(m * n, -1))
                 betas = np.repeat(self.betas[rungs], n)
-                if self.path is None:
+                if mixture is not None:
+                    new, _ = sweep(self.rng, flat, mixture.at(params, betas, z[rungs].reshape(-1)), self.rule)
+                elif self.path is None:
                     new, _ = self._sweep_kernel(self.rng, flat, params, betas)
                 else:
                     new, _ = sweep(self.rng, flat, self.path.at(self.path.coefficients(betas)), self.rule)
                 state.v[rungs] = new.v.reshape(m, n, -1)
                 state.h[rungs] = new.h.reshape(m, n, -1)
             if measuring:
-                self._record_explorers(np.stack([before, energy(state.v[:hot], state.h[:hot], params)]))
+                self._record_explorers(np.stack([before, replica_energy(state.v[:hot], state.h[:hot], params)]))
         if corrected:
             v_int, log_rest = self._cold_sweep(point, params, v_int, log_rest, accept_sum, accepted)
         if k > 1:
             v_int, log_rest = self._swap_round(point, params, v_int, log_rest, swap_sum, swap_n,
-                                               hot_swapped=self.compiled_rounds)
+                                               hot_swapped=self.compiled_rounds and mixture is None,
+                                               e=e_after if hot == k else None)
         return v_int, log_rest
 
-    def _swap_round(self, point, params, v_int, log_rest, swap_sum, swap_n, *, hot_swapped: bool):
+    def _swap_round(self, point, params, v_int, log_rest, swap_sum, swap_n, *, hot_swapped: bool, e=None):
         """Swap neighbouring replicas (even or odd pairs by the round's parity); the cold pair carries ``L``.
 
         ``hot_swapped``: the pairs among the RBM's own replicas were swapped
-        already (by the compiled round); only the cold pair is left.
+        already (by the compiled round); only the cold pair is left. ``e``:
+        the replicas' energies ``E(v, h)``, (k, n), where the sweeps recorded
+        them.
         """
         state = self._replicas
         k = self.n_temperatures
@@ -216,9 +258,15 @@ class ReplicaRounds:
         if cold:
             pairs = pairs[:-1]
         if not hot_swapped and pairs.size:
-            u = self._reference_energy(energy(state.v, state.h, params), state.v, state.h)  # (k, n)
-            exchange_pairs(self.rng, state.v, state.h, tempered_log_ratio(self.betas, u), pairs,
-                           carried=(self.replica_labels,), record=(swap_sum, swap_n))
+            e = replica_energy(state.v, state.h, params) if e is None else e  # (k, n)
+            if self.mixture is None:
+                log_ratio = tempered_log_ratio(self.betas, self._reference_energy(e, state.v, state.h))
+            else:  # labels summed out; the next round redraws them at the replicas' new rungs
+                k, n = e.shape
+                ell = self.mixture.label_log_weights(state.v.reshape(k * n, -1), state.h.reshape(k * n, -1))
+                log_ratio = mixture_swap_log_ratio(self.betas, e, ell.reshape(k, n, -1))
+            exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs, carried=(self.replica_labels,),
+                           record=(swap_sum, swap_n))
         if cold:
             v_int, log_rest = self._swap_cold(point, params, v_int, log_rest, swap_sum, swap_n)
         self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)

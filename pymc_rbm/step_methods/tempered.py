@@ -84,6 +84,18 @@ the compiled rounds carry them as they carry per-unit evidence, and with
 per-unit evidence (below) ``b`` adds to it. A ladder of the whole posterior
 (below) starts from the uniform distribution.
 
+A mixture of products, one per mode (``reference="mixture"``, or
+:func:`~pymc_rbm.estimators.base_rate.mixture_reference` of data), lets
+each mode grow out of its own component instead of out of one product:
+rung ``r`` targets ``exp(-β_r E(v, h)) [w_z q_z(v, h)]^(1 - β_r)`` on states
+that carry a component label ``z`` (:mod:`pymc_rbm.kernels.mixture_reference`).
+Each round first redraws every replica's label from its conditional and the
+bottom rung's whole state from the mixture, then sweeps each replica in its
+label's fields, then swaps ``(v, h)`` with the labels summed out; the next
+round's redraw restores the labels' conditionals. A low barrier does not
+collapse such a ladder (its bottom rung is exact and close to the model).
+A mode that no component covers has almost no mass below ``β = 1``.
+
 **Tuning.** The ladder (its number of rungs, their spacing, its reference)
 is adapted during PyMC's tune phase and frozen after it, so the draws come
 from a time-homogeneous chain that leaves ``Π`` invariant
@@ -141,6 +153,8 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 from pymc.step_methods.state import dataclass_state
 
+from pymc_rbm.estimators.base_rate import mixture_reference
+from pymc_rbm.kernels.mixture_reference import ProductMixture
 from pymc_rbm.kernels.operators import build_operator, operator_alpha, operator_rule
 from pymc_rbm.kernels.tempering import TemperedState, check_ladder, uniform_ladder
 from pymc_rbm.params import RBMParams
@@ -158,7 +172,7 @@ INITIAL_TEMPERATURES = 8
 #: always rejected; found on exact matrices); a tenth of Gibbs keeps every move possible.
 INFORMED_MAX_ALPHA = 0.9
 #: Where the ladder starts (``ReplicaExchange(reference=...)``), besides visible biases given as an array.
-REFERENCES = ("auto", "mean_field", "zero")
+REFERENCES = ("auto", "mean_field", "zero", "mixture")
 #: Fractions of the tune phase after which the ladder is adapted.
 ADAPT_AT = (1 / 16, 1 / 8, 1 / 4, 1 / 2)
 #: ``explorer_sweeps`` besides an integer or one per rung.
@@ -182,7 +196,7 @@ class ReplicaExchangeState(RBMStepState):
     the mean-field reference, 2 chosen; the uniform reference's barrier, ladder and rejection rates),
     ``rung_sweeps`` (the explorers' sweeps per round, one per replica; frozen after tuning) and
     ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
-    last adaptation).
+    last adaptation) and ``component_labels`` (a mixture reference's label of each replica).
     """
 
     betas: np.ndarray | None = None
@@ -209,6 +223,7 @@ class ReplicaExchangeState(RBMStepState):
     rung_sweeps: np.ndarray | None = None
     rung_energy_sums: np.ndarray | None = None
     rung_energy_n: np.ndarray | None = None
+    component_labels: np.ndarray | None = None
 
 
 class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
@@ -238,15 +253,19 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         about the number of rejected swaps a replica meets on its way across
         the ladder; below 1.5 the measured models (docs/sampling.md) mixed as
         well without tempering, for less.
-    reference : {"auto", "mean_field", "zero"} or array_like of shape (n_visible,), default "auto"
+    reference : {"auto", "mean_field", "zero", "mixture"}, array_like or ProductMixture, default "auto"
         Where the ladder starts at ``β = 0``: the RBM's naive mean-field
         product on both layers (its visible magnetisations alone where
         several fixed points are about as good), the uniform distribution
-        (``"zero"``), independent visible units with these biases (e.g. the
-        base rate of data, :func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`), or
-        (``"auto"``) whichever of the first two tuning measures to have the
-        lower barrier (the uniform one where the ladder cannot be adapted).
-        Module docstring, "The reference".
+        (``"zero"``), independent visible units with these biases, shape
+        ``(n_visible,)`` (e.g. the base rate of data,
+        :func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`), (``"auto"``)
+        whichever of the first two tuning measures to have the lower barrier
+        (the uniform one where the ladder cannot be adapted), or
+        a mixture of products, one per mode of the model, each replica
+        carrying its component's label (not with per-unit evidence): given,
+        or (``"mixture"``) :func:`~pymc_rbm.estimators.base_rate.mixture_reference`
+        of the model alone. Module docstring, "The reference".
     informed : bool, default True
         With other model terms on ``v``, propose the cold replica's visible
         units by the operator's update on their logits tilted by those terms
@@ -328,7 +347,10 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
     ):
         if isinstance(reference, str):
             if reference not in REFERENCES:
-                raise ValueError(f"reference must be one of {REFERENCES} or visible biases, got {reference!r}")
+                raise ValueError(f"reference must be one of {REFERENCES}, visible biases or a ProductMixture, got "
+                                 f"{reference!r}")
+        elif isinstance(reference, ProductMixture):
+            reference = ProductMixture(*(np.array(x, dtype=np.float64) for x in reference))  # a copy
         else:
             reference = np.array(reference, dtype=np.float64)  # a copy: the caller's array is not kept
             if reference.ndim != 1 or not np.all(np.isfinite(reference)):
@@ -377,10 +399,22 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         # the whole posterior of v can be tempered when the other terms depend on nothing else that is free
         # compiled rounds loop over replicas and rows; for many chains of a large RBM BLAS products win
         small = self._n_chains == 1 or self.n_visible * self.n_hidden <= 2**17
-        self.compiled_rounds = bool(self.compiled and small)
-        if not isinstance(self.reference, str) and self.reference.shape != (self.n_visible,):
+        if isinstance(self.reference, str) and self.reference == "mixture":  # the model's own fixed points
+            self.reference = mixture_reference(self._rbm)
+        self.mixture = self.reference if isinstance(self.reference, ProductMixture) else None
+        # a mixture's hidden fields differ by replica: one per rung in the compiled rounds, so one chain
+        self.compiled_rounds = bool(self.compiled and small and (self.mixture is None or self._n_chains == 1))
+        if self.mixture is not None:
+            self._check_mixture()
+        elif not isinstance(self.reference, str) and self.reference.shape != (self.n_visible,):
             raise ValueError(f"reference biases must have shape ({self.n_visible},), got {self.reference.shape}")
         self.tilted = self.evidence_draws
+        if self.tilted and self.mixture is not None:
+            raise ValueError(
+                f"a mixture reference runs the ladder of {self._name!r} on the RBM alone, but the model's other "
+                "terms on it are per-unit evidence, which every replica carries: use a product reference "
+                '("auto", "mean_field", "zero" or visible biases)'
+            )
         self.tilt_frozen = self.tilted and self.other_terms.input_names != [self._name]
         self.row_wise = bool(
             self.corrected and self.informed and self._n_chains > 1 and not self.tilted
@@ -388,7 +422,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         )
         self.can_temper_likelihood = bool(
             self.corrected and self.informed and self._n_chains == 1 and self.other_terms.input_names == [self._name]
-            and not self.tilted
+            and not self.tilted and self.mixture is None
         )
         self.posterior_ladder = False
         self._initial_betas = self._with_cold(ladder)
@@ -406,6 +440,17 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self._rbm = RBMParams(self.params.W, self.params.vbias, self.params.hbias)
         self._path = None
         self._path_evidence = self._path_hidden = None
+
+    def _check_mixture(self) -> None:
+        """Refuse a mixture reference of the wrong width, or on a model that is not a binary RBM."""
+        m = self.mixture
+        if m.visible_logits.shape[1:] != (self.n_visible,) or m.hidden_logits.shape[1:] != (self.n_hidden,):
+            raise ValueError(
+                f"the mixture reference has {m.visible_logits.shape[1:]} visible and {m.hidden_logits.shape[1:]} "
+                f"hidden units per component; the RBM {self._name!r} has {self.n_visible} and {self.n_hidden}"
+            )
+        if not all(np.all(np.isfinite(x)) for x in m):
+            raise ValueError("the mixture reference's logits and log weights must be finite")
 
     def _extend_stats(self) -> None:
         m = self.max_temperatures
@@ -472,7 +517,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         if isinstance(self.reference, str):
             self.reference_in_use = "zero" if auto else self.reference
         else:
-            self.reference_in_use = "given"
+            self.reference_in_use = "mixture" if self.mixture is not None else "given"
+        self.component_labels = None  # the mixture reference's label of each replica (K, B), drawn in the rounds
         # the uniform reference is measured first, then the mean-field one (only where the ladder tempers the RBM)
         self.reference_trial = 0 if auto and self.adapt and not self.can_temper_likelihood else -1
         self.reference_trial_barrier = np.nan

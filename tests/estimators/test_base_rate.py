@@ -48,3 +48,39 @@ def test_base_rate_of_a_spin_rbm_is_the_binary_one_in_spin_fields():
     np.testing.assert_array_equal(base_rate_vbias(spin, base="target"), spin.vfield)
     with pytest.raises(ValueError):
         base_rate_vbias(spin, bits)  # 0/1 rows are not spins
+
+
+def test_a_mixture_reference_is_the_distinct_fixed_points_its_starts_lead_to():
+    """From the 30 bars-and-stripes patterns the bundled RBM's fixed points are the 30 patterns, each a sharp
+    component; from the model alone (receptive fields) fewer, all distinct."""
+    from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
+    from pymc_rbm.estimators.base_rate import mixture_reference
+    from pymc_rbm.primitives import sigmoid
+
+    p = bundled_rbm()
+    patterns = bars_and_stripes(4)
+    mix = mixture_reference(p, patterns, rng=0)
+    assert mix.n_components == len(patterns)
+    np.testing.assert_allclose(np.exp(mix.log_weights), 1 / len(patterns), rtol=1e-12)
+    m_v = sigmoid(mix.visible_logits)
+    assert np.all(np.abs(m_v - np.rint(m_v)) < 0.01)  # sharp
+    assert {tuple(r) for r in np.rint(m_v).astype(int)} == {tuple(r) for r in patterns.astype(int)}
+    own = mixture_reference(p)
+    assert 2 <= own.n_components < len(patterns)
+    m_v = sigmoid(own.visible_logits)
+    gaps = np.abs(m_v[:, None] - m_v[None]).max(axis=-1) + np.eye(own.n_components)
+    assert gaps.min() > 0.5  # distinct
+    assert mixture_reference(p, patterns, n_components=5, rng=0).n_components == 5
+
+
+def test_a_mixture_reference_refuses_bad_input():
+    from pymc_rbm.estimators.base_rate import mixture_reference
+
+    p = _model(6, 3, 1.0)
+    with pytest.raises(TypeError, match="binary RBMParams"):
+        mixture_reference(p.to_spin())
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="n_components"):
+            mixture_reference(p, n_components=bad)
+    with pytest.raises(ValueError, match="binary"):
+        mixture_reference(p, np.full((4, 6), 0.5))

@@ -906,3 +906,76 @@ def test_a_draw_with_more_explorer_sweeps_makes_fewer_rounds(params):
         assert ReplicaExchange(betas=BETAS, explorer_sweeps=1).rounds_per_draw == 3
         assert ReplicaExchange(betas=BETAS, explorer_sweeps=[1, 3, 2]).rounds_per_draw == 2  # 9 / 6
         assert ReplicaExchange(betas=BETAS, explorer_sweeps=[1, 3, 2], sweeps=5).rounds_per_draw == 5
+
+
+# ------------------------------------------------------------ a mixture of products as the reference
+MIXTURE_V = [[0.9, 0.2], [0.1, 0.7]]
+MIXTURE_H = [[0.8], [0.3]]
+
+
+def mixture_rung_target(params, mixture, beta):
+    """``p_β(v, h, z) ∝ exp(-β E) [w_z q_z(v, h)]^(1 - β)`` over ``(z, v, h)``, ``z`` slowest (16 states)."""
+    vs, hs = ht.joint_states(NV, NH)
+    log_p = []
+    for z in range(mixture.n_components):
+        zz = np.full(len(vs), z)
+        log_p.append(-beta * energy(vs, hs, params) + (1 - beta) * mixture.log_density(vs, hs, zz))
+    log_p = np.concatenate(log_p)
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_a_mixture_reference_leaves_every_rung_at_its_target(params, compiled):
+    """Each rung's ``(v, h, z)`` after many draws of a fixed ladder against ``p_β`` of the labelled path (the top
+    rung's label is uniform: it enters no target at β = 1). A draw ends with a swap of ``(v, h)``, after which
+    the labels are stale until the next round redraws them: they are redrawn (a Gibbs move) before counting."""
+    from pymc_rbm.kernels.mixture_reference import ProductMixture
+
+    mixture = ProductMixture.from_probabilities(MIXTURE_V, MIXTURE_H, [0.3, 0.7])
+    with ladder_model(params, 0, False):
+        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1, reference=mixture, compiled=compiled)
+    assert step.compiled_rounds == compiled and step.reference_in_use == "mixture"
+    n = 30_000
+    step.setup_chain(np.random.default_rng(70), 0, n)
+    point = {"v": np.zeros(NV, dtype=np.int64)}
+    counts = np.zeros((len(BETAS), 2 ** (NV + NH) * 2))
+    for _ in range(n):
+        point, _ = step.step(point)
+        rep, z = step._replicas, step._draw_component_labels(len(BETAS))
+        idx = z[:, 0] * 2 ** (NV + NH) + ht.joint_index(rep.v[:, 0], rep.h[:, 0])
+        counts[np.arange(len(BETAS)), idx] += 1
+    for r, beta in enumerate(BETAS):
+        tv = 0.5 * np.abs(counts[r] / n - mixture_rung_target(params, mixture, beta)).sum()
+        assert tv < 0.02, (beta, tv)
+
+
+def test_a_mixture_reference_samples_the_bundled_rbm():
+    """``pm.sample`` from the mixture of the fixed points that the 30 patterns lead to: the bundled RBM's
+    marginals, with round trips in every chain."""
+    from pymc_rbm.estimators.base_rate import mixture_reference
+
+    params = bundled_rbm()
+    mixture = mixture_reference(params, bars_and_stripes(4), rng=0)
+    assert mixture.n_components >= 20
+    exact = np.exp(log_marginal_visible(params)) @ binary_states(params.n_visible)
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        idata = pm.sample(draws=1500, tune=500, chains=2, cores=1, random_seed=11, progressbar=False,
+                          step=ReplicaExchange([v], reference=mixture), compute_convergence_checks=False)
+    est = idata.posterior["v"].values.reshape(-1, params.n_visible).mean(0)
+    assert np.abs(est - exact).max() < 0.05
+    assert idata.sample_stats["round_trips"].values[:, -1].min() > 10
+
+
+def test_a_mixture_reference_is_refused_where_it_cannot_run(params):
+    from pymc_rbm.kernels.mixture_reference import ProductMixture
+
+    wide = ProductMixture.from_probabilities(np.full((2, NV + 1), 0.5), np.full((2, NH), 0.5))
+    with ladder_model(params, 0, False):
+        with pytest.raises(ValueError, match="mixture reference has"):
+            ReplicaExchange(reference=wide)
+    mixture = ProductMixture.from_probabilities(MIXTURE_V, MIXTURE_H)
+    with evidence_model(3, free_s=False):
+        with pytest.raises(ValueError, match="per-unit evidence"):
+            ReplicaExchange(reference=mixture)
