@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_rbm.energy import hidden_activation, visible_activation
+from pymc_rbm.kernels.sweep import RBMAtBeta
 from pymc_rbm.primitives import softplus
 
 __all__ = ["MixturePoint", "ProductMixture", "swap_log_ratio"]
@@ -171,43 +171,41 @@ class ProductMixture(NamedTuple):
     def at(self, params, beta: np.ndarray, z: np.ndarray) -> "MixturePoint":
         """The target of :func:`~pymc_rbm.kernels.sweep.sweep` of states with labels ``z`` (n,) at ``beta`` (n,)."""
         b = np.asarray(beta, dtype=np.float64)[:, None]
-        return MixturePoint(params, b, (1.0 - b) * self.visible_logits[z], (1.0 - b) * self.hidden_logits[z])
+        return MixturePoint(RBMAtBeta(params, b), (1.0 - b) * self.visible_logits[z], (1.0 - b) * self.hidden_logits[z])
 
 
 class MixturePoint(NamedTuple):
-    """``p_β(v, h | z)`` of :class:`ProductMixture`'s ladder as a target of :func:`~pymc_rbm.kernels.sweep.sweep`.
+    """``p_β(v, h | z)`` of :class:`ProductMixture`'s ladder as a target of :func:`~pymc_rbm.kernels.sweep.sweep`:
+    the RBM at ``β`` (:class:`~pymc_rbm.kernels.sweep.RBMAtBeta`) plus each state's label's fields.
 
     Attributes
     ----------
-    params : RBMParams
-    beta : ndarray of shape (n, 1)
+    rbm : RBMAtBeta
+        The RBM at ``β``, one per state: ``beta`` of shape (n, 1).
     visible_fields : ndarray of shape (n, n_visible)
         ``(1 - β) f_z`` of each state's label.
     hidden_fields : ndarray of shape (n, n_hidden)
         ``(1 - β) g_z``.
     """
 
-    params: object
-    beta: np.ndarray
+    rbm: RBMAtBeta
     visible_fields: np.ndarray
     hidden_fields: np.ndarray
 
     @property
     def W(self) -> np.ndarray:
-        """The couplings, (n_visible, n_hidden)."""
-        return self.params.W
+        return self.rbm.W
 
     def hidden_input(self, v: np.ndarray) -> np.ndarray:
-        """``hbias + v·W``, (n, n_hidden)."""
-        return hidden_activation(v, self.params)
+        return self.rbm.hidden_input(v)
 
     def hidden_logits(self, a: np.ndarray) -> np.ndarray:
         """``β a + (1 - β) g_z`` from the hidden input ``a`` (not modified)."""
-        return self.beta * a + self.hidden_fields
+        return self.rbm.hidden_logits(a) + self.hidden_fields
 
     def visible_logits(self, h: np.ndarray) -> np.ndarray:
         """``β (vbias + W·h) + (1 - β) f_z``, (n, n_visible)."""
-        return self.beta * visible_activation(h, self.params) + self.visible_fields
+        return self.rbm.visible_logits(h) + self.visible_fields
 
 
 def swap_log_ratio(betas: np.ndarray, e: np.ndarray, label_log_weights: np.ndarray) -> np.ndarray:
