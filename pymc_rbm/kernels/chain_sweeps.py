@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, objmode
 
-from pymc_rbm.kernels.activations import BATCH_FRACTION
 from pymc_rbm.kernels.update_rule import dense_layer, exp_neg_abs, gibbs_rows, update_layer
 
 # The paths of :func:`sweep_rows` (its argument ``path``).
@@ -170,18 +169,19 @@ def numpy_product(a, b, out):  # pragma: no cover - compiled
 def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, which, last, other, M,
                  may_follow):  # pragma: no cover - compiled
     """One layer of the ``DENSE`` path: ``x`` given ``a`` by :func:`~pymc_rbm.kernels.update_rule.dense_layer`
-    with the uniforms of ``(key, stream)``, in place; then, when ``may_follow`` and at most
-    :data:`~pymc_rbm.kernels.activations.BATCH_FRACTION` of the layer's entries changed, ``other += (x' - x) M``
+    with the uniforms of ``(key, stream)``, in place; then, when ``may_follow`` and at most ``max_fraction``
+    (:data:`~pymc_rbm.kernels.activations.BATCH_FRACTION`) of the layer's entries changed, ``other += (x' - x) M``
     by the rows of the units that changed (:func:`add_changes`; below the break-even of those rows against
     one gemm).
 
     Parameters
     ----------
     dense : tuple
-        ``(key, changes, counts, hidden_exp, v_out)``: the key (4,), uint64; a work buffer of at least
-        ``x.size`` int8; ``counts[which]`` (n_chains,) receives the changed units per chain; ``hidden_exp``
-        (n_chains, n_hidden) holds ``exp(-|a|)`` of the hidden layer when ``exp_known``; ``v_out``
-        (n_chains, n_visible), any dtype, receives ``x'`` when ``last``.
+        ``(key, changes, counts, hidden_exp, v_out, max_fraction)``: the key (4,), uint64; a work buffer of
+        at least ``x.size`` int8; ``counts[which]`` (n_chains,) receives the changed units per chain;
+        ``hidden_exp`` (n_chains, n_hidden) holds ``exp(-|a|)`` of the hidden layer when ``exp_known``;
+        ``v_out`` (n_chains, n_visible), any dtype, receives ``x'`` when ``last``; the largest fraction of
+        changed entries that the rows follow.
     stream : int
     x : (n_chains, n)
     a : (n_chains, n)
@@ -204,7 +204,7 @@ def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, w
     incremental : bool
         ``other`` was updated by rows (some units changed).
     """
-    key, changes, counts, hidden_exp, v_out = dense
+    key, changes, counts, hidden_exp, v_out, max_fraction = dense
     d = changes[: x.size].reshape(x.shape)
     E = hidden_exp if exp_known else np.empty((0, 0))
     if last:
@@ -212,7 +212,7 @@ def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, w
     else:
         n = dense_layer(key, stream, x, a, bias, add_bias, E, exp_known, alpha, gibbs, counts[which], d,
                         np.empty((0, 0)))
-    by_rows = may_follow and n <= BATCH_FRACTION * x.size
+    by_rows = may_follow and n <= max_fraction * x.size
     if by_rows and n:
         add_changes(other, d, M)
     return by_rows, by_rows and n > 0
@@ -281,9 +281,9 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
         ends after the hidden layer (``ROWS`` and ``DENSE`` sweep whole sweeps: both False). ``DENSE``
         is one block at β = 1 without evidence or fields, updated in place, with carried activations that may
         lack their bias (a product leaves it out: the next pass over them adds it); ``dense`` is
-        ``(key, changes, counts, hidden_exp, v_out)`` (:func:`dense_update`; sweep ``t`` updates the hidden
-        layer with stream ``2t`` and the visible one with ``2t + 1``; ``hidden_exp`` holds ``exp(-|a_h|)`` of
-        the ``a_h`` given when ``exp_known``), None on the other paths.
+        ``(key, changes, counts, hidden_exp, v_out, max_fraction)`` (:func:`dense_update`; sweep ``t``
+        updates the hidden layer with stream ``2t`` and the visible one with ``2t + 1``; ``hidden_exp`` holds
+        ``exp(-|a_h|)`` of the ``a_h`` given when ``exp_known``), None on the other paths.
 
     Returns
     -------
@@ -415,7 +415,7 @@ def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_i
 
 @njit(cache=True, nogil=True)
 def dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental,
-                 full_every, changes, counts, v_out, hidden_exp, exp_known):  # pragma: no cover - compiled
+                 full_every, max_fraction, changes, counts, v_out, hidden_exp, exp_known):  # pragma: no cover
     """``n_sweeps`` sweeps of a large batch with carried activations by :func:`sweep_rows`' ``DENSE`` path, in place.
 
     Parameters
@@ -436,6 +436,9 @@ def dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias,
         The operator.
     n_incremental, full_every : int
         The activations are formed afresh once ``n_incremental`` incremental updates reach ``full_every``.
+    max_fraction : float
+        The other layer's activation follows by rows when at most this fraction of a layer's entries changed
+        (:data:`~pymc_rbm.kernels.activations.BATCH_FRACTION`), else by a product.
     changes : (m,), int8
         Work, ``m >= n_chains max(n_visible, n_hidden)``.
     counts : (2, n_chains)
@@ -458,7 +461,7 @@ def dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias,
     _, n_incremental, h_pending = sweep_rows(
         DENSE, a_v, (0, 0, 0), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs), one_block, no_target,
         (a_v_valid, n_incremental, full_every), (h, v), no_record,
-        (False, False, (key, changes, counts, hidden_exp, v_out), exp_known))
+        (False, False, (key, changes, counts, hidden_exp, v_out, max_fraction), exp_known))
     return n_incremental, h_pending
 
 

@@ -73,7 +73,7 @@ import threading
 
 import numpy as np
 
-from pymc_rbm.kernels.activations import FULL_EVERY
+from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY
 
 __all__ = [
     "DENSE_MIN_WEIGHTS",
@@ -326,7 +326,7 @@ def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias
     no_array = np.empty((0, 0))
     return _module()[0].dense_sweeps(
         key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental, FULL_EVERY,
-        changes, counts, no_array if v_out is None else v_out, no_array if hidden_exp is None else hidden_exp,
+        BATCH_FRACTION, changes, counts, no_array if v_out is None else v_out, no_array if hidden_exp is None else hidden_exp,
         hidden_exp is not None)
 
 
