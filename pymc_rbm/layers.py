@@ -285,7 +285,7 @@ def bits_form(W, vbias, hbias, visible: TwoState, hidden: TwoState) -> BitsForm:
 
 
 # ----------------------------------------------------------------------------- categorical (Potts) units
-__all__ += ["Potts"]
+__all__ += ["Potts", "draw_index"]
 
 
 def logsumexp_last(x: np.ndarray) -> np.ndarray:
@@ -303,7 +303,7 @@ def softmax_last(x: np.ndarray) -> np.ndarray:
     return e
 
 
-def _draw_index(u: np.ndarray, probs: np.ndarray) -> np.ndarray:
+def draw_index(u: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """The index ``k`` with ``cumsum(probs)[k - 1] <= u < cumsum(probs)[k]`` (inverse CDF), int64.
 
     ``u`` has shape ``(...)`` and ``probs`` ``(..., q)``, not necessarily
@@ -496,7 +496,7 @@ class Potts(Layer):
         if rule.gibbs or x is None:
             if not rule.gibbs:
                 raise ValueError("only the Gibbs rule updates a layer without its current state")
-            new = _draw_index(rng.random(field.shape[:-1]), probs)
+            new = draw_index(rng.random(field.shape[:-1]), probs)
             out = new.astype(np.float64)
             return out, np.zeros(field.shape[:-2], dtype=np.int64)
         x_arr = np.asarray(x)
@@ -506,7 +506,7 @@ class Potts(Layer):
         if alpha > 0.0:
             metropolised = self._metropolised(u[..., 1], u[..., 2], cur, probs)
         if alpha < 1.0:
-            gibbs = _draw_index(u[..., 1], probs)
+            gibbs = draw_index(u[..., 1], probs)
         if alpha == 1.0:
             new = metropolised
         elif alpha == 0.0:
@@ -529,7 +529,7 @@ class Potts(Layer):
         others = probs.copy()
         others.reshape(-1, q)[rows, cur.reshape(-1)] = 0.0
         rest_x = others.sum(axis=-1)  # 1 - p_x
-        proposal = _draw_index(u_propose * rest_x, others)
+        proposal = draw_index(u_propose * rest_x, others)
         without = probs.copy()
         without.reshape(-1, q)[rows, proposal.reshape(-1)] = 0.0
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -42,7 +42,8 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_rbm.kernels.sweep import RBMAtBeta
-from pymc_rbm.primitives import softplus
+from pymc_rbm.layers import draw_index
+from pymc_rbm.primitives import sigmoid, softplus
 
 __all__ = ["MixturePoint", "ProductMixture", "swap_log_ratio"]
 
@@ -119,20 +120,13 @@ class ProductMixture(NamedTuple):
         norm = softplus(f).sum(axis=1) + softplus(g).sum(axis=1)  # -log q_z(0, 0)
         return self.log_weights - norm + v @ f.T + h @ g.T
 
-    def log_density(self, v: np.ndarray, h: np.ndarray, z: np.ndarray) -> np.ndarray:
-        """``log w_z + log q_z(v, h)`` of each state at its own label, ``v`` (..., n_visible), ``h`` (..., n_hidden),
-        ``z`` (...) integers; shape (...)."""
-        f, g = self.visible_logits[z], self.hidden_logits[z]
-        return (self.log_weights[z] - softplus(f).sum(axis=-1) - softplus(g).sum(axis=-1)
-                + np.einsum("...i,...i->...", v, f) + np.einsum("...j,...j->...", h, g))
-
     def draw_labels(self, rng: np.random.Generator, v: np.ndarray, h: np.ndarray, beta) -> np.ndarray:
         """``z ~ p_β(z | v, h) ∝ [w_z q_z(v, h)]^(1 - β)`` for each state (stochastic).
 
         Parameters
         ----------
         rng : numpy.random.Generator
-            One uniform per state (inverse CDF).
+            One uniform per state (inverse CDF, :func:`~pymc_rbm.layers.draw_index`).
         v : ndarray of shape (n, n_visible)
         h : ndarray of shape (n, n_hidden)
         beta : ndarray of shape (n,)
@@ -143,9 +137,7 @@ class ProductMixture(NamedTuple):
         """
         lw = (1.0 - np.asarray(beta, dtype=np.float64))[:, None] * self.label_log_weights(v, h)
         p = np.exp(lw - lw.max(axis=1, keepdims=True))
-        c = np.cumsum(p, axis=1)
-        u = rng.random(c.shape[0]) * c[:, -1]
-        return np.minimum((c < u[:, None]).sum(axis=1), self.n_components - 1).astype(np.int64)
+        return draw_index(rng.random(p.shape[0]) * p.sum(axis=1), p)
 
     def draw(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``n`` independent draws ``z ~ w``, ``(v, h) ~ q_z`` (stochastic): the ladder's bottom rung exactly.
@@ -156,16 +148,15 @@ class ProductMixture(NamedTuple):
         h : ndarray of shape (n, n_hidden)
         z : ndarray of int64 of shape (n,)
         """
-        c = np.cumsum(np.exp(self.log_weights))
-        z = np.minimum(np.searchsorted(c, rng.random(n) * c[-1], side="right"), self.n_components - 1)
+        z = draw_index(rng.random(n), np.exp(self.log_weights))
         v, h = self.sample(rng, z)
-        return v, h, z.astype(np.int64)
+        return v, h, z
 
     def sample(self, rng: np.random.Generator, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(v, h) ~ q_z`` for each label of ``z`` (n,), float 0/1 arrays (n, n_visible), (n, n_hidden)."""
         z = np.asarray(z)
-        v = (rng.random((z.size, self.visible_logits.shape[1])) < 1.0 / (1.0 + np.exp(-self.visible_logits[z])))
-        h = (rng.random((z.size, self.hidden_logits.shape[1])) < 1.0 / (1.0 + np.exp(-self.hidden_logits[z])))
+        v = rng.random((z.size, self.visible_logits.shape[1])) < sigmoid(self.visible_logits[z])
+        h = rng.random((z.size, self.hidden_logits.shape[1])) < sigmoid(self.hidden_logits[z])
         return v.astype(np.float64), h.astype(np.float64)
 
     def at(self, params, beta: np.ndarray, z: np.ndarray) -> "MixturePoint":

@@ -330,7 +330,6 @@ class LadderTuning:
         """Put each new rung's replica at the old rung nearest in β (the cold one stays); redraw hot ``h``."""
         old, state = self.betas, self._replicas
         self.betas = new
-        self.component_labels = None  # redrawn from their conditionals in the next round
         self._reset_counters()
         if state is None:
             return

@@ -59,20 +59,16 @@ class ReplicaRounds:
         self._reset_counters()
 
     def _draw_component_labels(self, hot: int) -> np.ndarray:
-        """Redraw the mixture reference's label of the first ``hot`` replicas from ``p_β(z | v, h)``, and the
-        whole state of a rung at ``β = 0`` from the mixture; all labels (K, B).
+        """The mixture reference's label of each of the first ``hot`` replicas, drawn from ``p_β(z | v, h)``, and
+        the whole state of a rung at ``β = 0`` drawn from the mixture; the labels, (hot, B).
 
-        Both are exact draws from conditionals of the rungs' targets, whatever the labels were, so labels are
-        made here where the replicas are new or were moved (the top rung's, at ``β = 1``, is uniform and
-        enters no target).
+        Both are exact draws from conditionals of the rungs' targets, whatever came before, so the labels are
+        not kept between rounds: the swaps sum them out (the top rung's, at ``β = 1``, is uniform and enters
+        no target).
         """
         state, n, mixture = self._replicas, self._n_chains, self.mixture
-        k = state.v.shape[0]
-        if self.component_labels is None or self.component_labels.shape != (k, n):
-            self.component_labels = np.zeros((k, n), dtype=np.int64)
-        z = self.component_labels
         flat_v, flat_h = state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1)
-        z[:hot] = mixture.draw_labels(self.rng, flat_v, flat_h, np.repeat(self.betas[:hot], n)).reshape(hot, n)
+        z = mixture.draw_labels(self.rng, flat_v, flat_h, np.repeat(self.betas[:hot], n)).reshape(hot, n)
         for r in np.flatnonzero(self.betas[:hot] == 0.0):
             state.v[r], state.h[r], z[r] = mixture.draw(self.rng, n)
         return z
@@ -206,8 +202,8 @@ class ReplicaRounds:
                 evidence, hidden_fields = self._reference_evidence(), self._reference_hidden_fields()
             else:  # one chain: each rung's fields are those of its replica's label; the swaps below, labels summed out
                 cool = (1.0 - self.betas[:hot])[:, None]
-                evidence = np.ascontiguousarray((cool[:, None] * mixture.visible_logits[z[:hot]]))
-                hidden_fields = np.ascontiguousarray(cool * mixture.hidden_logits[z[:hot, 0]])
+                evidence = np.ascontiguousarray(cool[:, None] * mixture.visible_logits[z])
+                hidden_fields = np.ascontiguousarray(cool * mixture.hidden_logits[z[:, 0]])
             replica_rounds.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot,
                                     parity if mixture is None else k, self.replica_labels, swap_sum, swap_n,
                                     alpha=self.alpha, gibbs=not self.keeps_hidden, evidence=evidence,

@@ -196,7 +196,7 @@ class ReplicaExchangeState(RBMStepState):
     the mean-field reference, 2 chosen; the uniform reference's barrier, ladder and rejection rates),
     ``rung_sweeps`` (the explorers' sweeps per round, one per replica; frozen after tuning) and
     ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
-    last adaptation) and ``component_labels`` (a mixture reference's label of each replica).
+    last adaptation).
     """
 
     betas: np.ndarray | None = None
@@ -223,7 +223,6 @@ class ReplicaExchangeState(RBMStepState):
     rung_sweeps: np.ndarray | None = None
     rung_energy_sums: np.ndarray | None = None
     rung_energy_n: np.ndarray | None = None
-    component_labels: np.ndarray | None = None
 
 
 class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
@@ -442,7 +441,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self._path_evidence = self._path_hidden = None
 
     def _check_mixture(self) -> None:
-        """Refuse a mixture reference of the wrong width, or on a model that is not a binary RBM."""
+        """Refuse a mixture reference of the wrong width or with entries that are not finite."""
         m = self.mixture
         if m.visible_logits.shape[1:] != (self.n_visible,) or m.hidden_logits.shape[1:] != (self.n_hidden,):
             raise ValueError(
@@ -518,7 +517,6 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
             self.reference_in_use = "zero" if auto else self.reference
         else:
             self.reference_in_use = "mixture" if self.mixture is not None else "given"
-        self.component_labels = None  # the mixture reference's label of each replica (K, B), drawn in the rounds
         # the uniform reference is measured first, then the mean-field one (only where the ladder tempers the RBM)
         self.reference_trial = 0 if auto and self.adapt and not self.can_temper_likelihood else -1
         self.reference_trial_barrier = np.nan

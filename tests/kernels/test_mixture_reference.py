@@ -154,8 +154,8 @@ def test_the_sweep_kernel_draws_the_mixture_points_conditionals():
     assert_frequencies(np.bincount(idx, minlength=N), sweep_matrix(beta)[s])
 
 
-def test_log_density_is_normalised_and_components_sample_their_products():
-    assert np.isclose(np.exp(MIXTURE.log_density(V, H, Z)).sum(), 1.0, rtol=0, atol=1e-14)
+def test_label_weights_are_normalised_and_components_sample_their_products():
+    assert np.isclose(np.exp(MIXTURE.label_log_weights(V, H)[np.arange(N), Z]).sum(), 1.0, rtol=0, atol=1e-14)
     v, h = MIXTURE.sample(np.random.default_rng(5), np.ones(20_000, dtype=np.int64))
     assert np.allclose(v.mean(0), [0.1, 0.7], atol=0.015) and np.allclose(h.mean(0), [0.3], atol=0.015)
 

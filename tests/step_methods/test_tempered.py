@@ -918,8 +918,7 @@ def mixture_rung_target(params, mixture, beta):
     vs, hs = ht.joint_states(NV, NH)
     log_p = []
     for z in range(mixture.n_components):
-        zz = np.full(len(vs), z)
-        log_p.append(-beta * energy(vs, hs, params) + (1 - beta) * mixture.log_density(vs, hs, zz))
+        log_p.append(-beta * energy(vs, hs, params) + (1 - beta) * mixture.label_log_weights(vs, hs)[:, z])
     log_p = np.concatenate(log_p)
     p = np.exp(log_p - log_p.max())
     return p / p.sum()
