@@ -382,18 +382,20 @@ class RBMStep(OtherTermsInDraws, VariableStep):
         point = self._chain_start(point)
         v_in = point[self._name].reshape(self._n_chains, self._shape[-1])
         refreshed = self._bring_up_to_date(point, v_in)
-        if self.corrected and self.evidence_draws:
-            v_out, stats = self._evidence_draw(point, v_in)
-        elif self.corrected:
-            v_int = v_in.astype(self._out_dtype)
-            correction = Correction(v_int, self._rest_current(point, v_int), self._n_chains)
-            v_out, stats = self._numpy_draw(v_in, correction, point)
-        elif self.compiled:
-            v_out, stats = self._compiled_draw(v_in)
+        corrected = self.corrected
+        if self.compiled and not corrected:
+            v_out, stats = self._compiled_draw(v_in, refreshed)
         else:
-            v_out, stats = self._numpy_draw(v_in)
+            if corrected and self.evidence_draws:
+                v_out, per_chain = self._evidence_draw(point, v_in)
+            elif corrected:
+                v_int = v_in.astype(self._out_dtype)
+                correction = Correction(v_int, self._rest_current(point, v_int), self._n_chains)
+                v_out, per_chain = self._numpy_draw(v_in, correction, point)
+            else:
+                v_out, per_chain = self._numpy_draw(v_in)
+            stats = self._chain_stats(*per_chain, refreshed)
         self._leave(v_out)
-        stats = self._chain_stats(*stats, refreshed)
         if self.record_hidden:
             stats["hidden"] = self.hidden_state.astype(np.int8).reshape(-1)  # flat for a batch: see _setup_stats
         out = point.copy()
@@ -440,8 +442,9 @@ class RBMStep(OtherTermsInDraws, VariableStep):
             return v_in.tobytes() == c.left_bytes
         return same_values(v_in, c.visible_state)
 
-    def _compiled_draw(self, v_in):
-        """The draw's sweeps in one compiled call on the carried arrays (:mod:`pymc_rbm.kernels.compiled`)."""
+    def _compiled_draw(self, v_in, refreshed: bool):
+        """The draw's sweeps in one compiled call on the carried arrays (:mod:`pymc_rbm.kernels.compiled`);
+        returns the draw and its stats, as declared."""
         c, n = self.carried, self._n_chains
         h_known = c.hidden_state is not None
         if not h_known:  # Gibbs after a refresh: its hidden update does not read h
@@ -458,8 +461,16 @@ class RBMStep(OtherTermsInDraws, VariableStep):
             **self._compiled_options(),
         )
         c.hidden_exp_valid = _compiled.dense(n, c.visible_state.shape[1], c.hidden_state.shape[1])
-        n_hidden_changed = stats[:, 2] if h_known else self._all_hidden
-        return v_out, (stats[:, 0], stats[:, 1], n_hidden_changed, self._ones, self._ones)
+        if self._batch_shape:
+            n_hidden_changed = stats[:, 2] if h_known else self._all_hidden
+            return v_out, self._chain_stats(stats[:, 0], stats[:, 1], n_hidden_changed, self._ones, self._ones,
+                                            refreshed)
+        # one chain: the Python scalars straight from the call's row (the generic pass of _shaped_stats costs
+        # about 1 µs, a tenth of a small model's draw)
+        free_energy, n_changed, n_hidden_changed = stats[0].tolist()
+        return v_out, {"free_energy": free_energy, "n_changed": int(n_changed),
+                       "n_hidden_changed": int(n_hidden_changed) if h_known else self.n_hidden,
+                       "accept": 1.0, "accept_rate": 1.0, "refreshed": refreshed}
 
     def _numpy_draw(self, v_in, correction: Correction | None = None, point=None):
         """The draw's sweeps with the NumPy kernels; with a ``correction``, each visible move is accepted
