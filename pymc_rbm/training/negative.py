@@ -123,7 +123,8 @@ class NegativePhase(NamedTuple):
         ``fused(chains, params) -> bool``: whether ``gradient`` is one compiled
         call for these chains and parameters (else it is ``step`` and the data
         term, and :func:`phase_gradient` may as well use ``samples``). None:
-        always, where there is a ``gradient``.
+        always, where there is a ``gradient``. ``gradient`` is called only
+        where ``fused`` says so.
     """
 
     name: str
@@ -392,9 +393,7 @@ def persistent_contrastive_divergence(
     def fused(chains, params):  # BLAS products pay on larger models; the compiled gradient is float64
         return params.dtype == np.float64 and not compiled.dense(chains.v.shape[0], params.n_visible, params.n_hidden)
 
-    def gradient(rng, chains, params, batch):
-        if not fused(chains, params):
-            return _step_gradient(step, rng, chains, params, batch)
+    def gradient(rng, chains, params, batch):  # called where fused(chains, params) says so (phase_gradient)
         if returned and chains is returned[0]:
             v, h = chains.v, chains.h
         else:  # chains of the caller (a resumed fit) stay as they are
