@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 
 from pymc_rbm.layers import BERNOULLI, SPIN, Layer, bits_form
-from pymc_rbm.validation import check_float_array, check_real, open_npz, read_npz_array
+from pymc_rbm.validation import check_float_array, check_float_dtype, check_real, open_npz, read_npz_array
 
 __all__ = ["RBMParams", "SpinRBMParams", "StoredArrays"]
 
@@ -163,6 +163,35 @@ class RBMParams(StoredArrays):
         object.__setattr__(self, "W", W)
         object.__setattr__(self, "vbias", vbias)
         object.__setattr__(self, "hbias", hbias)
+
+    @classmethod
+    def viewing(cls, W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray) -> RBMParams:
+        """Parameters that follow arrays the caller keeps moving in place: read-only views, not copies.
+
+        For loops that update their parameters in place at every step, such
+        as :func:`~pymc_rbm.training.fit`, and read them through an
+        ``RBMParams`` (the constructor's copy and checks cost more than a
+        small model's update). Unlike the constructor's result, this one
+        changes whenever the arrays do: hand a copy (``RBMParams(p.W,
+        p.vbias, p.hbias)``) to anything that keeps it.
+
+        Parameters
+        ----------
+        W : ndarray of shape (n_visible, n_hidden)
+        vbias : ndarray of shape (n_visible,)
+        hbias : ndarray of shape (n_hidden,)
+            Finite floating arrays of one dtype (finiteness is the caller's to keep).
+        """
+        if any(type(a) is not np.ndarray or a.dtype != W.dtype for a in (W, vbias, hbias)):
+            raise TypeError("RBMParams.viewing takes NumPy arrays of one floating dtype")
+        check_float_dtype(W.dtype)
+        arrays = [a.view() for a in (W, vbias, hbias)]
+        _check_shapes(*arrays)
+        params = object.__new__(cls)
+        for name, a in zip(cls.ARRAY_NAMES, arrays):
+            a.setflags(write=False)
+            object.__setattr__(params, name, a)
+        return params
 
     # ------------------------------------------------------------------ shape
     @property

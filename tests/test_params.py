@@ -120,6 +120,31 @@ def test_inputs_not_aliased_and_params_read_only():
         p.W = np.zeros((4, 3))
 
 
+def test_viewing_follows_arrays_moved_in_place_and_is_read_only():
+    W, vbias, hbias = np.zeros((3, 2)), np.zeros(3), np.zeros(2)
+    p = RBMParams.viewing(W, vbias, hbias)
+    W += 1.0
+    hbias[1] = 2.0
+    assert p == RBMParams(np.ones((3, 2)), np.zeros(3), [0.0, 2.0])
+    with pytest.raises(ValueError, match="read-only"):
+        p.W[0, 0] = 5.0
+    assert W.flags.writeable  # the caller's arrays stay writeable
+
+
+@pytest.mark.parametrize(
+    "arrays, error",
+    [
+        ((np.zeros((3, 2)), np.zeros(3, dtype=np.float32), np.zeros(2)), TypeError),
+        (([[0.0, 0.0]], np.zeros(1), np.zeros(2)), TypeError),
+        ((np.zeros((3, 2), dtype=np.int64), np.zeros(3, dtype=np.int64), np.zeros(2, dtype=np.int64)), ValueError),
+        ((np.zeros((3, 2)), np.zeros(2), np.zeros(2)), ValueError),
+    ],
+)
+def test_viewing_refuses_what_the_constructor_would_convert(arrays, error):
+    with pytest.raises(error):
+        RBMParams.viewing(*arrays)
+
+
 def test_construction_does_not_mutate_inputs():
     W, b, c = _arrays(4, 3)
     W_int = np.arange(12).reshape(4, 3)

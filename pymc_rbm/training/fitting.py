@@ -426,10 +426,15 @@ class Training:
 
     Attributes
     ----------
-    params, flat : RBMParams (or the family's parameters), RBMParams
-        The parameters after the last update, and in the flat coordinates.
+    params : RBMParams (or the family's parameters)
+        The parameters after the last complete update: a copy, made when
+        first asked for (most updates of a small model are never looked at,
+        and the copy costs more than their arithmetic).
     arrays : tuple of ndarray
         ``(W, vbias, hbias)`` in the flat coordinates, moved in place by each update.
+    flat : RBMParams
+        Views of ``arrays`` (:meth:`~pymc_rbm.params.RBMParams.viewing`): what
+        the gradients read; they follow the arrays as they move.
     chains : object
         The phase's chains.
     update : int
@@ -440,8 +445,13 @@ class Training:
 
     def __init__(self, run: Run):
         self.run = run
-        self.params, self.flat, self.chains = run.params, run.flat, run.chains
+        self.chains = run.chains
         self.arrays = tuple(np.array(a, dtype=run.dtype) for a in (run.flat.W, run.flat.vbias, run.flat.hbias))
+        self.flat = RBMParams.viewing(*self.arrays)
+        self._params = run.params
+        # the arrays of the last complete update while one is under way (it may diverge or be interrupted)
+        self._committed = tuple(np.empty_like(a) for a in self.arrays)
+        self._pending = False
         self.opt_state = run.updater.init(self.arrays)
         self.batches = BatchStream(run.n_samples, run.batch_size)
         self.start = 0
@@ -471,10 +481,18 @@ class Training:
                           run.train_rng.bit_generator.state, run.eval_rng.bit_generator.state, self.batches.order,
                           self.batches.position, run.config)
 
+    @property
+    def params(self):
+        """The parameters after the last complete update (a copy, made once per update when asked for)."""
+        if self._params is None:
+            arrays = self._committed if self._pending else self.arrays
+            self._params = self.run.family.unflat(RBMParams(*arrays, dtype=self.run.dtype))
+        return self._params
+
     def keep_start(self) -> None:
         """Keep (and write) the starting point of a new run."""
         if self.run.checkpoint is None:
-            self.trajectory.keep(0, self.params, self.snapshot)
+            self.trajectory.keep(0, lambda: self.params, self.snapshot)
 
     def loop(self, bar: Progress) -> None:
         """Update until ``n_updates`` or a reason to stop, then the last record (stochastic)."""
@@ -491,15 +509,18 @@ class Training:
         """One update, its record and the callback: the reason to stop, or ``""``."""
         run = self.run
         t_update = time.perf_counter()
+        if self._params is None:  # no copy of the parameters yet: keep their arrays while the update runs
+            for kept, a in zip(self._committed, self.arrays):
+                np.copyto(kept, a)
+        self._pending = True
         grad, info = self._ascend()
         if self.divergence.parameters(self.arrays, self.update + 1):
             return "diverged"
-        self.flat = RBMParams(*self.arrays, dtype=run.dtype)
-        self.params = run.family.unflat(self.flat)
+        self._params, self._pending = None, False
         self.update += 1
         self.seconds.append(time.perf_counter() - t_update)
         bar.advance()
-        self.trajectory.keep(self.update, self.params, self.snapshot)
+        self.trajectory.keep(self.update, lambda: self.params, self.snapshot)
         if info.get("unphysical") and not self.warned_unphysical:
             self.warned_unphysical = True
             warn_unphysical(run.phase.name, self.update)

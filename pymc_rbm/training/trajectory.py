@@ -230,12 +230,13 @@ class TrajectoryRecorder:
     def paths(self):
         return self.kept.paths
 
-    def keep(self, update: int, params: RBMParams, snapshot) -> None:
-        """Keep ``params`` if ``update`` is a saved one, and write ``snapshot(update)`` (a :class:`Checkpoint`)."""
+    def keep(self, update: int, params, snapshot) -> None:
+        """Keep ``params()`` (an :class:`~pymc_rbm.params.RBMParams`) if ``update`` is a saved one, and write
+        ``snapshot(update)`` (a :class:`Checkpoint`); neither is called for the other updates."""
         if update not in self.saved:
             return
         self.kept.updates.append(update)
-        self.kept.params.append(params)
+        self.kept.params.append(params())
         if self.directory is not None:
             self.kept.paths.append(save_checkpoint(self.directory, snapshot(update)))
 

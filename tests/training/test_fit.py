@@ -202,6 +202,16 @@ def test_diverging_training_stops_and_warns_naming_the_learning_rate(learning_ra
     assert np.all(np.isfinite(res.params.W)) and np.abs(res.params.W).max() < 1e4
 
 
+def test_a_diverged_run_returns_its_last_complete_update_when_nothing_was_recorded():
+    # no records, callback or trajectory: the parameters are never copied while the run goes well
+    with pytest.warns(RuntimeWarning, match="too large"):
+        res = fit(DATA, 4, method="pcd", learning_rate=1e4, n_updates=30, eval_every=None, save_updates=0, **FAST)
+    assert res.stop_reason == "diverged" and 1 <= res.n_updates < 30
+    same = fit(DATA, 4, method="pcd", learning_rate=1e4, n_updates=res.n_updates, eval_every=None,
+               save_updates=0, **FAST)
+    assert res.params == same.params and np.all(np.isfinite(res.params.W))
+
+
 def test_progress_bar_can_be_shown(capsys):
     fit(DATA, 4, n_updates=3, eval_every=None, rng=0, progress=True)
     assert "fit (cd)" in capsys.readouterr().err
