@@ -110,8 +110,8 @@ def update_layer(u, x, row, a, k, logit, alpha, gibbs, out):  # pragma: no cover
     The operator is fixed per call, so each case gets a loop of its own, specialised by the compiler
     (a loop over the general rule reading ``alpha`` and ``gibbs`` at run time is slower; docs/sampling.md).
     The function is compiled once per signature and called, not inlined into each caller's code: copying
-    its four loops into every call site of the sweep made a caller's first compilation about twice as long
-    (the first ``fit`` 16.7 s against 8.8 s), for the same draws at the same speed.
+    its four loops into every call site of the sweep made each caller's first compilation much longer, for
+    the same draws at the same speed (docs/sampling.md).
     """
     if gibbs:
         update_units(u, x, row, a, k, logit, 1.0, True, out)
