@@ -37,6 +37,7 @@ components, almost never fits the state it would carry down.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -48,8 +49,12 @@ from pymc_rbm.primitives import sigmoid, softplus
 __all__ = ["MixturePoint", "ProductMixture", "swap_log_ratio"]
 
 
-class ProductMixture(NamedTuple):
+@dataclass(frozen=True, eq=False)
+class ProductMixture:
     """A mixture of products of Bernoullis on both layers of an RBM.
+
+    It holds read-only float64 copies of the arrays it is given, and with them the constant
+    ``log w_z + log q_z(0, 0)`` of each component, which every label weight needs.
 
     Attributes
     ----------
@@ -64,6 +69,20 @@ class ProductMixture(NamedTuple):
     visible_logits: np.ndarray
     hidden_logits: np.ndarray
     log_weights: np.ndarray
+    _log_base: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        for name in ("visible_logits", "hidden_logits", "log_weights"):
+            a = np.array(getattr(self, name), dtype=np.float64)
+            a.flags.writeable = False
+            object.__setattr__(self, name, a)
+        f, g, lw = self.visible_logits, self.hidden_logits, self.log_weights
+        if f.ndim != 2 or g.ndim != 2 or lw.shape != (f.shape[0],) or g.shape[0] != f.shape[0]:
+            raise ValueError(f"visible_logits (n_components, n_visible), hidden_logits (n_components, n_hidden) and "
+                             f"log_weights (n_components,) must agree, got {f.shape}, {g.shape} and {lw.shape}")
+        base = lw - softplus(f).sum(axis=1) - softplus(g).sum(axis=1)  # log w_z + log q_z(0, 0)
+        base.flags.writeable = False
+        object.__setattr__(self, "_log_base", base)
 
     @classmethod
     def from_probabilities(cls, m_v, m_h, weights=None, *, clip: float = 1e-3) -> "ProductMixture":
@@ -116,9 +135,7 @@ class ProductMixture(NamedTuple):
         v : ndarray of shape (n, n_visible)
         h : ndarray of shape (n, n_hidden)
         """
-        f, g = self.visible_logits, self.hidden_logits
-        norm = softplus(f).sum(axis=1) + softplus(g).sum(axis=1)  # -log q_z(0, 0)
-        return self.log_weights - norm + v @ f.T + h @ g.T
+        return self._log_base + v @ self.visible_logits.T + h @ self.hidden_logits.T
 
     def draw_labels(self, rng: np.random.Generator, v: np.ndarray, h: np.ndarray, beta) -> np.ndarray:
         """``z ~ p_β(z | v, h) ∝ [w_z q_z(v, h)]^(1 - β)`` for each state (stochastic).

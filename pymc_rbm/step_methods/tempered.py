@@ -348,9 +348,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
             if reference not in REFERENCES:
                 raise ValueError(f"reference must be one of {REFERENCES}, visible biases or a ProductMixture, got "
                                  f"{reference!r}")
-        elif isinstance(reference, ProductMixture):
-            reference = ProductMixture(*(np.array(x, dtype=np.float64) for x in reference))  # a copy
-        else:
+        elif not isinstance(reference, ProductMixture):  # (a mixture holds read-only copies of its arrays)
             reference = np.array(reference, dtype=np.float64)  # a copy: the caller's array is not kept
             if reference.ndim != 1 or not np.all(np.isfinite(reference)):
                 raise ValueError(f"reference biases must be a vector of finite numbers, got shape {reference.shape}")
@@ -448,7 +446,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
                 f"the mixture reference has {m.visible_logits.shape[1:]} visible and {m.hidden_logits.shape[1:]} "
                 f"hidden units per component; the RBM {self._name!r} has {self.n_visible} and {self.n_hidden}"
             )
-        if not all(np.all(np.isfinite(x)) for x in m):
+        if not all(np.all(np.isfinite(x)) for x in (m.visible_logits, m.hidden_logits, m.log_weights)):
             raise ValueError("the mixture reference's logits and log weights must be finite")
 
     def _extend_stats(self) -> None:

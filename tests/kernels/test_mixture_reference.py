@@ -169,3 +169,15 @@ def test_bad_components_are_refused():
         ProductMixture.from_probabilities(np.full((2, 3), 0.5), np.full((2, 2), 0.5), [1.0, 0.0])
     with pytest.raises(ValueError, match="clip"):
         ProductMixture.from_probabilities(np.full((2, 3), 0.5), np.full((2, 2), 0.5), clip=0.0)
+    with pytest.raises(ValueError, match="must agree"):
+        ProductMixture(np.zeros((2, 3)), np.zeros((2, 2)), np.log([0.5, 0.25, 0.25]))
+
+
+def test_a_mixture_keeps_read_only_copies_of_its_arrays():
+    f, g, lw = np.zeros((2, 3)), np.ones((2, 2)), np.log([0.25, 0.75])
+    m = ProductMixture(f, g, lw)
+    f[0, 0] = g[0, 0] = 5.0  # the caller's arrays change; the mixture's weights do not
+    assert np.allclose(np.exp(m.label_log_weights(np.zeros((1, 3)), np.zeros((1, 2)))),
+                       [0.25 / 8 / (1 + np.e) ** 2, 0.75 / 8 / (1 + np.e) ** 2], rtol=1e-14, atol=0)
+    with pytest.raises(ValueError, match="read-only"):
+        m.visible_logits[0, 0] = 1.0
