@@ -45,7 +45,8 @@ in tuning: run beside ``default`` it measures what that adaptation gives;
 ``ReplicaExchange-plain`` has neither (uniform reference, one sweep per rung),
 the classical ladder in ``β`` that the reference and the explorers improve on;
 ``ReplicaExchange-mixture`` starts the ladder from a mixture of the model's
-mean-field fixed points (``reference="mixture"``). Add a sampler to
+mean-field fixed points, refitted in tuning to the states the chain visits
+(``reference="mixture"``). Add a sampler to
 :data:`SAMPLERS` (a function of the RBM variable that returns a step, or
 None for the default) and a model to :data:`MODELS` to extend the tables.
 

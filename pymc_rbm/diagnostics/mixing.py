@@ -225,6 +225,7 @@ def mixing_problems(
                 out.append(
                     f"Replica exchange for '{name}', chain {c}: no replica crossed the ladder and back in "
                     f"{n_draws} draws; the tempered replicas did not reach the model. Use more sweeps per draw "
-                    "or more draws."
+                    "or more draws, or start the ladder from a mixture of the model's modes "
+                    "(ReplicaExchange(reference=\"mixture\"), or mixture_reference of data)."
                 )
     return out

@@ -58,6 +58,19 @@ sweep; twice the budget measured no better there (docs/sampling.md). Like the la
 are frozen when tuning ends, so the recorded draws come from one
 time-homogeneous kernel, each of whose sweeps leaves its rung's target
 invariant.
+
+**The mixture refitted.** With ``reference="mixture"`` the ladder starts from
+the mixture of the model's mean-field fixed points that the visible biases
+and each hidden unit's receptive field lead to
+(:func:`~pymc_rbm.estimators.base_rate.mixture_reference`), which need not be
+the modes the model's mass is in. From the first adaptation to the third
+(``tune/16`` to ``tune/4``) the top rung's state of every draw is kept, and at
+the third the components become the distinct fixed points reached from the
+current components' modes and from those states (at most
+``MIXTURE_REFIT_COMPONENTS`` starts); the fourth adaptation spaces the ladder
+for them. On mnist_h500 this gave about four times the round trips per
+second of the mixture as first built (docs/sampling.md). A mode that the
+chain does not visit in that window gains no component.
 """
 
 from __future__ import annotations
@@ -65,12 +78,13 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.energy import hidden_activation
-from pymc_rbm.estimators.base_rate import mean_field_fields
+from pymc_rbm.estimators.base_rate import mean_field_fields, mixture_reference
 from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.kernels import replica_rounds
 from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder
 
 __all__ = ["LadderTuning", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS", "EXPLORER_STICKY", "EXPLORER_TARGET",
+           "MIXTURE_REFIT_COMPONENTS", "MIXTURE_REFIT_MIN_TUNE",
            "explorer_sweeps_for", "within_budget"]
 
 #: ``explorer_sweeps="auto"``: the correlation of a rung's energy that a round should come down to.
@@ -86,6 +100,11 @@ EXPLORER_MAX_SWEEPS = 32
 EXPLORER_BUDGET = 3.0
 #: Fewest rounds a rung is measured over before its sweeps change.
 EXPLORER_MIN_ROUNDS = 16
+#: ``reference="mixture"``: fewest tuning draws for which the mixture is refitted to the states the chain visits
+#: (the top rung's state of each draw from the first adaptation to the third: 3/16 of them).
+MIXTURE_REFIT_MIN_TUNE = 200
+#: Most components of the refitted mixture.
+MIXTURE_REFIT_COMPONENTS = 128
 #: Nats of the mean-field bound by which the best fixed point must beat every other (distinct) one for the
 #: mean-field reference to be its product on both layers; below it (symmetric patterns) the reference is the
 #: visible magnetisations alone, with the hidden units uniform.
@@ -315,6 +334,42 @@ class LadderTuning:
         sweeps = self._adapt_explorers(new)
         self._move_replicas(new)
         self.rung_sweeps = sweeps
+        self._next_mixture_refit()
+
+    # ------------------------------------------------------------ the mixture refitted in tuning
+
+    def _plans_mixture_refit(self, tune: int) -> bool:
+        """Whether tuning refits the mixture reference: ``reference="mixture"`` (the model's own fixed points, not a
+        mixture given) with an adapted ladder and at least ``MIXTURE_REFIT_MIN_TUNE`` tuning draws."""
+        return bool(self.refits_mixture and self.adapt and tune >= MIXTURE_REFIT_MIN_TUNE)
+
+    def _next_mixture_refit(self) -> None:
+        """After an adaptation: from the first, keep the top rung's state of every draw (``mixture_states``); at
+        the third, refit the mixture to them: the distinct mean-field fixed points reached from those states and
+        from the current components' modes (:func:`~pymc_rbm.estimators.base_rate.mixture_reference`), so that
+        the components sit in the modes the chain visits. The ladder is adapted to the new mixture at the next
+        adaptation, and both are frozen with the ladder when tuning ends."""
+        if self.mixture_refit < 0 or self.n_temperatures < 2:
+            return
+        later = [a for a in self.ladder_adapt_at if a > self.ladder_draw]
+        if self.mixture_refit == 0 and len(later) >= 2:  # collect until the adaptation after next
+            self.mixture_states = np.zeros((later[1] - self.ladder_draw, self._n_chains, self.n_visible))
+            self.mixture_states_start = self.ladder_draw
+            self.mixture_refit = 1
+        elif self.mixture_refit == 1 and self.ladder_draw >= self.mixture_states_start + self.mixture_states.shape[0]:
+            modes = (self.mixture.visible_logits > 0).astype(np.float64)  # every current component's mode, and
+            states = self.mixture_states.reshape(-1, self.n_visible)  # visited states up to the cap
+            take = min(states.shape[0], max(MIXTURE_REFIT_COMPONENTS - modes.shape[0], 0))
+            starts = np.vstack([modes, states[np.sort(self.rng.choice(states.shape[0], size=take, replace=False))]])
+            self.mixture = mixture_reference(self._rbm, starts, n_components=starts.shape[0], rng=self.rng)
+            self._use_reference("mixture")
+            self.mixture_refit, self.mixture_states = 2, None
+
+    def _record_top_state(self) -> None:
+        """While the mixture's refit collects, keep the top rung's state of the RBM's ladder (every row)."""
+        i = self.ladder_draw - self.mixture_states_start - 1
+        if i < self.mixture_states.shape[0] and self._replicas is not None:
+            self.mixture_states[i] = self._replicas.v[-2 if self.separate_cold else -1]
 
     @property
     def _uniform_needs_tempering(self) -> bool:

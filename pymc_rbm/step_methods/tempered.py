@@ -94,7 +94,9 @@ bottom rung's whole state from the mixture, then sweeps each replica in its
 label's fields, then swaps ``(v, h)`` with the labels summed out; the next
 round's redraw restores the labels' conditionals. A low barrier does not
 collapse such a ladder (its bottom rung is exact and close to the model).
-A mode that no component covers has almost no mass below ``β = 1``.
+A mode that no component covers has almost no mass below ``β = 1``. With
+``reference="mixture"`` tuning refits the components to the modes the chain
+visits (:mod:`pymc_rbm.step_methods.ladder`, "The mixture refitted").
 
 **Tuning.** The ladder (its number of rungs, their spacing, its reference)
 is adapted during PyMC's tune phase and frozen after it, so the draws come
@@ -196,7 +198,9 @@ class ReplicaExchangeState(RBMStepState):
     the mean-field reference, 2 chosen; the uniform reference's barrier, ladder and rejection rates),
     ``rung_sweeps`` (the explorers' sweeps per round, one per replica; frozen after tuning) and
     ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
-    last adaptation).
+    last adaptation), ``mixture`` (the mixture reference in use), ``mixture_refit`` (-1 none, 0 planned,
+    1 keeping states, 2 refitted), ``mixture_states`` and ``mixture_states_start`` (the top rung's states kept
+    for the refit, from that draw on).
     """
 
     betas: np.ndarray | None = None
@@ -223,6 +227,10 @@ class ReplicaExchangeState(RBMStepState):
     rung_sweeps: np.ndarray | None = None
     rung_energy_sums: np.ndarray | None = None
     rung_energy_n: np.ndarray | None = None
+    mixture: ProductMixture | None = None
+    mixture_refit: int = -1
+    mixture_states: np.ndarray | None = None
+    mixture_states_start: int = 0
 
 
 class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
@@ -264,7 +272,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         a mixture of products, one per mode of the model, each replica
         carrying its component's label (not with per-unit evidence): given,
         or (``"mixture"``) :func:`~pymc_rbm.estimators.base_rate.mixture_reference`
-        of the model alone. Module docstring, "The reference".
+        of the model alone, refitted in tuning to the states the chain visits.
+        Module docstring, "The reference".
     informed : bool, default True
         With other model terms on ``v``, propose the cold replica's visible
         units by the operator's update on their logits tilted by those terms
@@ -396,7 +405,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         # the whole posterior of v can be tempered when the other terms depend on nothing else that is free
         # compiled rounds loop over replicas and rows; for many chains of a large RBM BLAS products win
         small = self._n_chains == 1 or self.n_visible * self.n_hidden <= 2**17
-        if isinstance(self.reference, str) and self.reference == "mixture":  # the model's own fixed points
+        self.refits_mixture = isinstance(self.reference, str) and self.reference == "mixture"
+        if self.refits_mixture:  # the model's own fixed points, refitted in tuning
             self.reference = mixture_reference(self._rbm)
         self.mixture = self.reference if isinstance(self.reference, ProductMixture) else None
         # a mixture's hidden fields differ by replica: one per rung in the compiled rounds, so one chain
@@ -519,6 +529,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.reference_trial = 0 if auto and self.adapt and not self.can_temper_likelihood else -1
         self.reference_trial_barrier = np.nan
         self.reference_trial_ladder = self.reference_trial_rejection = None
+        self.mixture = self.reference if isinstance(self.reference, ProductMixture) else None
+        self.mixture_refit, self.mixture_states, self.mixture_states_start = -1, None, 0
         self._path = None
         self.posterior_ladder = False
         self.betas = self._initial_betas.copy()
@@ -552,6 +564,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.ladder_tune = int(tune)
         if self.adapt and tune >= 32:
             self.ladder_adapt_at = sorted({max(int(tune * f), 1) for f in ADAPT_AT})
+        if self._plans_mixture_refit(tune):
+            self.mixture_refit = 0
 
     @property
     def replica_visible(self):
@@ -621,6 +635,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         else:
             out, stats, swap = self._tempered_step(point)
         stats[0].update(self._ladder_stats(swap))
+        if self.mixture_refit == 1:
+            self._record_top_state()
         if self.ladder_draw in self.ladder_adapt_at and self.ladder_draw <= self.ladder_tune:
             self._adapt_ladder()
         elif self.ladder_draw == self.ladder_tune:

@@ -967,6 +967,78 @@ def test_a_mixture_reference_samples_the_bundled_rbm():
     assert idata.sample_stats["round_trips"].values[:, -1].min() > 10
 
 
+def test_the_model_mixture_is_refitted_in_tuning_to_the_states_the_chain_visits():
+    """reference="mixture": from the first adaptation to the third the top rung's state of every draw is kept;
+    at the third the components become the fixed points reached from those states and the first mixture's
+    modes, and the ladder is adapted to them at the fourth. A mixture given, or a short tune phase, is kept
+    as it is; a new chain starts from the model's mixture again."""
+    from pymc_rbm.estimators.base_rate import mixture_reference
+
+    params = bundled_rbm()
+    with pm.Model() as model:
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        step = ReplicaExchange([v], reference="mixture")
+    assert step.refits_mixture
+    first = step.mixture
+    step.setup_chain(np.random.default_rng(3), 400, 10)
+    assert step.ladder_adapt_at == [25, 50, 100, 200] and step.mixture_refit == 0
+    point, tops = model.initial_point(), []
+    for i in range(1, 101):
+        point, _ = step.step(point)
+        tops.append(step._replicas.v[-1].copy())
+        if i == 25:
+            assert step.mixture_refit == 1 and step.mixture_states.shape == (75, 1, 16)
+        if i == 99:
+            np.testing.assert_array_equal(step.mixture_states[:74, 0], np.array(tops[25:99])[:, 0])
+    assert step.mixture_refit == 2 and step.mixture_states is None and step.reference_in_use == "mixture"
+    assert step.mixture is not first and step.mixture.n_components > first.n_components
+    # no mode of the first mixture is lost: each is again a component (starts of the refit), and visited
+    # states add their own
+    old_modes = first.visible_logits > 0
+    new_modes = step.mixture.visible_logits > 0
+    assert all((new_modes == m).all(axis=1).any() for m in old_modes)
+    step.setup_chain(np.random.default_rng(3), 100, 10)
+    assert step.mixture is first and step.mixture_refit == -1  # a new chain; too short a tune phase to refit
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        given = ReplicaExchange([v], reference=mixture_reference(params, bars_and_stripes(4), rng=0))
+    given.setup_chain(np.random.default_rng(3), 400, 10)
+    assert given.mixture_refit == -1
+
+
+def test_sampling_state_resumes_the_mixture_refit_exactly():
+    """Stopped while the states for the mixture's refit are being kept, resumed from the state: the same draws
+    through the refit and after it, and the same refitted components."""
+    params = bundled_rbm()
+
+    def make():
+        with pm.Model() as model:
+            v = RBM("v", params.W, params.vbias, params.hbias)
+            step = ReplicaExchange([v], reference="mixture")
+        return model, step
+
+    model, step = make()
+    step.setup_chain(np.random.default_rng(6), 400, 20)
+    point, whole = model.initial_point(), []
+    for i in range(230):
+        point, _ = step.step(point)
+        whole.append(point["v"].copy())
+    model, first = make()
+    first.setup_chain(np.random.default_rng(6), 400, 20)
+    point = model.initial_point()
+    for i in range(60):
+        point, _ = first.step(point)
+    assert first.mixture_refit == 1
+    state = first.sampling_state
+    _, resumed = make()
+    resumed.setup_chain(np.random.default_rng(99), 400, 20)
+    resumed.sampling_state = state
+    for i in range(60, 230):
+        point, _ = resumed.step(point)
+        np.testing.assert_array_equal(point["v"], whole[i])
+    np.testing.assert_array_equal(resumed.mixture.visible_logits, step.mixture.visible_logits)
+
+
 def test_a_mixture_reference_is_refused_where_it_cannot_run(params):
     from pymc_rbm.kernels.mixture_reference import ProductMixture
 
