@@ -206,12 +206,11 @@ def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, w
     """
     key, changes, counts, hidden_exp, v_out, max_fraction = dense
     d = changes[: x.size].reshape(x.shape)
-    E = hidden_exp if exp_known else np.empty((0, 0))
-    if last:
-        n = dense_layer(key, stream, x, a, bias, add_bias, E, exp_known, alpha, gibbs, counts[which], d, v_out)
-    else:
-        n = dense_layer(key, stream, x, a, bias, add_bias, E, exp_known, alpha, gibbs, counts[which], d,
-                        np.empty((0, 0)))
+    E = hidden_exp if exp_known else hidden_exp[:0]
+    # one signature of dense_layer for both layers: ``out`` of one type, and the switch as a run-time bool
+    # (a constant argument is typed as a literal, and each literal compiles the whole layer update again)
+    n = dense_layer(key, stream, x, a, bias, add_bias, E, np.bool_(exp_known), alpha, gibbs, counts[which], d,
+                    v_out if last else v_out[:0])
     by_rows = may_follow and n <= max_fraction * x.size
     if by_rows and n:
         add_changes(other, d, M)
