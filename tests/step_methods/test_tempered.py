@@ -391,6 +391,35 @@ def test_the_ladder_collapses_where_tempering_is_not_needed():
     assert idata.sample_stats["n_temperatures"].values[0, -1] == 1
 
 
+def assert_resumes_exactly(make, tune, n_draws, stop, record, *, at=lambda point, i: point, before_stop=None):
+    """Run ``make()``'s step for ``n_draws`` draws (tuning ``tune``); run another for ``stop`` draws and resume a
+    third from its ``sampling_state``: each draw's ``record(step, point, stats)`` (a tuple of arrays) is the
+    same as in the whole run. ``before_stop(step)`` checks where the stopped step is. Returns the whole run's
+    step and the resumed one."""
+    model, step = make()
+    step.setup_chain(np.random.default_rng(6), tune, 20)
+    point, whole = model.initial_point(), []
+    for i in range(n_draws):
+        point, stats = step.step(at(point, i))
+        whole.append(record(step, point, stats))
+    model, first = make()
+    first.setup_chain(np.random.default_rng(6), tune, 20)
+    point = model.initial_point()
+    for i in range(stop):
+        point, _ = first.step(at(point, i))
+    if before_stop is not None:
+        before_stop(first)
+    state = first.sampling_state
+    _, resumed = make()
+    resumed.setup_chain(np.random.default_rng(99), tune, 20)  # overwritten by the state
+    resumed.sampling_state = state
+    for i in range(stop, n_draws):
+        point, stats = resumed.step(at(point, i))
+        for got, want in zip(record(resumed, point, stats), whole[i], strict=True):
+            np.testing.assert_array_equal(got, want)
+    return step, resumed
+
+
 @pytest.mark.parametrize("with_rest", [False, True, "evidence"], ids=["alone", "with-L", "evidence"])
 def test_sampling_state_resumes_exactly(with_rest):
     """Stop a chain in tuning, resume a fresh step from its sampling_state: the same draws, the same ladder.
@@ -416,25 +445,8 @@ def test_sampling_state_resumes_exactly(with_rest):
             point["s"] = np.array(0.5 + 0.01 * i)
         return point
 
-    model, step = make()
-    step.setup_chain(np.random.default_rng(6), 64, 20)
-    point, whole = model.initial_point(), []
-    for i in range(84):
-        point, stats = step.step(at(point, i))
-        whole.append((point["v"].copy(), stats[0]["betas"]))
-    model, first = make()
-    first.setup_chain(np.random.default_rng(6), 64, 20)
-    point = model.initial_point()
-    for i in range(30):
-        point, _ = first.step(at(point, i))
-    state = first.sampling_state
-    _, resumed = make()
-    resumed.setup_chain(np.random.default_rng(99), 64, 20)  # overwritten by the state
-    resumed.sampling_state = state
-    for i in range(30, 84):
-        point, stats = resumed.step(at(point, i))
-        np.testing.assert_array_equal(point["v"], whole[i][0])
-        np.testing.assert_array_equal(stats[0]["betas"], whole[i][1])
+    assert_resumes_exactly(make, 64, 84, 30, lambda step, point, stats: (point["v"].copy(), stats[0]["betas"]),
+                           at=at)
 
 
 # --------------------------------------------- the whole posterior tempered
@@ -833,26 +845,11 @@ def test_sampling_state_resumes_the_adapted_sweeps_exactly(monkeypatch):
             step = ReplicaExchange([v])
         return model, step
 
-    model, step = make()
-    step.setup_chain(np.random.default_rng(6), 64, 20)
-    point, whole = model.initial_point(), []
-    for i in range(84):
-        point, _ = step.step(point)
-        whole.append((point["v"].copy(), step.rung_sweeps.copy()))
-    model, first = make()
-    first.setup_chain(np.random.default_rng(6), 64, 20)
-    point = model.initial_point()
-    for i in range(20):
-        point, _ = first.step(point)
-    assert first.rung_sweeps.max() > 1 and first.rung_energy_n.max() > 0
-    state = first.sampling_state
-    _, resumed = make()
-    resumed.setup_chain(np.random.default_rng(99), 64, 20)
-    resumed.sampling_state = state
-    for i in range(20, 84):
-        point, _ = resumed.step(point)
-        np.testing.assert_array_equal(point["v"], whole[i][0])
-        np.testing.assert_array_equal(resumed.rung_sweeps, whole[i][1])
+    def stopped(first):
+        assert first.rung_sweeps.max() > 1 and first.rung_energy_n.max() > 0
+
+    assert_resumes_exactly(make, 64, 84, 20, lambda step, point, stats: (point["v"].copy(), step.rung_sweeps.copy()),
+                           before_stop=stopped)
 
 
 def test_explorer_sweeps_from_the_measured_correlation():
@@ -1017,26 +1014,12 @@ def test_sampling_state_resumes_the_mixture_refit_exactly():
             step = ReplicaExchange([v], reference="mixture")
         return model, step
 
-    model, step = make()
-    step.setup_chain(np.random.default_rng(6), 400, 20)
-    point, whole = model.initial_point(), []
-    for i in range(230):
-        point, _ = step.step(point)
-        whole.append(point["v"].copy())
-    model, first = make()
-    first.setup_chain(np.random.default_rng(6), 400, 20)
-    point = model.initial_point()
-    for i in range(60):
-        point, _ = first.step(point)
-    assert first.mixture_refit == 1
-    state = first.sampling_state
-    _, resumed = make()
-    resumed.setup_chain(np.random.default_rng(99), 400, 20)
-    resumed.sampling_state = state
-    for i in range(60, 230):
-        point, _ = resumed.step(point)
-        np.testing.assert_array_equal(point["v"], whole[i])
-    np.testing.assert_array_equal(resumed.mixture.visible_logits, step.mixture.visible_logits)
+    def stopped(first):
+        assert first.mixture_refit == 1
+
+    whole, resumed = assert_resumes_exactly(make, 400, 230, 60, lambda step, point, stats: (point["v"].copy(),),
+                                            before_stop=stopped)
+    np.testing.assert_array_equal(resumed.mixture.visible_logits, whole.mixture.visible_logits)
 
 
 def test_a_mixture_reference_is_refused_where_it_cannot_run(params):
