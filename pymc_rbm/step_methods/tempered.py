@@ -408,7 +408,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.refits_mixture = isinstance(self.reference, str) and self.reference == "mixture"
         if self.refits_mixture:  # the model's own fixed points, refitted in tuning
             self.reference = mixture_reference(self._rbm)
-        self.mixture = self.reference if isinstance(self.reference, ProductMixture) else None
+        self.mixture = self._reference_mixture
         # a mixture's hidden fields differ by replica: one per rung in the compiled rounds, so one chain
         self.compiled_rounds = bool(self.compiled and small and (self.mixture is None or self._n_chains == 1))
         if self.mixture is not None:
@@ -447,6 +447,11 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self._rbm = RBMParams(self.params.W, self.params.vbias, self.params.hbias)
         self._path = None
         self._path_evidence = self._path_hidden = None
+
+    @property
+    def _reference_mixture(self) -> ProductMixture | None:
+        """The mixture the step was made with (given, or the model's own), before any refit; None for a product."""
+        return self.reference if isinstance(self.reference, ProductMixture) else None
 
     def _check_mixture(self) -> None:
         """Refuse a mixture reference of the wrong width or with entries that are not finite."""
@@ -529,7 +534,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.reference_trial = 0 if auto and self.adapt and not self.can_temper_likelihood else -1
         self.reference_trial_barrier = np.nan
         self.reference_trial_ladder = self.reference_trial_rejection = None
-        self.mixture = self.reference if isinstance(self.reference, ProductMixture) else None
+        self.mixture = self._reference_mixture
         self.mixture_refit, self.mixture_states, self.mixture_states_start = -1, None, 0
         self._path = None
         self.posterior_ladder = False

@@ -386,7 +386,6 @@ def persistent_contrastive_divergence(
         return state.v, mean_hiddens(state.v, params), state, info
 
     phase = _from_samples("pcd", init, samples)
-    step = phase.step
 
     returned = []  # the chains this phase returned last: only those are updated in place
 
