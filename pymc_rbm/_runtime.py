@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -11,45 +12,56 @@ from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "LOG_EVERY_SECONDS",
-    "SMALL_PRODUCT",
     "Progress",
     "StopOnInterrupt",
     "CHAINS_PER_BLOCK",
-    "blas_threads",
     "chain_blocks",
     "default_threads",
     "map_blocks",
+    "on_one_blas_thread",
     "single_blas_thread",
 ]
 
-#: Below this many multiply-adds per matrix product, BLAS runs on one thread.
-SMALL_PRODUCT = 2**22
-
-
-def blas_threads(n_rows: int, n_visible: int, n_hidden: int):
-    """A context that keeps BLAS on one thread for small products.
-
-    ``n_rows · n_visible · n_hidden`` is the size of one layer product of a
-    sweep (or of an exact-gradient update); below :data:`SMALL_PRODUCT` BLAS
-    runs on one thread, above it the library keeps its default.
-
-    OpenBLAS splits even a (100 × 784) · (784 × 20) product over threads; on a
-    busy machine the threads spin against each other and a sweep takes ten
-    times longer than on one thread (measured: 2.5 ms instead of 0.18 ms for
-    AIS; 1.47 s instead of 0.02 s for an exact-gradient update of a 16x16 RBM).
-    """
-    if n_rows * n_visible * n_hidden >= SMALL_PRODUCT:
-        return contextlib.nullcontext()
-    return single_blas_thread()
+#: The BLAS libraries' controller (threadpoolctl), made on first use; None until then.
+_BLAS = None
 
 
 def single_blas_thread():
-    """A context that keeps BLAS on one thread (for code that runs its own threads)."""
-    try:
-        from threadpoolctl import threadpool_limits  # a dependency of PyMC
-    except ImportError:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    """A context that keeps BLAS on one thread: the package's products run in it.
+
+    A multi-threaded BLAS sums a product differently with each number of
+    threads: OpenBLAS's ``(64 × 784) · (784 × 100)`` product already differs
+    in the last bits between one thread and two, and a mean-field solve or a
+    training run carries such bits into its result. So every computation of
+    the package whose products are large enough to be threaded runs with one
+    BLAS thread, and its results depend on the seed only; where it uses the
+    cores it runs its own threads over fixed blocks of chains
+    (:func:`chain_blocks`). One thread is also faster on a busy machine, where
+    BLAS threads spin against each other: an AIS sweep took 2.5 ms instead of
+    0.18 ms, an exact-gradient update of a 16x16 RBM 1.47 s instead of 0.02 s.
+
+    Entering the context costs about 15 µs (the libraries are looked up once).
+    """
+    global _BLAS
+    if _BLAS is None:
+        try:
+            import scipy.linalg  # noqa: F401  (loads SciPy's BLAS, which compiled products call)
+            from threadpoolctl import ThreadpoolController  # a dependency of PyMC
+        except ImportError:  # pragma: no cover
+            return contextlib.nullcontext()
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+def on_one_blas_thread(fn):
+    """``fn`` run in :func:`single_blas_thread` (a decorator of the package's deterministic solvers)."""
+
+    @functools.wraps(fn)
+    def on_one_thread(*args, **kwargs):
+        with single_blas_thread():
+            return fn(*args, **kwargs)
+
+    return on_one_thread
 
 
 # ------------------------------------------------------------ thread pool

@@ -118,3 +118,36 @@ def test_the_thread_count_variable_must_be_a_positive_integer(monkeypatch):
         monkeypatch.setenv("PYMC_RBM_NUM_THREADS", bad)
         with pytest.raises(ValueError, match="PYMC_RBM_NUM_THREADS"):
             default_threads()
+
+
+def _large_products_with_blas_threads(n: int) -> list[bytes]:
+    """Training, a mixture reference, TAP and a batch's draws at MNIST's width, with ``n`` BLAS threads."""
+    import pymc as pm
+    from threadpoolctl import threadpool_limits
+
+    from pymc_rbm import RBM, RBMParams
+    from pymc_rbm.estimators import log_partition
+    from pymc_rbm.estimators.base_rate import mixture_reference
+    from pymc_rbm.training import fit
+
+    p = RBMParams.random(784, 100, scale=0.3, rng=4)
+    data = (np.random.default_rng(5).random((300, 784)) < 0.2).astype(np.int8)
+    with threadpool_limits(limits=n, user_api="blas"):
+        trained = fit(data, 100, n_updates=3, batch_size=100, progress=False, rng=1).params
+        mixture = mixture_reference(p, n_components=80, rng=np.random.default_rng(2))
+        tap = log_partition(p, "tap", rng=3).log_z
+        with pm.Model():
+            RBM("v", p.W, p.vbias, p.hbias, shape=(200, 784))
+            idata = pm.sample(draws=3, tune=2, chains=1, cores=1, random_seed=6, progressbar=False,
+                              compute_convergence_checks=False)
+    return [trained.W.tobytes(), mixture.visible_logits.tobytes(), np.float64(tap).tobytes(),
+            idata.posterior["v"].values.tobytes(), idata.sample_stats["free_energy"].values.tobytes()]
+
+
+def test_products_large_enough_for_blas_threads_give_the_same_bits_with_one_and_two():
+    """OpenBLAS sums a (64 × 784) · (784 × 100) product differently with one thread and two; the package runs
+    its products on one BLAS thread, so a machine's thread count does not change a seeded result (on a machine
+    with one core, BLAS has one thread either way and this checks nothing)."""
+    one, two = _large_products_with_blas_threads(1), _large_products_with_blas_threads(2)
+    names = ["fit", "mixture_reference", "TAP", "draws of 200 rows", "their free energies"]
+    assert [a == b for a, b in zip(one, two)] == [True] * len(names), names

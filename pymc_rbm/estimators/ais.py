@@ -22,14 +22,14 @@ import time
 
 import numpy as np
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt
+from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators.annealing import (
     TWO_CHAINS,
     anneal_in_threads,
     interrupted_estimate,
     weights_summary,
 )
-from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads, path_model_types
+from pymc_rbm.estimators.path import AnnealingPath, path_model_types
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import (
@@ -255,7 +255,7 @@ def ais(
         )
         log_z0 = path.log_z_base
         total = n_steps + n_pilot if adaptive else betas.size - 1
-        with Progress(total, "AIS", progress) as bar, path_blas_threads(n_chains, path):
+        with Progress(total, "AIS", progress) as bar, single_blas_thread():
             if adaptive:
                 betas, _ = adaptive_schedule(path, rng, n_steps, n_chains=n_chains, n_pilot=n_pilot, bar=bar)
             v0 = path.sample_base(rng, n_chains)
@@ -410,7 +410,7 @@ def reverse_ais(
     with (
         StopOnInterrupt() as guard,
         Progress(betas.size - 1, "reverse AIS", progress) as bar,
-        path_blas_threads(start.shape[0], path),
+        single_blas_thread(),
     ):
         log_w = anneal_in_threads(path, rng, start, betas[::-1].copy(), bar, n_jobs=n_jobs).log_w
     if guard.interrupted:

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit, logsumexp
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt, default_threads
+from pymc_rbm._runtime import Progress, StopOnInterrupt, default_threads, single_blas_thread
 from pymc_rbm.estimators.annealing import (
     TWO_CHAINS,
     Annealed,
@@ -48,7 +48,7 @@ from pymc_rbm.estimators.annealing import (
     interrupted_estimate,
     weights_summary,
 )
-from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import check_schedule, default_schedule
@@ -321,7 +321,7 @@ def bar(
     with (
         StopOnInterrupt() as guard,
         Progress(2 * (betas.size - 1) + n_equilibrate, "BAR", progress) as pbar,
-        path_blas_threads(n_chains, path),
+        single_blas_thread(),
     ):
         forward, start, reverse = _forward_reverse(
             path, rng, betas, n_chains, given, n_equilibrate, pbar, guard, n_jobs

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_rbm._runtime import on_one_blas_thread
 from pymc_rbm.categorical.params import as_labels, visible_fields
 from pymc_rbm.estimators.mean_field import log_partition_mean_field, naive_mean_field
 from pymc_rbm.kernels.mixture_reference import ProductMixture
@@ -213,6 +214,7 @@ class MeanFieldFields(NamedTuple):
     gap: float
 
 
+@on_one_blas_thread
 def mean_field_fields(params: RBMParams) -> MeanFieldFields:
     """The fields of the naive mean-field product of a binary RBM on both layers (deterministic).
 
@@ -245,6 +247,7 @@ def mean_field_fields(params: RBMParams) -> MeanFieldFields:
 DISTINCT_COMPONENTS = 0.5
 
 
+@on_one_blas_thread
 def mixture_reference(params: RBMParams, data=None, *, n_components: int = 64, clip: float = 1e-3,
                       rng=None) -> ProductMixture:
     """A mixture of the naive mean-field products of a binary RBM's modes, in equal weights (stochastic).

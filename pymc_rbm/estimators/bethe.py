@@ -44,6 +44,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
+from pymc_rbm._runtime import on_one_blas_thread
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.damping import AdaptiveDamping
 from pymc_rbm.params import RBMParams, SpinRBMParams
@@ -158,6 +159,7 @@ def _cavity_fields(mod: _Model, m, factor):
     return f, mod.h + f.g.sum(axis=-2, keepdims=True) - f.g
 
 
+@on_one_blas_thread
 def bethe_free_energy(spin: SpinRBMParams, m, *, factor: str = "gaussian") -> np.ndarray:
     """``-F`` of Huang & Toyoizumi (2015) eq. (4) at cavity magnetizations ``m``: ``log Z`` of the spin model.
 
@@ -193,6 +195,7 @@ def bethe_free_energy(spin: SpinRBMParams, m, *, factor: str = "gaussian") -> np
     return ln_zi.sum(axis=-1) - (n - 1) * ln_za.sum(axis=-1)
 
 
+@on_one_blas_thread
 def bethe_message_passing(
     spin: SpinRBMParams,
     m0,
@@ -272,6 +275,7 @@ def bethe_message_passing(
     )
 
 
+@on_one_blas_thread
 def bethe_stability(
     spin: SpinRBMParams, m, *, factor: str = "gaussian", max_iter: int = 200, tol: float = 1e-6
 ) -> tuple[float, np.ndarray]:
@@ -337,6 +341,7 @@ def _gauss_average(f, mean, std):
     return f(z) @ _GAUSS_WEIGHTS
 
 
+@on_one_blas_thread
 def bethe_moments(spin: SpinRBMParams, m, *, factor: str = "gaussian") -> BetheMoments:
     """The moments of Huang & Toyoizumi (2015) eq. (6) at cavity magnetizations ``m`` (normally a fixed point).
 

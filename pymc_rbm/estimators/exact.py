@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from pymc_rbm._runtime import Progress, default_threads
+from pymc_rbm._runtime import Progress, default_threads, on_one_blas_thread
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.params import RBMParams
@@ -376,6 +376,7 @@ def _enumerate(params: RBMParams, *, max_bits: int | None = None, n_threads: int
     return result
 
 
+@on_one_blas_thread
 def log_partition_exact(
     params: RBMParams, *, max_bits: int | None = None, n_threads: int | None = None
 ) -> LogPartitionEstimate:
@@ -439,6 +440,7 @@ class ExactMoments(Moments):
     __slots__ = ()
 
 
+@on_one_blas_thread
 def moments_exact(
     params: RBMParams, *, max_bits: int | None = None, n_threads: int | None = None, chunk_size: int = 4096
 ) -> ExactMoments:
@@ -481,6 +483,7 @@ def moments_exact(
     return ExactMoments(v=m_big, h=m_small, vh=m_mixed)
 
 
+@on_one_blas_thread
 def log_marginal_visible(params: RBMParams, *, max_bits: int = 24) -> np.ndarray:
     """``log p(v)`` of every visible state, for small visible layers.
 
@@ -505,6 +508,7 @@ def log_marginal_visible(params: RBMParams, *, max_bits: int = 24) -> np.ndarray
     return out
 
 
+@on_one_blas_thread
 def enumerated_log_weights(
     params: RBMParams, *, max_bits: int | None = None, n_threads: int | None = None
 ) -> tuple[np.ndarray, float, str]:
@@ -533,6 +537,7 @@ def enumerated_log_weights(
     return e.log_weights, e.log_z, "visible" if e.oriented.transposed else "hidden"
 
 
+@on_one_blas_thread
 def sample_visible_exact(params: RBMParams, size=None, *, rng=None, max_bits: int | None = None) -> np.ndarray:
     """Independent exact draws of the visible layer (stochastic).
 

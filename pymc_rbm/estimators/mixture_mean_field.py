@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_rbm._runtime import on_one_blas_thread
 from pymc_rbm.energy import softplus
 from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
 from pymc_rbm.estimators.mean_field import check_rbm_params, check_temperatures, naive_mean_field
@@ -227,6 +228,7 @@ def _pick(a: MixtureMeanField, b: MixtureMeanField, take_b: np.ndarray) -> Mixtu
     return MixtureMeanField(*out)
 
 
+@on_one_blas_thread
 def mixture_mean_field_arrays(
     J,
     b,

@@ -128,7 +128,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from pymc_rbm._runtime import blas_threads, map_blocks
+from pymc_rbm._runtime import map_blocks
 from pymc_rbm.categorical.params import CategoricalRBMParams, hidden_input
 from pymc_rbm.estimators.base_rate import base_rate_vbias
 from pymc_rbm.kernels.layer import GIBBS
@@ -143,7 +143,6 @@ __all__ = [
     "AnnealingPath",
     "PathPoint",
     "annealing_path",
-    "path_blas_threads",
     "log_mean_exp",
     "softplus_sum_",
     "log_normaliser_sum_",
@@ -689,9 +688,3 @@ def annealing_path(
         )
     b_a = base_rate_vbias(first, data, base=base, smoothing=base_smoothing)
     return AnnealingPath(models, b_a, dtype=dtype, operator=operator)
-
-
-def path_blas_threads(n_chains: int, path: "AnnealingPath"):
-    """:func:`pymc_rbm._runtime.blas_threads` for ``n_chains`` chains on ``path``."""
-    return blas_threads(n_chains, path.n_visible, path.n_hidden)
-

@@ -136,7 +136,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import chi2
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt
+from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
 from pymc_rbm.estimators.ladder import (
     LADDER_SPACING,
@@ -148,7 +148,7 @@ from pymc_rbm.estimators.ladder import (
     count_moves,
     initial_log_z,
 )
-from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import single_model_path
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
@@ -563,7 +563,7 @@ def rts(
     with (
         StopOnInterrupt() as guard,
         Progress(options.total_sweeps, "RTS", progress) as bar,
-        path_blas_threads(options.n_chains, path),
+        single_blas_thread(),
     ):
         start = rts_start(path, rng, options, bar=bar, guard=guard)
         run_rounds(

@@ -109,10 +109,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt
+from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
 from pymc_rbm.estimators.ladder import Ladder, bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
-from pymc_rbm.estimators.path import AnnealingPath, path_blas_threads
+from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import as_path
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate
@@ -663,7 +663,7 @@ def sams(
     with (
         StopOnInterrupt() as guard,
         Progress(options.total_sweeps(len(models)), "SAMS", progress) as bar,
-        path_blas_threads(options.n_chains, path),
+        single_blas_thread(),
     ):
         start = sams_start(path, rng, options, bar=bar, guard=guard)
         zeta, gains = init_adaptation(options, start.ladder)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import entr, expit
 
+from pymc_rbm._runtime import on_one_blas_thread
 from pymc_rbm.estimators.damping import AdaptiveDamping
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_real
@@ -94,6 +95,7 @@ def _entropy(m):
     return (entr(m) + entr(1.0 - m)).sum(axis=-1)
 
 
+@on_one_blas_thread
 def tap_free_energy(params: RBMParams, m_v, m_h, *, order: int = 2) -> np.ndarray:
     """``-Γ(m_v, m_h)``, the TAP expansion of ``log Z`` at given magnetizations.
 
@@ -127,6 +129,7 @@ def tap_free_energy(params: RBMParams, m_v, m_h, *, order: int = 2) -> np.ndarra
     return out
 
 
+@on_one_blas_thread
 def tap_pair_moments(W, mv, mh, order: int) -> np.ndarray:
     """``⟨v hᵀ⟩`` at a TAP fixed point: the derivative of ``-Γ`` with respect to ``W``."""
     vh = np.outer(mv, mh) + W * np.outer(_var(mv), _var(mh))
@@ -199,6 +202,7 @@ def _solve_layer(f: _Layer, m0, *, tol: float = 1e-13, max_newton: int = 60):
     return expit(y)
 
 
+@on_one_blas_thread
 def tap_fixed_point(
     params: RBMParams,
     m_v,
@@ -312,6 +316,7 @@ def tap_fixed_point(
     )
 
 
+@on_one_blas_thread
 def tap_starts(
     params: RBMParams, *, n_starts: int = 8, data=None, n_data_starts: int = 16, rng=None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -370,6 +375,7 @@ def _best(sol: TAPSolution) -> int:
     return int(pool[np.argmax(sol.neg_gibbs[pool])])
 
 
+@on_one_blas_thread
 def solve_tap(params, *, order, n_starts, data, n_data_starts, update, damping, tol, max_iter, rng, adaptive=True):
     """The fixed points of :func:`tap_fixed_point` from the starts of :func:`tap_starts`, and the best one.
 

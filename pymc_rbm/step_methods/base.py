@@ -377,7 +377,7 @@ class RBMStep(OtherTermsInDraws, VariableStep):
         return GIBBS.update(self.rng, None, a_h)[0]
 
     # --------------------------------------------------------- one draw
-    def step(self, point):
+    def _step(self, point):
         """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
         point = self._chain_start(point)
         v_in = point[self._name].reshape(self._n_chains, self._shape[-1])

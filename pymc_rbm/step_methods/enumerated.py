@@ -374,7 +374,7 @@ class ExactDraws(RBMStep):
         """
         return exact_draws(self.rng, self._proposal_table(), self._n_chains, self.params.W, self.params.hbias)
 
-    def step(self, point):
+    def _step(self, point):
         """One draw (stochastic): exact draws of every row; with other terms, proposals accepted by ``L`` and
         the sweeps (module docstring)."""
         point = self._chain_start(point)

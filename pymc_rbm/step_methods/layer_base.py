@@ -40,6 +40,7 @@ from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
+from pymc_rbm._runtime import single_blas_thread
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
@@ -72,11 +73,35 @@ class VariableStep(BlockedStep):
     default_blocked = False
     #: The distribution's name, for messages.
     variable_kind = "RBM"
+    #: Products of at least this many multiply-adds may be split over BLAS threads (OpenBLAS runs smaller
+    #: ones on one thread); a step whose products reach it draws with one BLAS thread.
+    THREADED_PRODUCT = 2**16
 
     def __new__(cls, vars=None, *args, **kwargs):
         model = modelcontext(kwargs.get("model"))
         kwargs["model"] = model
         return super().__new__(cls, *args, vars=cls.resolve_vars(vars, model), **kwargs)
+
+    def step(self, point):
+        """One draw (:meth:`_step`), with one BLAS thread where the step's products could be threaded.
+
+        A threaded product sums in an order that follows the number of threads, so the draws would
+        depend on the machine (:func:`~pymc_rbm._runtime.single_blas_thread`). The products of one row
+        are matrix-vector products, which OpenBLAS sums the same way with any number of threads: a step
+        on one row and one replica draws without the context (it costs about 15 µs).
+        """
+        if self._product_rows() > 1 and self._product_rows() * np.size(self.params.W) >= self.THREADED_PRODUCT:
+            with single_blas_thread():
+                return self._step(point)
+        return self._step(point)
+
+    def _step(self, point):
+        """One draw: the new point and the draw's stats (what :meth:`step` returns)."""
+        raise NotImplementedError
+
+    def _product_rows(self) -> int:
+        """The most rows of the step's products: one per chain (a ladder's replicas multiply them)."""
+        return self._n_chains
 
     # ------------------------------------------------------------ what a layer type says
     @staticmethod
@@ -391,7 +416,7 @@ class LayerStep(VariableStep):
         """
         return np.zeros(v_old.shape[0])
 
-    def step(self, point):
+    def _step(self, point):
         """One draw: refresh ``h`` if the point changed, then ``sweeps`` sweeps (stochastic)."""
         point = self._chain_start(point)
         v_in = np.asarray(point[self._name]).reshape(self._n_chains, self._shape[-1])

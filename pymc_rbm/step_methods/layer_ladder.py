@@ -156,12 +156,15 @@ class LadderStep(LayerStep):
         with np.errstate(invalid="ignore"):
             return self.swap_accepted / self.swap_proposed
 
-    def step(self, point):
+    def _product_rows(self) -> int:
+        return self._n_chains * self.max_replicas
+
+    def _step(self, point):
         self._point = point
         if self.draws_done in self.adapt_at:
             self._adapt()
         self.draws_done += 1
-        return super().step(point)
+        return super()._step(point)
 
     # ------------------------------------------------------------ a round
     def _target(self):

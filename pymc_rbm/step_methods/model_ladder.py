@@ -286,7 +286,10 @@ class ModelLadder(RBMStep):
         self._state = s._replace(v=v, h=(*s.h[:-1], h_top), hidden_input=(*s.hidden_input[:-1], a_top))
         return True
 
-    def step(self, point):
+    def _product_rows(self) -> int:
+        return self._n_chains * self._all_rungs.n_rungs
+
+    def _step(self, point):
         """One draw: ``rounds`` rounds of sweeps and swaps along the ladder (stochastic); chooses rungs in tuning."""
         point = self._chain_start(point)
         self._draw += 1

@@ -628,12 +628,15 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         total = int(self.rung_sweeps[:k].sum())
         return k if total <= k else max(1, int(round(k * k / total)))
 
-    def step(self, point):
+    def _product_rows(self) -> int:
+        return self._n_chains * self.max_temperatures
+
+    def _step(self, point):
         """One draw: ``sweeps`` rounds of replica sweeps and swaps (stochastic); adapts while tuning."""
         point = self._chain_start(point)
         self.ladder_draw += 1
         if self.n_temperatures == 1 and not (self.corrected and self.informed):
-            out, stats = super().step(point)  # the local step's own fast path
+            out, stats = super()._step(point)  # the local step's own fast path
             swap = np.full(self.max_temperatures - 1, np.nan)
         elif self.tilted:
             out, stats, swap = self._tilted_step(point)

@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from pymc_rbm._runtime import Progress, StopOnInterrupt, blas_threads
+from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.params import RBMParams
 from pymc_rbm.training.divergence import DIVERGENCE_SCALE, Divergence
 from pymc_rbm.training.gradients import Gradient
@@ -407,7 +407,7 @@ def fit(
     training.keep_start()
     with (
         StopOnInterrupt() as guard,
-        blas_threads(*run.blas_shape),
+        single_blas_thread(),
         Progress(run.n_updates - training.start, f"fit ({run.phase.name})", run.progress) as bar,
     ):
         training.loop(bar)

@@ -119,12 +119,6 @@ class Run:
         """Rows of the training data."""
         return self.x.shape[0]
 
-    @property
-    def blas_shape(self) -> tuple[int, int, int]:
-        """``(rows, features, hidden units)`` of the update's products, for the BLAS thread count."""
-        rows = (self.n_chains or self.batch_size or self.n_samples) * (self.n_temperatures if self.method == "pt" else 1)
-        return rows, self.flat.n_visible, self.params.n_hidden
-
 
 def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_temperatures, betas, n_chains,
                 batch_size, learning_rate, momentum, weight_decay, n_updates, epochs, init_scale, init, rng,
