@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from pymc_rbm.layers import BERNOULLI, Layer
-from pymc_rbm.primitives import is_symbolic, sigmoid, softplus
+from pymc_rbm.primitives import is_symbolic, product, sigmoid, softplus
 
 __all__ = [
     "RBMTensors",
@@ -88,7 +88,7 @@ def hidden_activation(v, params):
     -------
     array of shape (..., n_hidden)
     """
-    return params.hbias + v @ params.W
+    return params.hbias + product(v, params.W)
 
 
 def visible_activation(h, params):
@@ -103,7 +103,7 @@ def visible_activation(h, params):
     -------
     array of shape (..., n_visible)
     """
-    return params.vbias + h @ params.W.T
+    return params.vbias + product(h, params.W.T)
 
 
 def energy(v, h, params):
@@ -119,7 +119,7 @@ def energy(v, h, params):
     -------
     array of shape (...)
     """
-    return -((v @ params.W) * h).sum(axis=-1) - v @ params.vbias - h @ params.hbias
+    return -(product(v, params.W) * h).sum(axis=-1) - v @ params.vbias - h @ params.hbias
 
 
 def free_energy(v, params, beta=None):

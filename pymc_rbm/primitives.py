@@ -1,7 +1,7 @@
-"""The two numerical primitives of every formula, for NumPy arrays and PyTensor tensors alike.
+"""The numerical primitives of every formula, for NumPy arrays and PyTensor tensors alike.
 
-:func:`softplus` and :func:`sigmoid` dispatch on the type of their argument,
-so the energies (:mod:`pymc_rbm.energy`) and the layer types
+:func:`softplus`, :func:`sigmoid` and :func:`product` dispatch on the type of
+their arguments, so the energies (:mod:`pymc_rbm.energy`) and the layer types
 (:mod:`pymc_rbm.layers`) are written once for both.
 """
 
@@ -10,7 +10,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["is_symbolic", "softplus", "sigmoid"]
+from pymc_rbm._runtime import map_blocks, single_blas_thread
+
+__all__ = ["PRODUCT_ROWS", "is_symbolic", "product", "softplus", "sigmoid"]
+
+#: Most rows of one block of :func:`product`. The blocks depend on the number of rows only, so that they, and
+#: with them every sum, are the same on any number of cores.
+PRODUCT_ROWS = 256
+#: Products below this many multiply-adds are formed in one call (OpenBLAS forms them on one thread).
+SMALL_PRODUCT = 2**16
 
 
 def is_symbolic(x) -> bool:
@@ -37,3 +45,42 @@ def sigmoid(x):
 
         return pt.sigmoid(x)
     return expit(x)
+
+
+def product(x, M):
+    """``x @ M`` over the last axis of ``x``, with the same bits on any number of threads.
+
+    A multi-threaded BLAS sums a product differently with each number of
+    threads (:func:`~pymc_rbm._runtime.single_blas_thread`). A large product
+    is therefore formed in blocks of at most :data:`PRODUCT_ROWS` rows, each by one
+    BLAS call on one thread, the blocks spread over the cores
+    (:func:`~pymc_rbm._runtime.map_blocks`): the sums depend on the shapes
+    only, and the cores are still used. One row, a small product, and
+    PyTensor tensors are ``x @ M`` itself.
+
+    Parameters
+    ----------
+    x : array of shape (..., n)
+    M : array of shape (n, m)
+
+    Returns
+    -------
+    array of shape (..., m)
+    """
+    if is_symbolic(x) or is_symbolic(M):
+        return x @ M
+    x = np.asarray(x)
+    if x.ndim < 2 or x.size * M.shape[1] < SMALL_PRODUCT:
+        return x @ M
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.empty((rows.shape[0], M.shape[1]), dtype=np.result_type(rows, M))
+
+    def fill(block: slice) -> None:
+        np.matmul(rows[block], M, out=out[block])
+
+    n = rows.shape[0]
+    n_blocks = -(-n // PRODUCT_ROWS)
+    bounds = [n * i // n_blocks for i in range(n_blocks + 1)]  # sizes as equal as possible
+    with single_blas_thread():
+        map_blocks(fill, (slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])))
+    return out.reshape(x.shape[:-1] + (M.shape[1],))
