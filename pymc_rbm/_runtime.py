@@ -22,8 +22,25 @@ __all__ = [
     "single_blas_thread",
 ]
 
-#: The BLAS libraries' controller (threadpoolctl), made on first use; None until then.
+#: The BLAS libraries' controllers (threadpoolctl), found on first use; None until then.
 _BLAS = None
+
+
+class _OneBlasThread:
+    """:func:`single_blas_thread`'s context: each BLAS library set to one thread, and back on exit."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        self._saved = [(lib, n) for lib in _BLAS if (n := lib.get_num_threads()) != 1]
+        for lib, _ in self._saved:
+            lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, n in self._saved:
+            lib.set_num_threads(n)
+        return False
 
 
 def single_blas_thread():
@@ -36,11 +53,13 @@ def single_blas_thread():
     the package whose products are large enough to be threaded runs with one
     BLAS thread, and its results depend on the seed only; where it uses the
     cores it runs its own threads over fixed blocks of chains
-    (:func:`chain_blocks`). One thread is also faster on a busy machine, where
-    BLAS threads spin against each other: an AIS sweep took 2.5 ms instead of
-    0.18 ms, an exact-gradient update of a 16x16 RBM 1.47 s instead of 0.02 s.
+    (:func:`chain_blocks`) or rows (:func:`pymc_rbm.primitives.product`). One
+    thread is also faster on a busy machine, where BLAS threads spin against
+    each other: an AIS sweep took 2.5 ms instead of 0.18 ms, an
+    exact-gradient update of a 16x16 RBM 1.47 s instead of 0.02 s.
 
-    Entering the context costs about 15 µs (the libraries are looked up once).
+    The libraries are looked up once (threadpoolctl); entering and leaving the
+    context then costs a few microseconds.
     """
     global _BLAS
     if _BLAS is None:
@@ -49,8 +68,8 @@ def single_blas_thread():
             from threadpoolctl import ThreadpoolController  # a dependency of PyMC
         except ImportError:  # pragma: no cover
             return contextlib.nullcontext()
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
+        _BLAS = tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+    return _OneBlasThread()
 
 
 def on_one_blas_thread(fn):
