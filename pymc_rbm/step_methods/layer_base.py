@@ -88,7 +88,7 @@ class VariableStep(BlockedStep):
         A threaded product sums in an order that follows the number of threads, so the draws would
         depend on the machine (:func:`~pymc_rbm._runtime.single_blas_thread`). The products of one row
         are matrix-vector products, which OpenBLAS sums the same way with any number of threads: a step
-        on one row and one replica draws without the context (it costs about 15 µs).
+        on one row and one replica draws without the context (a few microseconds a draw).
         """
         if self._product_rows() > 1 and self._product_rows() * np.size(self.params.W) >= self.THREADED_PRODUCT:
             with single_blas_thread():
