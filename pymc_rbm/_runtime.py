@@ -140,6 +140,7 @@ def chain_blocks(n_chains: int, rng) -> tuple[list[slice], list]:
 
 
 _POOL: ThreadPoolExecutor | None = None
+_POOL_PREFIX = "pymc_rbm"
 _POOL_SIZE = 0
 _POOL_LOCK = threading.Lock()
 
@@ -167,7 +168,8 @@ def map_blocks(fn, blocks) -> None:
     global _POOL, _POOL_SIZE
     blocks = list(blocks)
     n_cores = default_threads()
-    if n_cores == 1 or len(blocks) == 1:
+    # inline inside one of the pool's own threads: waiting there for the pool could wait for ever
+    if n_cores == 1 or len(blocks) == 1 or threading.current_thread().name.startswith(_POOL_PREFIX):
         for block in blocks:
             fn(block)
         return
@@ -175,7 +177,7 @@ def map_blocks(fn, blocks) -> None:
         if _POOL is None or _POOL_SIZE != n_cores:  # first use, or $PYMC_RBM_NUM_THREADS changed
             if _POOL is not None:
                 _POOL.shutdown(wait=False)
-            _POOL, _POOL_SIZE = ThreadPoolExecutor(n_cores, thread_name_prefix="pymc_rbm"), n_cores
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(n_cores, thread_name_prefix=_POOL_PREFIX), n_cores
         pool = _POOL
     for _ in pool.map(fn, blocks):  # re-raises the first error of any block
         pass

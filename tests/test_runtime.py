@@ -36,6 +36,29 @@ def test_map_blocks_fills_every_block_once_and_reraises():
         map_blocks(fail, (slice(i, i + 7) for i in range(0, 100, 7)))
 
 
+def test_map_blocks_inside_a_block_runs_inline_instead_of_waiting_for_the_busy_pool(monkeypatch):
+    """A block whose work splits into blocks again (a large product inside a block) would otherwise wait for
+    the pool's threads, all busy with the outer blocks, for ever."""
+    monkeypatch.setenv("PYMC_RBM_NUM_THREADS", "2")
+    out = np.zeros((4, 10))
+
+    def inner(row: int):
+        def fill(block: slice) -> None:
+            out[row, block] += 1.0
+
+        return fill
+
+    def outer(block: slice) -> None:
+        for row in range(block.start, block.stop):
+            map_blocks(inner(row), [slice(0, 5), slice(5, 10)])
+
+    worker = threading.Thread(target=map_blocks, args=(outer, [slice(0, 2), slice(2, 4)]), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "map_blocks waited for its own busy pool"
+    np.testing.assert_array_equal(out, 1.0)
+
+
 def _fill_in_child(queue) -> None:
     out = np.zeros(20)
 
