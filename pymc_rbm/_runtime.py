@@ -14,6 +14,7 @@ __all__ = [
     "LOG_EVERY_SECONDS",
     "Progress",
     "StopOnInterrupt",
+    "THREADED_PRODUCT",
     "CHAINS_PER_BLOCK",
     "chain_blocks",
     "default_threads",
@@ -22,6 +23,9 @@ __all__ = [
     "single_blas_thread",
 ]
 
+#: Products of at least this many multiply-adds may be split over BLAS threads (OpenBLAS forms smaller ones on
+#: one thread): the package forms them with one BLAS thread (:func:`single_blas_thread`).
+THREADED_PRODUCT = 2**16
 #: The BLAS libraries' controllers (threadpoolctl), found on first use; None until then.
 _BLAS = None
 

@@ -10,15 +10,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from pymc_rbm._runtime import map_blocks, single_blas_thread
+from pymc_rbm._runtime import THREADED_PRODUCT, map_blocks, single_blas_thread
 
 __all__ = ["PRODUCT_ROWS", "is_symbolic", "product", "softplus", "sigmoid"]
 
 #: Most rows of one block of :func:`product`. The blocks depend on the number of rows only, so that they, and
 #: with them every sum, are the same on any number of cores.
 PRODUCT_ROWS = 256
-#: Products below this many multiply-adds are formed in one call (OpenBLAS forms them on one thread).
-SMALL_PRODUCT = 2**16
 
 
 def is_symbolic(x) -> bool:
@@ -70,7 +68,7 @@ def product(x, M):
     if is_symbolic(x) or is_symbolic(M):
         return x @ M
     x = np.asarray(x)
-    if x.ndim < 2 or x.size * M.shape[1] < SMALL_PRODUCT:
+    if x.ndim < 2 or x.size * M.shape[1] < THREADED_PRODUCT:
         return x @ M
     rows = x.reshape(-1, x.shape[-1])
     out = np.empty((rows.shape[0], M.shape[1]), dtype=np.result_type(rows, M))

@@ -40,7 +40,7 @@ from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
-from pymc_rbm._runtime import single_blas_thread
+from pymc_rbm._runtime import THREADED_PRODUCT, single_blas_thread
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
@@ -73,9 +73,6 @@ class VariableStep(BlockedStep):
     default_blocked = False
     #: The distribution's name, for messages.
     variable_kind = "RBM"
-    #: Products of at least this many multiply-adds may be split over BLAS threads (OpenBLAS runs smaller
-    #: ones on one thread); a step whose products reach it draws with one BLAS thread.
-    THREADED_PRODUCT = 2**16
 
     def __new__(cls, vars=None, *args, **kwargs):
         model = modelcontext(kwargs.get("model"))
@@ -90,7 +87,8 @@ class VariableStep(BlockedStep):
         are matrix-vector products, which OpenBLAS sums the same way with any number of threads: a step
         on one row and one replica draws without the context (a few microseconds a draw).
         """
-        if self._product_rows() > 1 and self._product_rows() * np.size(self.params.W) >= self.THREADED_PRODUCT:
+        rows = self._product_rows()
+        if rows > 1 and rows * np.size(self.params.W) >= THREADED_PRODUCT:
             with single_blas_thread():
                 return self._step(point)
         return self._step(point)
