@@ -491,6 +491,15 @@ def free_energy(v, a_h, vbias):  # pragma: no cover - compiled
     return out
 
 
+@njit(cache=True, nogil=True)
+def free_energy_rows(v, W, vbias, hbias):  # pragma: no cover - compiled
+    """:func:`free_energy` of 0/1 states ``v`` (n_chains, n_visible), their activation ``hbias + v W`` summed from
+    the rows of the units that are on (:func:`sum_rows`)."""
+    a_h = np.empty((v.shape[0], W.shape[1]))
+    sum_rows(a_h, v, 0, W, hbias)
+    return free_energy(v, a_h, vbias)
+
+
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
 def dense_free_energy(v, a_h, hbias, add_bias, vbias, E, out):  # pragma: no cover - compiled
     """``out[k] = F(v_k) = -v_k·vbias - Σ_j softplus(a_h)_kj`` from the carried ``a_h``; ``E`` receives

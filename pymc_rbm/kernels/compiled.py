@@ -85,6 +85,7 @@ __all__ = [
     "dense_key",
     "dense_uniforms",
     "free_energy_from_activation",
+    "free_energy_of_states",
 ]
 
 
@@ -360,6 +361,24 @@ def free_energy_from_activation(v, a_h, vbias) -> np.ndarray:
         raise RuntimeError("needs Numba")
     return compiled[0].free_energy(v, a_h, np.asarray(vbias, dtype=np.float64))
 
+
+def free_energy_of_states(v, params) -> np.ndarray:
+    """``F(v)`` of 0/1 states, compiled: the activation ``hbias + v·W`` summed from the rows of the units that
+    are on, then :func:`free_energy_from_activation`'s sum (a sparse state's rows cost less than a product).
+
+    Parameters
+    ----------
+    v : ndarray of shape (n_chains, n_visible), float64, entries 0 or 1
+    params : RBMParams
+
+    Returns
+    -------
+    ndarray of shape (n_chains,)
+        The free energy of :func:`pymc_rbm.energy.free_energy` (to rounding).
+    """
+    return _module()[0].free_energy_rows(v, np.asarray(params.W, dtype=np.float64),
+                                         np.asarray(params.vbias, dtype=np.float64),
+                                         np.asarray(params.hbias, dtype=np.float64))
 
 def _module():
     """The compiled loops ``(chain_sweeps, philox)`` of :func:`_compiled`; RuntimeError without Numba."""

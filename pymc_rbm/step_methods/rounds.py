@@ -164,7 +164,7 @@ class ReplicaRounds:
         n_changed = (cold_v != v_start).sum(axis=-1)
         n_hidden_changed = (cold_h != h_start).sum(axis=-1)
         if self.compiled_rounds:
-            fe = compiled.free_energy_from_activation(cold_v, hidden_activation(cold_v, params), params.vbias)
+            fe = compiled.free_energy_of_states(cold_v, params)
         else:
             fe = free_energy(cold_v, params)
         stats = self._chain_stats(fe, n_changed, n_hidden_changed, accept, accept_rate, refreshed)

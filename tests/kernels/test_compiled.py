@@ -105,6 +105,17 @@ def test_free_energy_from_the_carried_activation():
         np.testing.assert_allclose(got, free_energy(v, params), rtol=1e-13, atol=1e-11)
 
 
+
+def test_free_energy_of_states_sums_the_rows_of_the_units_on():
+    from pymc_rbm.energy import free_energy
+    from pymc_rbm.kernels.compiled import free_energy_of_states
+
+    for params in MODELS.values():
+        for p_on in (0.0, 0.1, 0.5, 1.0):
+            v = (np.random.default_rng(1).random((5, params.n_visible)) < p_on).astype(float)
+            np.testing.assert_allclose(free_energy_of_states(v, params), free_energy(v, params), rtol=1e-13,
+                                       atol=1e-11)
+
 @pytest.mark.parametrize("name, options", OPERATORS)
 @pytest.mark.parametrize("n_chains", [1, 3])
 def test_draw_in_place_is_the_same_chain_with_its_statistics(name, options, n_chains):
