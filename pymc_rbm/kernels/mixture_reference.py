@@ -70,6 +70,7 @@ class ProductMixture:
     hidden_logits: np.ndarray
     log_weights: np.ndarray
     _log_base: np.ndarray = field(init=False, repr=False)
+    _probabilities: tuple = field(init=False, repr=False)
 
     def __post_init__(self):
         for name in ("visible_logits", "hidden_logits", "log_weights"):
@@ -83,6 +84,10 @@ class ProductMixture:
         base = lw - softplus(f).sum(axis=1) - softplus(g).sum(axis=1)  # log w_z + log q_z(0, 0)
         base.flags.writeable = False
         object.__setattr__(self, "_log_base", base)
+        probabilities = (sigmoid(f), sigmoid(g))  # each component's units, for its draws
+        for a in probabilities:
+            a.flags.writeable = False
+        object.__setattr__(self, "_probabilities", probabilities)
 
     @classmethod
     def from_probabilities(cls, m_v, m_h, weights=None, *, clip: float = 1e-3) -> "ProductMixture":
@@ -137,7 +142,8 @@ class ProductMixture:
         """
         return self._log_base + v @ self.visible_logits.T + h @ self.hidden_logits.T
 
-    def draw_labels(self, rng: np.random.Generator, v: np.ndarray, h: np.ndarray, beta) -> np.ndarray:
+    def draw_labels(self, rng: np.random.Generator, v: np.ndarray, h: np.ndarray, beta, *,
+                    label_log_weights: np.ndarray | None = None) -> np.ndarray:
         """``z ~ p_β(z | v, h) ∝ [w_z q_z(v, h)]^(1 - β)`` for each state (stochastic).
 
         Parameters
@@ -147,12 +153,16 @@ class ProductMixture:
         v : ndarray of shape (n, n_visible)
         h : ndarray of shape (n, n_hidden)
         beta : ndarray of shape (n,)
+        label_log_weights : ndarray of shape (n, n_components), optional
+            :meth:`label_log_weights` of these states when the caller has them (``v`` and ``h`` are then
+            not read).
 
         Returns
         -------
         ndarray of int64 of shape (n,)
         """
-        lw = (1.0 - np.asarray(beta, dtype=np.float64))[:, None] * self.label_log_weights(v, h)
+        ell = self.label_log_weights(v, h) if label_log_weights is None else label_log_weights
+        lw = (1.0 - np.asarray(beta, dtype=np.float64))[:, None] * ell
         p = np.exp(lw - lw.max(axis=1, keepdims=True))
         return draw_index(rng.random(p.shape[0]) * p.sum(axis=1), p)
 
@@ -172,8 +182,9 @@ class ProductMixture:
     def sample(self, rng: np.random.Generator, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(v, h) ~ q_z`` for each label of ``z`` (n,), float 0/1 arrays (n, n_visible), (n, n_hidden)."""
         z = np.asarray(z)
-        v = rng.random((z.size, self.visible_logits.shape[1])) < sigmoid(self.visible_logits[z])
-        h = rng.random((z.size, self.hidden_logits.shape[1])) < sigmoid(self.hidden_logits[z])
+        p_v, p_h = self._probabilities
+        v = rng.random((z.size, p_v.shape[1])) < p_v[z]
+        h = rng.random((z.size, p_h.shape[1])) < p_h[z]
         return v.astype(np.float64), h.astype(np.float64)
 
     def at(self, params, beta: np.ndarray, z: np.ndarray) -> "MixturePoint":
@@ -216,7 +227,7 @@ class MixturePoint(NamedTuple):
         return self.rbm.visible_logits(h) + self.visible_fields
 
 
-def swap_log_ratio(betas: np.ndarray, e: np.ndarray, label_log_weights: np.ndarray) -> np.ndarray:
+def swap_log_ratio(betas: np.ndarray, e: np.ndarray, label_log_weights: np.ndarray, pairs=None) -> np.ndarray:
     """Log Metropolis ratio of exchanging neighbouring replicas' ``(v, h)`` on a mixture's ladder, labels summed out.
 
     With ``M_β(x) = log Σ_z exp((1 - β) ℓ_z(x))`` and ``ℓ_z = log w_z + log q_z``, the pair ``(r, r + 1)``
@@ -230,6 +241,9 @@ def swap_log_ratio(betas: np.ndarray, e: np.ndarray, label_log_weights: np.ndarr
         ``E(v, h)`` of each replica of ``n`` chains.
     label_log_weights : ndarray of shape (k, n, n_components)
         ``ℓ_z`` of each replica's state (:meth:`ProductMixture.label_log_weights`).
+    pairs : ndarray of int, optional
+        The lower rungs of the pairs wanted (a round's, :func:`~pymc_rbm.kernels.tempering.swap_pairs`); the
+        other rows are NaN. Default: every pair.
 
     Returns
     -------
@@ -240,7 +254,12 @@ def swap_log_ratio(betas: np.ndarray, e: np.ndarray, label_log_weights: np.ndarr
         top = a.max(axis=-1, keepdims=True)
         return (top + np.log(np.exp(a - top).sum(axis=-1, keepdims=True)))[..., 0]
 
-    b = np.asarray(betas, dtype=np.float64)[:, None, None]
-    lo, hi = label_log_weights[:-1], label_log_weights[1:]
-    return (np.diff(betas)[:, None] * np.diff(e, axis=0)
-            + marginal(b[:-1], hi) - marginal(b[:-1], lo) - marginal(b[1:], hi) + marginal(b[1:], lo))
+    b = np.asarray(betas, dtype=np.float64)
+    lower = np.arange(b.size - 1) if pairs is None else np.asarray(pairs, dtype=np.int64)
+    upper = lower + 1
+    lo, hi = label_log_weights[lower], label_log_weights[upper]
+    b_lo, b_hi = b[lower][:, None, None], b[upper][:, None, None]
+    out = np.full((b.size - 1, e.shape[1]), np.nan)
+    out[lower] = ((b[upper] - b[lower])[:, None] * (e[upper] - e[lower])
+                  + marginal(b_lo, hi) - marginal(b_lo, lo) - marginal(b_hi, hi) + marginal(b_hi, lo))
+    return out

@@ -68,7 +68,8 @@ class ReplicaRounds:
         """
         state, n, mixture = self._replicas, self._n_chains, self.mixture
         flat_v, flat_h = state.v[:hot].reshape(hot * n, -1), state.h[:hot].reshape(hot * n, -1)
-        z = mixture.draw_labels(self.rng, flat_v, flat_h, np.repeat(self.betas[:hot], n)).reshape(hot, n)
+        z = mixture.draw_labels(self.rng, flat_v, flat_h, np.repeat(self.betas[:hot], n),
+                                label_log_weights=self._kept_label_log_weights(hot)).reshape(hot, n)
         for r in np.flatnonzero(self.betas[:hot] == 0.0):
             state.v[r], state.h[r], z[r] = mixture.draw(self.rng, n)
         return z
@@ -178,6 +179,21 @@ class ReplicaRounds:
         out[self._name] = v_out.reshape(self._shape)
         return out, [stats], swap
 
+    def _kept_label_log_weights(self, hot: int) -> np.ndarray | None:
+        """The mixture's label log weights of the first ``hot`` replicas, (hot B, n_components), as the last swap
+        round left them (the swaps only move states between rungs), or None where those states or the mixture
+        changed since."""
+        kept, self._label_weights = self._label_weights, None
+        if kept is None:
+            return None
+        mixture, v, h, ell = kept
+        state = self._replicas
+        n_v, n_h = state.v.shape[-1], state.h.shape[-1]
+        same = (mixture is self.mixture and v.shape == state.v.shape and h.shape == state.h.shape
+                and compiled.same_values(v[:hot].reshape(-1, n_v), state.v[:hot].reshape(-1, n_v))
+                and compiled.same_values(h[:hot].reshape(-1, n_h), state.h[:hot].reshape(-1, n_h)))
+        return ell[:hot].reshape(-1, ell.shape[-1]) if same else None
+
     def _round(self, point, params, v_int, log_rest, accept_sum, accepted, swap_sum, swap_n):
         """One round: every replica's sweep, then the swaps of the round's parity.
 
@@ -260,9 +276,12 @@ class ReplicaRounds:
             else:  # labels summed out; the next round redraws them at the replicas' new rungs
                 k, n = e.shape
                 ell = self.mixture.label_log_weights(state.v.reshape(k * n, -1), state.h.reshape(k * n, -1))
-                log_ratio = mixture_swap_log_ratio(self.betas, e, ell.reshape(k, n, -1))
-            exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs, carried=(self.replica_labels,),
-                           record=(swap_sum, swap_n))
+                ell = ell.reshape(k, n, -1)
+                log_ratio = mixture_swap_log_ratio(self.betas, e, ell, pairs)
+            carried = (self.replica_labels,) if self.mixture is None else (self.replica_labels, ell)
+            exchange_pairs(self.rng, state.v, state.h, log_ratio, pairs, carried=carried, record=(swap_sum, swap_n))
+            if self.mixture is not None:  # the states' label weights, moved with them, for the next round's labels
+                self._label_weights = (self.mixture, state.v.copy(), state.h.copy(), ell)
         if cold:
             v_int, log_rest = self._swap_cold(point, params, v_int, log_rest, swap_sum, swap_n)
         self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)

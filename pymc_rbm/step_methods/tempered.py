@@ -556,6 +556,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.swap_sum = np.zeros(max(k - 1, 0))
         self.swap_n = np.zeros(max(k - 1, 0))
         self.round_trips = 0
+        self._label_weights = None  # a mixture's label weights of the states after the last swaps
         self.trip_ends = np.zeros((k, self._n_chains), dtype=np.int8)  # per label and row: 0 -, 1 bottom, 2 top
         self.trip_up = np.zeros((k, self._n_chains), dtype=bool)  # reached the top since the bottom
         self.replica_labels = np.repeat(np.arange(k)[:, None], self._n_chains, axis=1)

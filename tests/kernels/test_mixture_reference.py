@@ -181,3 +181,26 @@ def test_a_mixture_keeps_read_only_copies_of_its_arrays():
                        [0.25 / 8 / (1 + np.e) ** 2, 0.75 / 8 / (1 + np.e) ** 2], rtol=1e-14, atol=0)
     with pytest.raises(ValueError, match="read-only"):
         m.visible_logits[0, 0] = 1.0
+
+
+def test_the_swap_ratio_of_a_round_s_pairs_is_that_of_every_pair():
+    """``pairs``: the rows of the pairs asked for, the same values as with every pair, NaN elsewhere."""
+    rng = np.random.default_rng(0)
+    betas = np.array([0.0, 0.3, 0.7, 0.9, 1.0])
+    states = rng.integers(0, N, size=(5, 3))
+    e = energy(V, H, PARAMS)[states]
+    ell = MIXTURE.label_log_weights(V, H)[states]
+    every = swap_log_ratio(betas, e, ell)
+    for parity in (0, 1):
+        pairs = np.arange(parity, 4, 2)
+        got = swap_log_ratio(betas, e, ell, pairs)
+        np.testing.assert_array_equal(got[pairs], every[pairs])
+        assert np.isnan(np.delete(got, pairs, axis=0)).all()
+
+
+def test_labels_drawn_from_given_label_weights_are_those_drawn_from_the_states():
+    beta = np.linspace(0.0, 1.0, N)
+    ell = MIXTURE.label_log_weights(V, H)
+    a = MIXTURE.draw_labels(np.random.default_rng(1), V, H, beta)
+    b = MIXTURE.draw_labels(np.random.default_rng(1), V[:0], H[:0], beta, label_log_weights=ell)
+    np.testing.assert_array_equal(a, b)

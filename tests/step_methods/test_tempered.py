@@ -1022,6 +1022,28 @@ def test_sampling_state_resumes_the_mixture_refit_exactly():
     np.testing.assert_array_equal(resumed.mixture.visible_logits, whole.mixture.visible_logits)
 
 
+
+def test_the_label_weights_kept_from_the_swaps_are_those_of_the_states():
+    """The swap round keeps the mixture's label weights of the states it leaves (moved with them); the next
+    round's labels use them only while the states and the mixture are the ones they belong to."""
+    params = bundled_rbm()
+    with pm.Model() as model:
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        step = ReplicaExchange([v], reference="mixture", betas=[0.0, 0.5, 0.8, 1.0])
+    step.setup_chain(np.random.default_rng(3), 0, 10)
+    point = model.initial_point()
+    for _ in range(3):
+        point, _ = step.step(point)
+        state, k = step._replicas, step.n_temperatures
+        fresh = step.mixture.label_log_weights(state.v.reshape(k, -1), state.h.reshape(k, -1))
+        np.testing.assert_array_equal(step._label_weights[3].reshape(k, -1), fresh)
+        kept = step._label_weights
+        np.testing.assert_array_equal(step._kept_label_log_weights(k), fresh)
+        assert step._label_weights is None  # taken once
+        step._label_weights = kept
+    state.v[1, 0, 0] = 1.0 - state.v[1, 0, 0]  # a state changed since the swaps: weights computed afresh
+    assert step._kept_label_log_weights(k) is None
+
 def test_a_mixture_reference_is_refused_where_it_cannot_run(params):
     from pymc_rbm.kernels.mixture_reference import ProductMixture
 
