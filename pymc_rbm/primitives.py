@@ -68,7 +68,8 @@ def product(x, M):
     if is_symbolic(x) or is_symbolic(M):
         return x @ M
     x = np.asarray(x)
-    if x.ndim < 2 or x.size * M.shape[1] < THREADED_PRODUCT:
+    # one row is a matrix-vector product, which BLAS sums alike on any number of threads
+    if x.ndim < 2 or x.size == x.shape[-1] or x.size * M.shape[1] < THREADED_PRODUCT:
         return x @ M
     rows = x.reshape(-1, x.shape[-1])
     out = np.empty((rows.shape[0], M.shape[1]), dtype=np.result_type(rows, M))

@@ -19,6 +19,7 @@ def test_product_in_blocks_is_the_matrix_product_for_any_batch_shape():
     small = x[0, :2]  # below the size that BLAS may thread: x @ M itself
     assert product(small, M).tobytes() == (small @ M).tobytes()
     assert product(x[0, 0], M).tobytes() == (x[0, 0] @ M).tobytes()  # one row
+    assert product(x[:1, 0], M).tobytes() == (x[:1, 0] @ M).tobytes()  # one row of a matrix
 
 
 def test_product_of_tensors_is_symbolic():

@@ -380,6 +380,7 @@ def free_energy_of_states(v, params) -> np.ndarray:
                                          np.asarray(params.vbias, dtype=np.float64),
                                          np.asarray(params.hbias, dtype=np.float64))
 
+
 def _module():
     """The compiled loops ``(chain_sweeps, philox)`` of :func:`_compiled`; RuntimeError without Numba."""
     loops = _compiled()

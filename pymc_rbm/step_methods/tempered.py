@@ -550,7 +550,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self._reset_counters()
 
     def _reset_counters(self) -> None:
-        """Forget swap acceptance and round trips (after a new ladder, and when tuning ends)."""
+        """Forget swap acceptance, round trips and the kept label weights (after a new ladder, and when tuning
+        ends)."""
         self._path_evidence = self._path_hidden = None
         k = self.betas.size
         self.swap_sum = np.zeros(max(k - 1, 0))
