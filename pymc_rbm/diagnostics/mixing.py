@@ -65,7 +65,7 @@ def _mixing_inputs(tree, name: str):
     values = posterior[name].transpose("chain", "draw", ...).values
     chains_draws = values.shape[:2]
     found = {key: _sample_stat(stats, key, chains_draws)
-             for key in ("swap_accept_pairs", "round_trips", "n_temperatures")}
+             for key in ("swap_accept_pairs", "round_trips", "n_temperatures", "ladder_carries")}
     fe = _sample_stat(stats, "free_energy", chains_draws)
     # F(v) recorded per draw (and per row of a batched variable); of no use if it belongs to another variable
     found["free_energy"] = fe if fe is not None and fe.size == int(np.prod(values.shape[:-1])) else None
@@ -80,6 +80,7 @@ def mixing_problems(
     swap_accept_pairs=None,
     round_trips=None,
     n_temperatures=None,
+    ladder_carries=None,
     tempered: bool = False,
 ) -> list[str]:
     """What is wrong with the chains of an RBM variable, in words (empty when nothing is seen).
@@ -120,6 +121,10 @@ def mixing_problems(
     round_trips : array_like of shape (n_chains, n_draws), optional
         Cumulative round trips of the replicas.
     n_temperatures : array_like of shape (n_chains, n_draws), optional
+    ladder_carries : array_like of bool of shape (n_chains, n_draws), optional
+        False where tuning found that the ladder carries almost no replica
+        across and gave the model's replica the rest of each draw's sweeps
+        (the no-round-trip message then says so).
     tempered : bool, default False
         Whether the chains came from ``ReplicaExchange`` (changes the advice).
 
@@ -147,6 +152,7 @@ def mixing_problems(
         swap_accept_pairs = found["swap_accept_pairs"] if swap_accept_pairs is None else swap_accept_pairs
         round_trips = found["round_trips"] if round_trips is None else round_trips
         n_temperatures = found["n_temperatures"] if n_temperatures is None else n_temperatures
+        ladder_carries = found["ladder_carries"] if ladder_carries is None else ladder_carries
         tempered = tempered or n_temperatures is not None
     out = []
     x = np.asarray(draws)
@@ -222,10 +228,13 @@ def mixing_problems(
                     "a longer tune phase."
                 )
             elif round_trips is not None and np.asarray(round_trips)[c, -1] == 0:
+                carried = ladder_carries is None or bool(np.asarray(ladder_carries)[c, -1])
                 out.append(
                     f"Replica exchange for '{name}', chain {c}: no replica crossed the ladder and back in "
-                    f"{n_draws} draws; the tempered replicas did not reach the model. Use more sweeps per draw "
-                    "or more draws, or start the ladder from a mixture of the model's modes "
-                    "(ReplicaExchange(reference=\"mixture\"), or mixture_reference of data)."
+                    f"{n_draws} draws; the tempered replicas did not reach the model. "
+                    + ("" if carried else "Tuning found so too and gave the model's replica most of each draw's "
+                       "sweeps: the draws rest on its own moves between modes. ")
+                    + "Use more sweeps per draw or more draws, or start the ladder from a mixture of the model's "
+                    "modes (ReplicaExchange(reference=\"mixture\"), or mixture_reference of data)."
                 )
     return out

@@ -76,6 +76,7 @@ def rbm_convergence_checks(idata, model) -> list[SamplerWarning]:
             swap_accept_pairs=_stat(stats, "swap_accept_pairs") if tempered else None,
             round_trips=_stat(stats, "round_trips") if tempered else None,
             n_temperatures=_stat(stats, "n_temperatures") if tempered else None,
+            ladder_carries=_stat(stats, "ladder_carries") if tempered else None,
             tempered=tempered and stats is not None and "n_temperatures" in stats,
         )
         out += [SamplerWarning(WarningType.CONVERGENCE, m, "warn") for m in messages]

@@ -59,6 +59,21 @@ are frozen when tuning ends, so the recorded draws come from one
 time-homogeneous kernel, each of whose sweeps leaves its rung's target
 invariant.
 
+**A ladder that carries nothing.** With explorers that relax, a ladder of
+barrier ``Λ`` makes about ``1 / (2 + 2Λ)`` round trips a round (Syed,
+Bouchard-Côté, Deligiannidis & Doucet 2022). At the last adaptation the
+round trips of the window before it are compared with that
+(:func:`ladder_carries`); where fewer than ``CARRY_MIN_SHARE`` of them
+happened, the ladder brings the top rung almost nothing from below, and a
+draw becomes one round in which each hot rung sweeps once and the cold
+replica makes the rest of the draw's ``K²`` sweeps (:func:`cold_takes_rest`):
+the draws then improve by the cold replica's own moves, at the cost a draw
+had, and a replica that does cross still reaches the top. This applies to an
+RBM alone with adapted sweeps (``sweeps`` and ``explorer_sweeps`` "auto")
+from a product reference. Of the MNIST RBMs only mnist_h500's ladder falls
+short; its draws then have several times the effective sample size of
+``F(v)`` a second, with chains that agree better (docs/sampling.md).
+
 **The mixture refitted.** With ``reference="mixture"`` the ladder starts from
 the mixture of the model's mean-field fixed points that the visible biases
 and each hidden unit's receptive field lead to
@@ -83,9 +98,9 @@ from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.kernels import replica_rounds
 from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder
 
-__all__ = ["LadderTuning", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS", "EXPLORER_STICKY", "EXPLORER_TARGET",
-           "MIXTURE_REFIT_COMPONENTS", "MIXTURE_REFIT_MIN_TUNE",
-           "explorer_sweeps_for", "within_budget"]
+__all__ = ["LadderTuning", "CARRY_MIN_PREDICTED", "CARRY_MIN_SHARE", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS",
+           "EXPLORER_STICKY", "EXPLORER_TARGET", "MIXTURE_REFIT_COMPONENTS", "MIXTURE_REFIT_MIN_TUNE",
+           "cold_takes_rest", "explorer_sweeps_for", "ladder_carries", "within_budget"]
 
 #: ``explorer_sweeps="auto"``: the correlation of a rung's energy that a round should come down to.
 EXPLORER_TARGET = 0.5
@@ -100,6 +115,12 @@ EXPLORER_MAX_SWEEPS = 32
 EXPLORER_BUDGET = 3.0
 #: Fewest rounds a rung is measured over before its sweeps change.
 EXPLORER_MIN_ROUNDS = 16
+#: A ladder carries replicas across when they make at least this share of the round trips its barrier predicts
+#: (``rounds / (2 + 2Λ)`` a row). In the window before the last adaptation (1000 tuning draws, seeds 2026, 1, 2)
+#: mnist_h100's ladder made 12-14 % of them, mnist_h500's 1 %, the bundled model's uniform ladder 71 %.
+CARRY_MIN_SHARE = 0.05
+#: ... judged only where at least this many round trips were predicted (fewer say too little either way).
+CARRY_MIN_PREDICTED = 20.0
 #: ``reference="mixture"``: fewest tuning draws for which the mixture is refitted to the states the chain visits
 #: (the top rung's state of each draw from the first adaptation to the third: 3/16 of them).
 MIXTURE_REFIT_MIN_TUNE = 200
@@ -154,6 +175,62 @@ def within_budget(sweeps, budget: float | None = None) -> np.ndarray:
         return sweeps.copy()
     scale = (limit - sweeps.size) / extra.sum()
     return 1 + np.floor(extra * scale).astype(np.int64)
+
+
+def ladder_carries(round_trips: int, rounds: float, barrier: float, n_rows: int = 1) -> bool:
+    """Whether a ladder carries replicas across: False only when its round trips fall short of what its barrier
+    predicts.
+
+    With explorers that relax, a non-reversible ladder of barrier ``Λ`` makes
+    about ``1 / (2 + 2Λ)`` round trips a round (Syed, Bouchard-Côté,
+    Deligiannidis & Doucet 2022). Replicas that make far fewer are held at
+    rungs that do not relax between swaps (a first-order transition), and the
+    ladder then brings the top rung almost nothing from below.
+
+    Parameters
+    ----------
+    round_trips : int
+        Round trips counted over the window, all rows together.
+    rounds : float
+        Rounds each row made in the window.
+    barrier : float
+        The ladder's measured barrier ``Λ``.
+    n_rows : int, default 1
+        Rows (independent ladders) counted.
+
+    Returns
+    -------
+    bool
+        False when at least ``CARRY_MIN_PREDICTED`` round trips were predicted
+        and fewer than ``CARRY_MIN_SHARE`` of them happened; True otherwise.
+    """
+    predicted = n_rows * rounds / (2.0 + 2.0 * barrier)
+    return not (predicted >= CARRY_MIN_PREDICTED and round_trips < CARRY_MIN_SHARE * predicted)
+
+
+def cold_takes_rest(sweeps) -> np.ndarray:
+    """The sweeps per round of a ladder that carries no replica across: one per hot rung, the rest to the cold one.
+
+    A draw of ``K`` rungs costs about ``K²`` sweeps (``sweeps="auto"``). When
+    the ladder brings the top rung almost nothing from below, the explorers'
+    extra sweeps buy nothing either: a draw becomes one round, each hot rung
+    sweeping once and the cold replica, whose states are the draws, making the
+    other ``K² - K + 1`` sweeps (at least what it had).
+
+    Parameters
+    ----------
+    sweeps : ndarray of int of shape (n_rungs,)
+        The sweeps per round the explorers' adaptation chose, the cold replica
+        last.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_rungs,)
+    """
+    out = np.ones(np.size(sweeps), dtype=np.int64)
+    k = out.size
+    out[-1] = max(int(np.asarray(sweeps)[-1]), k * k - (k - 1))
+    return out
 
 
 class LadderTuning:
@@ -302,6 +379,7 @@ class LadderTuning:
         rejection = 1.0 - self.swap_sum / self.swap_n
         ladder = self.betas
         separate = self.separate_cold
+        judged = self.reference_trial != 1  # the window's round trips are those of the reference kept
         if separate:
             ladder, rejection = ladder[:-1], rejection[:-1]
         self.barrier = float(communication_barrier(ladder, rejection, saturating=True)[-1])
@@ -332,6 +410,10 @@ class LadderTuning:
             self.ladder_tilt = self.carried.evidence[1]
         new = self._with_cold(new)
         sweeps = self._adapt_explorers(new)
+        if judged and new.size > 1 and self.ladder_draw == self.ladder_adapt_at[-1] and self._cold_may_take_rest:
+            self.ladder_carries = ladder_carries(self.round_trips, self.window_rounds, self.barrier, self._n_chains)
+            if not self.ladder_carries:
+                sweeps = cold_takes_rest(sweeps)
         self._move_replicas(new)
         self.rung_sweeps = sweeps
         self._next_mixture_refit()
@@ -370,6 +452,13 @@ class LadderTuning:
         i = self.ladder_draw - self.mixture_states_start - 1
         if i < self.mixture_states.shape[0] and self._replicas is not None:
             self.mixture_states[i] = self._replicas.v[-2 if self.separate_cold else -1]
+
+    @property
+    def _cold_may_take_rest(self) -> bool:
+        """Whether the last adaptation may give the cold replica the sweeps the explorers leave
+        (:func:`cold_takes_rest`): the RBM alone, tempered from a product reference, with adapted sweeps."""
+        return bool(self.explorer_auto and self.auto_sweeps and self.mixture is None
+                    and not (self.corrected or self.tilted or self.posterior_ladder))
 
     @property
     def _uniform_needs_tempering(self) -> bool:

@@ -200,7 +200,9 @@ class ReplicaExchangeState(RBMStepState):
     ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
     last adaptation), ``mixture`` (the mixture reference in use), ``mixture_refit`` (-1 none, 0 planned,
     1 keeping states, 2 refitted), ``mixture_states`` and ``mixture_states_start`` (the top rung's states kept
-    for the refit, from that draw on).
+    for the refit, from that draw on), ``window_rounds`` (rounds of each row since the last adaptation) and
+    ``ladder_carries`` (False where the last adaptation found that the ladder carries almost no replica across
+    and gave the cold replica the sweeps the explorers leave).
     """
 
     betas: np.ndarray | None = None
@@ -231,6 +233,8 @@ class ReplicaExchangeState(RBMStepState):
     mixture_refit: int = -1
     mixture_states: np.ndarray | None = None
     mixture_states_start: int = 0
+    window_rounds: int = 0
+    ladder_carries: bool = True
 
 
 class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
@@ -319,8 +323,10 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
     acceptance probability of the pairs attempted in the draw),
     ``swap_accept_pairs`` and ``betas`` (per pair and per replica, padded
     with NaN to ``max_temperatures``; the cold replica last), ``round_trips`` (cumulative replica round
-    trips between ``β_0`` and 1, counted anew after tuning) and ``barrier``
-    (the last estimate of ``Λ``). The step's ``rung_sweeps`` holds the explorers' sweeps per rung.
+    trips between ``β_0`` and 1, counted anew after tuning), ``barrier``
+    (the last estimate of ``Λ``) and ``ladder_carries`` (False once tuning found that the ladder carries almost
+    no replica across and gave the cold replica the rest of each draw's sweeps; see
+    :mod:`~pymc_rbm.step_methods.ladder`). The step's ``rung_sweeps`` holds the explorers' sweeps per rung.
 
     Examples
     --------
@@ -473,6 +479,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
             "betas": (object, [m]),
             "round_trips": (np.int64, []),
             "barrier": (np.float64, []),
+            "ladder_carries": (bool, []),
         }
         self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, **extra}
         self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
@@ -536,6 +543,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.reference_trial_ladder = self.reference_trial_rejection = None
         self.mixture = self._reference_mixture
         self.mixture_refit, self.mixture_states, self.mixture_states_start = -1, None, 0
+        self.ladder_carries = True
         self._path = None
         self.posterior_ladder = False
         self.betas = self._initial_betas.copy()
@@ -557,6 +565,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.swap_sum = np.zeros(max(k - 1, 0))
         self.swap_n = np.zeros(max(k - 1, 0))
         self.round_trips = 0
+        self.window_rounds = 0
         self._label_weights = None  # a mixture's label weights of the states after the last swaps
         self.trip_ends = np.zeros((k, self._n_chains), dtype=np.int8)  # per label and row: 0 -, 1 bottom, 2 top
         self.trip_up = np.zeros((k, self._n_chains), dtype=bool)  # reached the top since the bottom
@@ -637,6 +646,8 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         """One draw: ``sweeps`` rounds of replica sweeps and swaps (stochastic); adapts while tuning."""
         point = self._chain_start(point)
         self.ladder_draw += 1
+        if self.n_temperatures > 1:
+            self.window_rounds += self.rounds_per_draw
         if self.n_temperatures == 1 and not (self.corrected and self.informed):
             out, stats = super()._step(point)  # the local step's own fast path
             swap = np.full(self.max_temperatures - 1, np.nan)
@@ -665,4 +676,5 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
             "betas": betas,
             "round_trips": int(self.round_trips),
             "barrier": float(self.barrier),
+            "ladder_carries": bool(self.ladder_carries),
         }

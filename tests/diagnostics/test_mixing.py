@@ -81,7 +81,17 @@ def test_mixing_problems_of_a_ladder():
     trips[1] = 5
     msgs = mixing_problems(draws, swap_accept_pairs=pairs, n_temperatures=k, round_trips=trips)
     assert any("chain 1: the pair(s) of rungs [1] never swapped" in m for m in msgs)
-    assert any("chain 0: no replica crossed the ladder" in m for m in msgs)
+    (crossed,) = [m for m in msgs if "chain 0: no replica crossed the ladder" in m]
+    assert "Tuning found so too" not in crossed
+    # a ladder that tuning found to carry nothing: the message says the draws rest on the model's replica
+    carries = np.ones((2, 100), dtype=bool)
+    carries[0] = False
+    msgs = mixing_problems(draws, swap_accept_pairs=pairs, n_temperatures=k, round_trips=trips,
+                           ladder_carries=carries)
+    (crossed,) = [m for m in msgs if "chain 0: no replica crossed the ladder" in m]
+    assert "Tuning found so too" in crossed and "rest on its own moves" in crossed
+    tree = _as_tree(draws, swap_accept_pairs=pairs, n_temperatures=k, round_trips=trips, ladder_carries=carries)
+    assert mixing_problems(tree) == msgs  # read from pm.sample's stats
     collapsed = mixing_problems(draws, swap_accept_pairs=pairs, n_temperatures=np.ones((2, 100)), round_trips=trips)
     assert collapsed == []
 

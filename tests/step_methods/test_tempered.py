@@ -771,17 +771,20 @@ def explorer_matrix(params, betas, sweeps, reference=None, wrong_beta=None):
 
 
 @pytest.mark.parametrize("reference", [None, REFERENCE], ids=["uniform", "given"])
-def test_a_round_with_unequal_sweeps_per_rung_is_exact(params, reference):
+@pytest.mark.parametrize("sweeps, wrong_beta", [(EXPLORER_SWEEPS, (1, BETAS[2])), (np.array([1, 1, 7]), (2, BETAS[1]))],
+                         ids=["explorers", "cold-takes-rest"])
+def test_a_round_with_unequal_sweeps_per_rung_is_exact(params, reference, sweeps, wrong_beta):
     """Rung r sweeps n_r times, then the swaps: each sweep leaves p_{β_r} invariant, so the round leaves Π
-    invariant; the extra sweeps of a hot rung taken at its neighbour's β must be caught."""
+    invariant; the extra sweeps of a rung taken at a neighbour's β must be caught. The second set is a ladder
+    that carries nothing (``cold_takes_rest``: the cold replica makes the draw's other sweeps)."""
     pi = extended_target(params, BETAS, False, reference)
-    T = explorer_matrix(params, BETAS, EXPLORER_SWEEPS, reference)
+    T = explorer_matrix(params, BETAS, sweeps, reference)
     swaps = [swap_matrix(params, BETAS, p, False, reference=reference) for p in (0, 1)]
     ht.assert_stationary(pi, T)
     ht.assert_converges(pi, T @ swaps[0] @ T @ swaps[1])
     for s in swaps:
         ht.assert_stationary(pi, T @ s)
-    wrong = explorer_matrix(params, BETAS, EXPLORER_SWEEPS, reference, wrong_beta=(1, BETAS[2]))
+    wrong = explorer_matrix(params, BETAS, sweeps, reference, wrong_beta=wrong_beta)
     with pytest.raises(AssertionError, match="not stationary"):
         ht.assert_stationary(pi, wrong @ swaps[0])
 
@@ -871,7 +874,7 @@ def test_adapted_sweeps_stay_one_where_every_rung_relaxes():
     over a sweep beyond the target; the default keeps one sweep per rung (it costs what it did)."""
     for seed in (1, 2):
         step = tuned_step(bundled_rbm(), 1000, seed=seed)
-        assert step.explorer_auto and step.n_temperatures > 1
+        assert step.explorer_auto and step.n_temperatures > 1 and step.ladder_carries
         np.testing.assert_array_equal(step.rung_sweeps, np.ones(step.n_temperatures))
 
 
@@ -885,6 +888,64 @@ def test_adapted_sweeps_go_to_the_sticky_rungs_of_a_sharp_model(mnist_model):
     assert sweeps.max() > 1 and sweeps[0] == 1
     assert sweeps.sum() <= EXPLORER_BUDGET * sweeps.size
     assert sweeps[step.betas > 0.8].mean() > sweeps[step.betas < 0.5].mean()
+
+
+def test_a_ladder_carries_unless_its_round_trips_fall_short_of_its_barrier():
+    from pymc_rbm.step_methods.ladder import cold_takes_rest, ladder_carries
+
+    # Λ = 4: a round trip every 10 rounds; 1000 rounds predict 100, and fewer than 5 % of them fall short
+    assert not ladder_carries(0, 1000, 4.0) and not ladder_carries(4, 1000, 4.0)
+    assert ladder_carries(5, 1000, 4.0)
+    assert ladder_carries(0, 150, 4.0)  # 15 predicted: too few to judge
+    assert not ladder_carries(4, 500, 4.0, n_rows=2) and ladder_carries(4, 500, 4.0)  # rows count together
+    # one sweep per hot rung, the cold replica the rest of K² (at least what it had)
+    np.testing.assert_array_equal(cold_takes_rest(np.array([1, 3, 5, 2])), [1, 1, 1, 13])
+    np.testing.assert_array_equal(cold_takes_rest(np.array([2, 1, 40])), [1, 1, 40])
+
+
+def test_the_cold_replica_takes_the_rest_only_where_the_ladder_carries_nothing(params, monkeypatch):
+    """Judged at the last adaptation: with every ladder judged not to carry, the sweeps become one per hot rung
+    and the rest of a draw's K² for the cold replica, a draw one round, frozen after tuning; a ladder that
+    carries, sweeps given, or other terms on ``v`` keep the explorers' sweeps."""
+    from pymc_rbm.step_methods import ladder
+
+    def tuned(n_rows=0, with_rest=False, share=2.0, **kwargs):
+        monkeypatch.setattr(ladder, "CARRY_MIN_SHARE", share)
+        monkeypatch.setattr(ladder, "CARRY_MIN_PREDICTED", 1.0)
+        with ladder_model(params, n_rows, with_rest) as model:
+            step = ReplicaExchange(reference="zero", collapse_below=0.0, **kwargs)
+        step.setup_chain(np.random.default_rng(5), 256, 10)
+        point = model.initial_point()
+        for i in range(1, 257):
+            before = step.rung_sweeps.copy()
+            point, _ = step.step(point)
+            if i == step.ladder_adapt_at[-1] - 1:
+                assert step.ladder_carries and step.window_rounds > 0
+        for _ in range(3):
+            point, _ = step.step(point)
+        np.testing.assert_array_equal(step.rung_sweeps, before)  # frozen
+        return step
+
+    step = tuned()
+    k = step.n_temperatures
+    assert k > 1 and not step.ladder_carries and step.rounds_per_draw == 1
+    np.testing.assert_array_equal(step.rung_sweeps, [1] * (k - 1) + [k * k - k + 1])
+    step = tuned(n_rows=2)
+    assert not step.ladder_carries and step.rounds_per_draw == 1
+    for kept in (tuned(share=0.0), tuned(explorer_sweeps=1), tuned(sweeps=2), tuned(with_rest=True)):
+        assert kept.ladder_carries and kept.rung_sweeps[-1] < kept.n_temperatures ** 2 - kept.n_temperatures + 1
+
+
+def test_the_cold_replica_takes_the_rest_on_mnist_h500_alone(mnist_model):
+    """With pm.sample's 1000 tuning draws mnist_h500's mean-field ladder makes about 1 % of the round trips its
+    barrier predicts: its cold replica takes the rest of a draw. mnist_h100's makes 12-14 % and keeps its
+    explorers; so does the bundled model (test_adapted_sweeps_stay_one_where_every_rung_relaxes)."""
+    step = tuned_step(mnist_model("mnist_h500"), 1000, seed=2)
+    k = step.n_temperatures
+    assert k > 4 and not step.ladder_carries and step.rounds_per_draw == 1
+    np.testing.assert_array_equal(step.rung_sweeps, [1] * (k - 1) + [k * k - k + 1])
+    step = tuned_step(mnist_model("mnist_h100"), 1000, seed=2)
+    assert step.ladder_carries and step.rung_sweeps.max() > 1 and step.rounds_per_draw > 1
 
 
 def test_bad_explorer_sweeps_are_refused(params):
