@@ -936,6 +936,34 @@ def test_the_cold_replica_takes_the_rest_only_where_the_ladder_carries_nothing(p
         assert kept.ladder_carries and kept.rung_sweeps[-1] < kept.n_temperatures ** 2 - kept.n_temperatures + 1
 
 
+def test_sampling_state_resumes_the_judged_ladder_exactly(monkeypatch):
+    """Stopped before the last adaptation (its window's rounds carried), resumed: the same judgement, sweeps and
+    draws; with every ladder judged not to carry (a monkeypatched share), the cold replica takes the rest."""
+    from pymc_rbm.step_methods import ladder
+
+    monkeypatch.setattr(ladder, "CARRY_MIN_SHARE", 2.0)
+    monkeypatch.setattr(ladder, "CARRY_MIN_PREDICTED", 1.0)
+    params = bundled_rbm()
+
+    def make():
+        with pm.Model() as model:
+            v = RBM("v", params.W, params.vbias, params.hbias)
+            step = ReplicaExchange([v], reference="zero")
+        return model, step
+
+    def record(step, point, stats):
+        return (point["v"].copy(), step.rung_sweeps.copy(), np.array(stats[0]["ladder_carries"]),
+                np.array(step.window_rounds))
+
+    def stopped(first):
+        assert first.ladder_adapt_at[-1] == 32 and first.window_rounds > 0 and first.ladder_carries
+
+    _, resumed = assert_resumes_exactly(make, 64, 40, 28, record, before_stop=stopped)
+    k = resumed.n_temperatures
+    assert not resumed.ladder_carries and k > 1
+    np.testing.assert_array_equal(resumed.rung_sweeps, [1] * (k - 1) + [k * k - k + 1])
+
+
 def test_the_cold_replica_takes_the_rest_on_mnist_h500_alone(mnist_model):
     """With pm.sample's 1000 tuning draws mnist_h500's mean-field ladder makes about 1 % of the round trips its
     barrier predicts: its cold replica takes the rest of a draw. mnist_h100's makes 12-14 % and keeps its
