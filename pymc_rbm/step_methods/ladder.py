@@ -85,7 +85,11 @@ current components' modes and from those states (at most
 ``MIXTURE_REFIT_COMPONENTS`` starts); the fourth adaptation spaces the ladder
 for them. On mnist_h500 this gave about four times the round trips per
 second of the mixture as first built (docs/sampling.md). A mode that the
-chain does not visit in that window gains no component.
+chain does not visit in that window gains no component. A mixture's ladder
+brings the top rung fresh modes every few rounds, so the draws are limited by
+how far the cold replica relaxes between arrivals: at the last adaptation its
+sweeps a round become those of the hot rungs together
+(:func:`cold_matches_hot`).
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equ
 
 __all__ = ["LadderTuning", "CARRY_MIN_PREDICTED", "CARRY_MIN_SHARE", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS",
            "EXPLORER_STICKY", "EXPLORER_TARGET", "MIXTURE_REFIT_COMPONENTS", "MIXTURE_REFIT_MIN_TUNE",
-           "cold_takes_rest", "explorer_sweeps_for", "ladder_carries", "within_budget"]
+           "cold_matches_hot", "cold_takes_rest", "explorer_sweeps_for", "ladder_carries", "within_budget"]
 
 #: ``explorer_sweeps="auto"``: the correlation of a rung's energy that a round should come down to.
 EXPLORER_TARGET = 0.5
@@ -230,6 +234,24 @@ def cold_takes_rest(sweeps) -> np.ndarray:
     out = np.ones(np.size(sweeps), dtype=np.int64)
     k = out.size
     out[-1] = max(int(np.asarray(sweeps)[-1]), k * k - (k - 1))
+    return out
+
+
+def cold_matches_hot(sweeps) -> np.ndarray:
+    """The sweeps per round of a mixture's ladder after tuning: the cold replica sweeps as often as the hot rungs
+    together (at least what it had), the hot rungs as their explorers' adaptation chose.
+
+    Parameters
+    ----------
+    sweeps : ndarray of int of shape (n_rungs,)
+        The explorers' sweeps per round, the cold replica last.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n_rungs,)
+    """
+    out = np.array(sweeps, dtype=np.int64)
+    out[-1] = max(int(out[-1]), int(out[:-1].sum()))
     return out
 
 
@@ -410,10 +432,14 @@ class LadderTuning:
             self.ladder_tilt = self.carried.evidence[1]
         new = self._with_cold(new)
         sweeps = self._adapt_explorers(new)
-        if judged and new.size > 1 and self.ladder_draw == self.ladder_adapt_at[-1] and self._cold_may_take_rest:
-            self.ladder_carries = ladder_carries(self.round_trips, self.window_rounds, self.barrier, self._n_chains)
-            if not self.ladder_carries:
-                sweeps = cold_takes_rest(sweeps)
+        if new.size > 1 and self.ladder_draw == self.ladder_adapt_at[-1] and self._cold_sweeps_adapted:
+            if self.mixture is not None:  # replicas arrive with fresh modes: the draws need the cold one relaxed
+                sweeps = cold_matches_hot(sweeps)
+            elif judged:
+                self.ladder_carries = ladder_carries(self.round_trips, self.window_rounds, self.barrier,
+                                                     self._n_chains)
+                if not self.ladder_carries:
+                    sweeps = cold_takes_rest(sweeps)
         self._move_replicas(new)
         self.rung_sweeps = sweeps
         self._next_mixture_refit()
@@ -454,10 +480,10 @@ class LadderTuning:
             self.mixture_states[i] = self._replicas.v[-2 if self.separate_cold else -1]
 
     @property
-    def _cold_may_take_rest(self) -> bool:
-        """Whether the last adaptation may give the cold replica the sweeps the explorers leave
-        (:func:`cold_takes_rest`): the RBM alone, tempered from a product reference, with adapted sweeps."""
-        return bool(self.explorer_auto and self.auto_sweeps and self.mixture is None
+    def _cold_sweeps_adapted(self) -> bool:
+        """Whether the last adaptation sets the cold replica's sweeps (:func:`cold_takes_rest` from a product
+        reference, :func:`cold_matches_hot` from a mixture): the RBM alone with adapted sweeps."""
+        return bool(self.explorer_auto and self.auto_sweeps
                     and not (self.corrected or self.tilted or self.posterior_ladder))
 
     @property

@@ -891,7 +891,7 @@ def test_adapted_sweeps_go_to_the_sticky_rungs_of_a_sharp_model(mnist_model):
 
 
 def test_a_ladder_carries_unless_its_round_trips_fall_short_of_its_barrier():
-    from pymc_rbm.step_methods.ladder import cold_takes_rest, ladder_carries
+    from pymc_rbm.step_methods.ladder import cold_matches_hot, cold_takes_rest, ladder_carries
 
     # Λ = 4: a round trip every 10 rounds; 1000 rounds predict 100, and fewer than 5 % of them fall short
     assert not ladder_carries(0, 1000, 4.0) and not ladder_carries(4, 1000, 4.0)
@@ -901,6 +901,9 @@ def test_a_ladder_carries_unless_its_round_trips_fall_short_of_its_barrier():
     # one sweep per hot rung, the cold replica the rest of K² (at least what it had)
     np.testing.assert_array_equal(cold_takes_rest(np.array([1, 3, 5, 2])), [1, 1, 1, 13])
     np.testing.assert_array_equal(cold_takes_rest(np.array([2, 1, 40])), [1, 1, 40])
+    # a mixture's ladder: the cold replica as many as the hot rungs together
+    np.testing.assert_array_equal(cold_matches_hot(np.array([1, 3, 5, 2])), [1, 3, 5, 9])
+    np.testing.assert_array_equal(cold_matches_hot(np.array([1, 1, 40])), [1, 1, 40])
 
 
 def test_the_cold_replica_takes_the_rest_only_where_the_ladder_carries_nothing(params, monkeypatch):
@@ -1011,15 +1014,18 @@ def mixture_rung_target(params, mixture, beta):
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
-def test_a_mixture_reference_leaves_every_rung_at_its_target(params, compiled):
+@pytest.mark.parametrize("explorers", [1, [1, 2, 3]], ids=["one-sweep", "cold-matches-hot"])
+def test_a_mixture_reference_leaves_every_rung_at_its_target(params, compiled, explorers):
     """Each rung's ``(v, h, z)`` after many draws of a fixed ladder against ``p_β`` of the labelled path (the top
     rung's label is uniform: it enters no target at β = 1). A draw ends with a swap of ``(v, h)``, after which
-    the labels are stale until the next round redraws them: they are redrawn (a Gibbs move) before counting."""
+    the labels are stale until the next round redraws them: they are redrawn (a Gibbs move) before counting.
+    The second set of sweeps is what tuning leaves a mixture's ladder (the cold replica as many as the rest)."""
     from pymc_rbm.kernels.mixture_reference import ProductMixture
 
     mixture = ProductMixture.from_probabilities(MIXTURE_V, MIXTURE_H, [0.3, 0.7])
     with ladder_model(params, 0, False):
-        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1, reference=mixture, compiled=compiled)
+        step = ReplicaExchange(betas=BETAS, adapt=False, sweeps=1, reference=mixture, compiled=compiled,
+                               explorer_sweeps=explorers)
     assert step.compiled_rounds == compiled and step.reference_in_use == "mixture"
     n = 30_000
     step.setup_chain(np.random.default_rng(70), 0, n)
@@ -1046,11 +1052,14 @@ def test_a_mixture_reference_samples_the_bundled_rbm():
     exact = np.exp(log_marginal_visible(params)) @ binary_states(params.n_visible)
     with pm.Model():
         v = RBM("v", params.W, params.vbias, params.hbias)
+        step = ReplicaExchange([v], reference=mixture)
         idata = pm.sample(draws=1500, tune=500, chains=2, cores=1, random_seed=11, progressbar=False,
-                          step=ReplicaExchange([v], reference=mixture), compute_convergence_checks=False)
+                          step=step, compute_convergence_checks=False)
     est = idata.posterior["v"].values.reshape(-1, params.n_visible).mean(0)
     assert np.abs(est - exact).max() < 0.05
     assert idata.sample_stats["round_trips"].values[:, -1].min() > 10
+    # after tuning the cold replica sweeps as often as the hot rungs together (cold_matches_hot)
+    assert step.n_temperatures > 1 and step.rung_sweeps[-1] == max(step.rung_sweeps[:-1].sum(), 1)
 
 
 def test_the_model_mixture_is_refitted_in_tuning_to_the_states_the_chain_visits():
