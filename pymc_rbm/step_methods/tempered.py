@@ -312,7 +312,14 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         (:mod:`pymc_rbm.step_methods.ladder`), and frozen with the ladder
         when tuning ends. Where every rung decorrelates within one sweep the
         result is all ones, the round of one sweep per replica (so too without
-        adaptation, ``adapt=False`` or fewer than 32 tuning draws).
+        adaptation, ``adapt=False`` or fewer than 32 tuning draws). With
+        ``sweeps="auto"`` too, the RBM alone, the last adaptation also sets the
+        cold replica's sweeps: from a product reference, where the ladder made
+        fewer than ``CARRY_MIN_SHARE`` of the round trips its barrier predicts,
+        one sweep per hot rung and the rest of the draw's ``K²`` for the cold
+        replica, a draw being one round (``ladder_carries`` False); from a
+        mixture, as many as the hot rungs together
+        (:mod:`pymc_rbm.step_methods.ladder`).
     model, rng, initial_point, compile_kwargs, blocked, compiled, random_start, record_hidden
         As for every RBM step method (:class:`~pymc_rbm.step_methods.base.RBMStep`).
 
