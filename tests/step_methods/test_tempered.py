@@ -420,6 +420,19 @@ def assert_resumes_exactly(make, tune, n_draws, stop, record, *, at=lambda point
     return step, resumed
 
 
+def bundled_maker(**kwargs):
+    """``make()`` for :func:`assert_resumes_exactly`: the bundled RBM alone with ``ReplicaExchange(**kwargs)``."""
+    params = bundled_rbm()
+
+    def make():
+        with pm.Model() as model:
+            v = RBM("v", params.W, params.vbias, params.hbias)
+            step = ReplicaExchange([v], **kwargs)
+        return model, step
+
+    return make
+
+
 @pytest.mark.parametrize("with_rest", [False, True, "evidence"], ids=["alone", "with-L", "evidence"])
 def test_sampling_state_resumes_exactly(with_rest):
     """Stop a chain in tuning, resume a fresh step from its sampling_state: the same draws, the same ladder.
@@ -840,13 +853,7 @@ def test_sampling_state_resumes_the_adapted_sweeps_exactly(monkeypatch):
 
     monkeypatch.setattr(ladder, "EXPLORER_TARGET", 0.1)
     monkeypatch.setattr(ladder, "EXPLORER_STICKY", 0.1)
-    params = bundled_rbm()
-
-    def make():
-        with pm.Model() as model:
-            v = RBM("v", params.W, params.vbias, params.hbias)
-            step = ReplicaExchange([v])
-        return model, step
+    make = bundled_maker()
 
     def stopped(first):
         assert first.rung_sweeps.max() > 1 and first.rung_energy_n.max() > 0
@@ -946,13 +953,7 @@ def test_sampling_state_resumes_the_judged_ladder_exactly(monkeypatch):
 
     monkeypatch.setattr(ladder, "CARRY_MIN_SHARE", 2.0)
     monkeypatch.setattr(ladder, "CARRY_MIN_PREDICTED", 1.0)
-    params = bundled_rbm()
-
-    def make():
-        with pm.Model() as model:
-            v = RBM("v", params.W, params.vbias, params.hbias)
-            step = ReplicaExchange([v], reference="zero")
-        return model, step
+    make = bundled_maker(reference="zero")
 
     def record(step, point, stats):
         return (point["v"].copy(), step.rung_sweeps.copy(), np.array(stats[0]["ladder_carries"]),
@@ -1104,13 +1105,7 @@ def test_the_model_mixture_is_refitted_in_tuning_to_the_states_the_chain_visits(
 def test_sampling_state_resumes_the_mixture_refit_exactly():
     """Stopped while the states for the mixture's refit are being kept, resumed from the state: the same draws
     through the refit and after it, and the same refitted components."""
-    params = bundled_rbm()
-
-    def make():
-        with pm.Model() as model:
-            v = RBM("v", params.W, params.vbias, params.hbias)
-            step = ReplicaExchange([v], reference="mixture")
-        return model, step
+    make = bundled_maker(reference="mixture")
 
     def stopped(first):
         assert first.mixture_refit == 1
