@@ -36,7 +36,9 @@ rounds and recorded draws, PyTorch on CPU in float32 with one thread.
 Samplers (``--samplers``): ``default`` is ``pm.sample()`` with no ``step``;
 ``FlipTheState`` and ``ReplicaExchange`` name those steps (with their
 defaults; the latter was ``pm.sample()``'s choice for these models before
-:class:`~pymc_rbm.step_methods.ExactDraws`); ``ReplicaExchange-uniform`` is
+:class:`~pymc_rbm.step_methods.ExactDraws`); ``FlipTheState-150`` is
+flip-the-state with 150 sweeps a draw, a single long chain at about the
+default's cost on mnist_h500; ``ReplicaExchange-uniform`` is
 replica exchange from the uniform reference (``reference="zero"``), the
 ladder before the reference was chosen in tuning; ``ReplicaExchange-1sweep``
 is replica exchange with one sweep per rung and round
@@ -80,6 +82,12 @@ def _flip_the_state(v):
     return FlipTheState([v])
 
 
+def _flip_the_state_long(v):
+    from pymc_rbm import FlipTheState
+
+    return FlipTheState([v], sweeps=150)
+
+
 def _replica_exchange(v):
     from pymc_rbm import ReplicaExchange
 
@@ -114,6 +122,7 @@ def _replica_exchange_mixture(v):
 SAMPLERS = {
     "default": lambda v: None,
     "FlipTheState": _flip_the_state,
+    "FlipTheState-150": _flip_the_state_long,
     "ReplicaExchange": _replica_exchange,
     "ReplicaExchange-uniform": _replica_exchange_uniform,
     "ReplicaExchange-1sweep": _replica_exchange_one_sweep,
