@@ -436,7 +436,7 @@ class LadderTuning:
             if self.mixture is not None:  # replicas arrive with fresh modes: the draws need the cold one relaxed
                 sweeps = cold_matches_hot(sweeps)
             elif judged:
-                self.ladder_carries = ladder_carries(self.round_trips, self.window_rounds, self.barrier,
+                self.ladder_carries = ladder_carries(self.round_trips, self._window_rounds, self.barrier,
                                                      self._n_chains)
                 if not self.ladder_carries:
                     sweeps = cold_takes_rest(sweeps)
@@ -478,6 +478,13 @@ class LadderTuning:
         i = self.ladder_draw - self.mixture_states_start - 1
         if i < self.mixture_states.shape[0] and self._replicas is not None:
             self.mixture_states[i] = self._replicas.v[-2 if self.separate_cold else -1]
+
+    @property
+    def _window_rounds(self) -> int:
+        """Rounds each row made since the adaptation before this draw's: the draws since then times the rounds a
+        draw, which only an adaptation changes (for an adaptation, call before the ladder moves)."""
+        earlier = [a for a in self.ladder_adapt_at if a < self.ladder_draw]
+        return (self.ladder_draw - (earlier[-1] if earlier else 0)) * self.rounds_per_draw
 
     @property
     def _cold_sweeps_adapted(self) -> bool:

@@ -200,8 +200,7 @@ class ReplicaExchangeState(RBMStepState):
     ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
     last adaptation), ``mixture`` (the mixture reference in use), ``mixture_refit`` (-1 none, 0 planned,
     1 keeping states, 2 refitted), ``mixture_states`` and ``mixture_states_start`` (the top rung's states kept
-    for the refit, from that draw on), ``window_rounds`` (rounds of each row since the last adaptation) and
-    ``ladder_carries`` (False where the last adaptation found that the ladder carries almost no replica across
+    for the refit, from that draw on) and ``ladder_carries`` (False where the last adaptation found that the ladder carries almost no replica across
     and gave the cold replica the sweeps the explorers leave).
     """
 
@@ -233,7 +232,6 @@ class ReplicaExchangeState(RBMStepState):
     mixture_refit: int = -1
     mixture_states: np.ndarray | None = None
     mixture_states_start: int = 0
-    window_rounds: int = 0
     ladder_carries: bool = True
 
 
@@ -572,7 +570,6 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.swap_sum = np.zeros(max(k - 1, 0))
         self.swap_n = np.zeros(max(k - 1, 0))
         self.round_trips = 0
-        self.window_rounds = 0
         self._label_weights = None  # a mixture's label weights of the states after the last swaps
         self.trip_ends = np.zeros((k, self._n_chains), dtype=np.int8)  # per label and row: 0 -, 1 bottom, 2 top
         self.trip_up = np.zeros((k, self._n_chains), dtype=bool)  # reached the top since the bottom
@@ -653,8 +650,6 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         """One draw: ``sweeps`` rounds of replica sweeps and swaps (stochastic); adapts while tuning."""
         point = self._chain_start(point)
         self.ladder_draw += 1
-        if self.n_temperatures > 1:
-            self.window_rounds += self.rounds_per_draw
         if self.n_temperatures == 1 and not (self.corrected and self.informed):
             out, stats = super()._step(point)  # the local step's own fast path
             swap = np.full(self.max_temperatures - 1, np.nan)

@@ -929,8 +929,8 @@ def test_the_cold_replica_takes_the_rest_only_where_the_ladder_carries_nothing(p
         for i in range(1, 257):
             before = step.rung_sweeps.copy()
             point, _ = step.step(point)
-            if i == step.ladder_adapt_at[-1] - 1:
-                assert step.ladder_carries and step.window_rounds > 0
+            if i == step.ladder_adapt_at[-1] - 1:  # the rounds made since the last ladder moved (counted from 0)
+                assert step.ladder_carries and step._window_rounds == step.replica_rounds > 0
         for _ in range(3):
             point, _ = step.step(point)
         np.testing.assert_array_equal(step.rung_sweeps, before)  # frozen
@@ -946,9 +946,10 @@ def test_the_cold_replica_takes_the_rest_only_where_the_ladder_carries_nothing(p
         assert kept.ladder_carries and kept.rung_sweeps[-1] < kept.n_temperatures ** 2 - kept.n_temperatures + 1
 
 
-def test_sampling_state_resumes_the_judged_ladder_exactly(monkeypatch):
-    """Stopped before the last adaptation (its window's rounds carried), resumed: the same judgement, sweeps and
-    draws; with every ladder judged not to carry (a monkeypatched share), the cold replica takes the rest."""
+@pytest.mark.parametrize("stop", [28, 36], ids=["before", "after"])
+def test_sampling_state_resumes_the_judged_ladder_exactly(monkeypatch, stop):
+    """Stopped before the last adaptation (at 32) or after it, resumed: the same judgement, sweeps and draws;
+    with every ladder judged not to carry (a monkeypatched share), the cold replica takes the rest."""
     from pymc_rbm.step_methods import ladder
 
     monkeypatch.setattr(ladder, "CARRY_MIN_SHARE", 2.0)
@@ -956,13 +957,12 @@ def test_sampling_state_resumes_the_judged_ladder_exactly(monkeypatch):
     make = bundled_maker(reference="zero")
 
     def record(step, point, stats):
-        return (point["v"].copy(), step.rung_sweeps.copy(), np.array(stats[0]["ladder_carries"]),
-                np.array(step.window_rounds))
+        return point["v"].copy(), step.rung_sweeps.copy(), np.array(stats[0]["ladder_carries"])
 
     def stopped(first):
-        assert first.ladder_adapt_at[-1] == 32 and first.window_rounds > 0 and first.ladder_carries
+        assert first.ladder_adapt_at[-1] == 32 and first.ladder_carries == (stop < 32)
 
-    _, resumed = assert_resumes_exactly(make, 64, 40, 28, record, before_stop=stopped)
+    _, resumed = assert_resumes_exactly(make, 64, 40, stop, record, before_stop=stopped)
     k = resumed.n_temperatures
     assert not resumed.ladder_carries and k > 1
     np.testing.assert_array_equal(resumed.rung_sweeps, [1] * (k - 1) + [k * k - k + 1])
