@@ -123,7 +123,8 @@ def mixing_problems(
     n_temperatures : array_like of shape (n_chains, n_draws), optional
     ladder_carries : array_like of bool of shape (n_chains, n_draws), optional
         False where tuning found that the ladder carries almost no replica
-        across and gave the model's replica the rest of each draw's sweeps
+        across (and restarted it from the modes the model's replica visited,
+        or kept it) and gave the model's replica the rest of each draw's sweeps
         (the no-round-trip message then says so).
     tempered : bool, default False
         Whether the chains came from ``ReplicaExchange`` (changes the advice).

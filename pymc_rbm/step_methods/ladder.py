@@ -64,15 +64,23 @@ barrier ``Λ`` makes about ``1 / (2 + 2Λ)`` round trips a round (Syed,
 Bouchard-Côté, Deligiannidis & Doucet 2022). At the last adaptation the
 round trips of the window before it are compared with that
 (:func:`ladder_carries`); where fewer than ``CARRY_MIN_SHARE`` of them
-happened, the ladder brings the top rung almost nothing from below, and a
-draw becomes one round in which each hot rung sweeps once and the cold
-replica makes the rest of the draw's ``K²`` sweeps (:func:`cold_takes_rest`):
-the draws then improve by the cold replica's own moves, at the cost a draw
-had, and a replica that does cross still reaches the top. This applies to an
+happened, replicas from the reference almost never reach the top rung: the
+reference does not lead to the modes the model's mass is in. The cold
+replica's states of that window show where those modes are, so a single row
+restarts its ladder from them: the reference becomes the mixture of the
+mean-field fixed points those states lead to
+(:func:`~pymc_rbm.estimators.base_rate.mixture_reference`), on as many rungs,
+even in β, and one more adaptation at ``RESTART_ADAPT_AT`` of the tune phase
+spaces the ladder for it. From then on a draw is one round in which each hot
+rung sweeps once and the cold replica makes the rest of the draw's ``K²``
+sweeps (:func:`cold_takes_rest`): what limits the draws is how far the cold
+replica relaxes between the replicas that arrive. Several rows keep their
+reference and their ladder and take the rest at once. This applies to an
 RBM alone with adapted sweeps (``sweeps`` and ``explorer_sweeps`` "auto")
 from a product reference. Of the MNIST RBMs only mnist_h500's ladder falls
-short; its draws then have several times the effective sample size of
-``F(v)`` a second, with chains that agree better (docs/sampling.md).
+short; restarted, its replicas make round trips in every chain, at about the
+effective sample size of ``F(v)`` a second of its cold replica alone, with
+chains that agree better (docs/sampling.md).
 
 **The mixture refitted.** With ``reference="mixture"`` the ladder starts from
 the mixture of the model's mean-field fixed points that the visible biases
@@ -104,7 +112,8 @@ from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equ
 
 __all__ = ["LadderTuning", "CARRY_MIN_PREDICTED", "CARRY_MIN_SHARE", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS",
            "EXPLORER_STICKY", "EXPLORER_TARGET", "MIXTURE_REFIT_COMPONENTS", "MIXTURE_REFIT_MIN_TUNE",
-           "cold_matches_hot", "cold_takes_rest", "explorer_sweeps_for", "ladder_carries", "within_budget"]
+           "RESTART_ADAPT_AT", "cold_matches_hot", "cold_takes_rest", "explorer_sweeps_for", "ladder_carries",
+           "within_budget"]
 
 #: ``explorer_sweeps="auto"``: the correlation of a rung's energy that a round should come down to.
 EXPLORER_TARGET = 0.5
@@ -130,6 +139,9 @@ CARRY_MIN_PREDICTED = 20.0
 MIXTURE_REFIT_MIN_TUNE = 200
 #: Most components of the refitted mixture.
 MIXTURE_REFIT_COMPONENTS = 128
+#: A ladder that carries nothing, restarted from the modes its model's replica visited, is spaced for its new
+#: reference at this share of the tune phase (the last adaptation before it is at one half).
+RESTART_ADAPT_AT = 3 / 4
 #: Nats of the mean-field bound by which the best fixed point must beat every other (distinct) one for the
 #: mean-field reference to be its product on both layers; below it (symmetric patterns) the reference is the
 #: visible magnetisations alone, with the hidden units uniform.
@@ -432,17 +444,42 @@ class LadderTuning:
             self.ladder_tilt = self.carried.evidence[1]
         new = self._with_cold(new)
         sweeps = self._adapt_explorers(new)
+        restart = False
         if new.size > 1 and self.ladder_draw == self.ladder_adapt_at[-1] and self._cold_sweeps_adapted:
-            if self.mixture is not None:  # replicas arrive with fresh modes: the draws need the cold one relaxed
-                sweeps = cold_matches_hot(sweeps)
+            if self.mixture is not None and self.ladder_carries:  # replicas arrive with fresh modes: the draws
+                sweeps = cold_matches_hot(sweeps)  # need the cold one relaxed
+            elif self.mixture is not None:  # a ladder restarted from the visited modes: the cold one takes the rest
+                sweeps = cold_takes_rest(sweeps)
             elif judged:
                 self.ladder_carries = ladder_carries(self.round_trips, self._window_rounds, self.barrier,
                                                      self._n_chains)
                 if not self.ladder_carries:
                     sweeps = cold_takes_rest(sweeps)
-        self._move_replicas(new)
-        self.rung_sweeps = sweeps
+                    restart = self.mixture_states is not None
+        if restart:
+            self._restart_from_visited(new.size)
+        else:
+            self._move_replicas(new)
+            self.rung_sweeps = sweeps
         self._next_mixture_refit()
+
+    def _restart_from_visited(self, n_rungs: int) -> None:
+        """Restart a ladder that carries nothing from the modes its model's replica visited (tuning only).
+
+        The reference becomes the mixture of the distinct mean-field fixed points that the states kept since
+        the adaptation before lead to (at most ``MIXTURE_REFIT_COMPONENTS`` of them drawn as starts,
+        :func:`~pymc_rbm.estimators.base_rate.mixture_reference`), on ``n_rungs`` rungs even in β with one sweep
+        each; one more adaptation, at ``RESTART_ADAPT_AT`` of the tune phase, spaces them for it and gives the
+        cold replica the rest of a draw's sweeps (:func:`cold_takes_rest`).
+        """
+        states = self.mixture_states.reshape(-1, self.n_visible)
+        self.mixture = mixture_reference(self._rbm, states, n_components=MIXTURE_REFIT_COMPONENTS, rng=self.rng)
+        self.mixture_refit, self.mixture_states = 2, None
+        self._use_reference("mixture")
+        self._move_replicas(np.linspace(0.0, 1.0, n_rungs))
+        self.rung_sweeps = np.ones(n_rungs, dtype=np.int64)
+        again = min(max(int(self.ladder_tune * RESTART_ADAPT_AT), self.ladder_draw + 1), self.ladder_tune)
+        self.ladder_adapt_at = sorted(set(self.ladder_adapt_at) | {again})
 
     # ------------------------------------------------------------ the mixture refitted in tuning
 
@@ -452,14 +489,21 @@ class LadderTuning:
         return bool(self.refits_mixture and self.adapt and tune >= MIXTURE_REFIT_MIN_TUNE)
 
     def _next_mixture_refit(self) -> None:
-        """After an adaptation: from the first, keep the top rung's state of every draw (``mixture_states``); at
-        the third, refit the mixture to them: the distinct mean-field fixed points reached from those states and
-        from the current components' modes (:func:`~pymc_rbm.estimators.base_rate.mixture_reference`), so that
-        the components sit in the modes the chain visits. The ladder is adapted to the new mixture at the next
+        """After an adaptation. A product's ladder of one row, at the adaptation before its last: keep the top
+        rung's state of every draw (``mixture_states``) until the last, for :meth:`_restart_from_visited`. A
+        mixture's ladder: from the first, keep the top rung's state of every draw; at the third, refit the
+        mixture to them: the distinct mean-field fixed points reached from those states and from the current
+        components' modes (:func:`~pymc_rbm.estimators.base_rate.mixture_reference`), so that the components
+        sit in the modes the chain visits. The ladder is adapted to the new mixture at the next
         adaptation, and both are frozen with the ladder when tuning ends."""
+        later = [a for a in self.ladder_adapt_at if a > self.ladder_draw]
+        if self.mixture is None:  # a product's ladder: keep the model's replica's states of the window judged last
+            keep = len(later) == 1 and self.n_temperatures > 1 and self._n_chains == 1 and self._cold_sweeps_adapted
+            self.mixture_states = np.zeros((later[0] - self.ladder_draw, 1, self.n_visible)) if keep else None
+            self.mixture_states_start, self.mixture_refit = self.ladder_draw, (1 if keep else -1)
+            return
         if self.mixture_refit < 0 or self.n_temperatures < 2:
             return
-        later = [a for a in self.ladder_adapt_at if a > self.ladder_draw]
         if self.mixture_refit == 0 and len(later) >= 2:  # collect until the adaptation after next
             self.mixture_states = np.zeros((later[1] - self.ladder_draw, self._n_chains, self.n_visible))
             self.mixture_states_start = self.ladder_draw

@@ -200,8 +200,9 @@ class ReplicaExchangeState(RBMStepState):
     ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
     last adaptation), ``mixture`` (the mixture reference in use), ``mixture_refit`` (-1 none, 0 planned,
     1 keeping states, 2 refitted), ``mixture_states`` and ``mixture_states_start`` (the top rung's states kept
-    for the refit, from that draw on) and ``ladder_carries`` (False where the last adaptation found that the ladder carries almost no replica across
-    and gave the cold replica the sweeps the explorers leave).
+    for the refit, or for the restart of a product's ladder, from that draw on) and ``ladder_carries`` (False
+    where the last adaptation found that the ladder carries almost no replica across and gave the cold replica
+    the sweeps the explorers leave).
     """
 
     betas: np.ndarray | None = None
@@ -275,6 +276,9 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         carrying its component's label (not with per-unit evidence): given,
         or (``"mixture"``) :func:`~pymc_rbm.estimators.base_rate.mixture_reference`
         of the model alone, refitted in tuning to the states the chain visits.
+        A product's ladder that carries almost no replica across (RBM alone,
+        one row, automatic sweeps) is restarted in tuning from the mixture of
+        the modes its cold replica visited (``explorer_sweeps``).
         Module docstring, "The reference".
     informed : bool, default True
         With other model terms on ``v``, propose the cold replica's visible
@@ -315,8 +319,9 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         cold replica's sweeps: from a product reference, where the ladder made
         fewer than ``CARRY_MIN_SHARE`` of the round trips its barrier predicts,
         one sweep per hot rung and the rest of the draw's ``K²`` for the cold
-        replica, a draw being one round (``ladder_carries`` False); from a
-        mixture, as many as the hot rungs together
+        replica, a draw being one round (``ladder_carries`` False), and a
+        single row first restarts its ladder from the modes the cold replica
+        visited; from a mixture, as many as the hot rungs together
         (:mod:`pymc_rbm.step_methods.ladder`).
     model, rng, initial_point, compile_kwargs, blocked, compiled, random_start, record_hidden
         As for every RBM step method (:class:`~pymc_rbm.step_methods.base.RBMStep`).
@@ -330,8 +335,9 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
     with NaN to ``max_temperatures``; the cold replica last), ``round_trips`` (cumulative replica round
     trips between ``β_0`` and 1, counted anew after tuning), ``barrier``
     (the last estimate of ``Λ``) and ``ladder_carries`` (False once tuning found that the ladder carries almost
-    no replica across and gave the cold replica the rest of each draw's sweeps; see
-    :mod:`~pymc_rbm.step_methods.ladder`). The step's ``rung_sweeps`` holds the explorers' sweeps per rung.
+    no replica across, restarted it from the modes the cold replica visited where the RBM is one row, and gave
+    the cold replica the rest of each draw's sweeps; see :mod:`~pymc_rbm.step_methods.ladder`). The step's
+    ``rung_sweeps`` holds the explorers' sweeps per rung.
 
     Examples
     --------

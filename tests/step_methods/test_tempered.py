@@ -913,10 +913,13 @@ def test_a_ladder_carries_unless_its_round_trips_fall_short_of_its_barrier():
     np.testing.assert_array_equal(cold_matches_hot(np.array([1, 1, 40])), [1, 1, 40])
 
 
-def test_the_cold_replica_takes_the_rest_only_where_the_ladder_carries_nothing(params, monkeypatch):
-    """Judged at the last adaptation: with every ladder judged not to carry, the sweeps become one per hot rung
-    and the rest of a draw's K² for the cold replica, a draw one round, frozen after tuning; a ladder that
-    carries, sweeps given, or other terms on ``v`` keep the explorers' sweeps."""
+def test_a_ladder_that_carries_nothing_restarts_from_the_visited_modes(params, monkeypatch):
+    """Judged at the last adaptation (every ladder judged not to carry): one row restarts from the mixture of
+    the states its cold replica visited since the adaptation before, on a ladder even in β spaced for it at
+    3/4 of tuning, where the cold replica takes the rest of a draw's K² sweeps (a draw one round); several
+    rows keep their reference and take the rest at once. Frozen after tuning. A ladder that carries, sweeps
+    given, or other terms on ``v`` keep the explorers' sweeps and nothing is restarted."""
+    from pymc_rbm.estimators.base_rate import mixture_reference
     from pymc_rbm.step_methods import ladder
 
     def tuned(n_rows=0, with_rest=False, share=2.0, **kwargs):
@@ -925,31 +928,43 @@ def test_the_cold_replica_takes_the_rest_only_where_the_ladder_carries_nothing(p
         with ladder_model(params, n_rows, with_rest) as model:
             step = ReplicaExchange(reference="zero", collapse_below=0.0, **kwargs)
         step.setup_chain(np.random.default_rng(5), 256, 10)
-        point = model.initial_point()
+        assert step.ladder_adapt_at[-2:] == [64, 128]
+        point, tops = model.initial_point(), []
         for i in range(1, 257):
             before = step.rung_sweeps.copy()
             point, _ = step.step(point)
-            if i == step.ladder_adapt_at[-1] - 1:  # the rounds made since the last ladder moved (counted from 0)
+            if 64 < i <= 128:
+                tops.append(step._replicas.v[-1].reshape(-1).copy())
+            if i == 127:  # the rounds made since the last ladder moved (counted from 0), and the states kept
                 assert step.ladder_carries and step._window_rounds == step.replica_rounds > 0
+                if step.mixture_states is not None:
+                    np.testing.assert_array_equal(step.mixture_states[:63, 0], tops)
         for _ in range(3):
             point, _ = step.step(point)
         np.testing.assert_array_equal(step.rung_sweeps, before)  # frozen
-        return step
+        return step, np.array(tops)
 
-    step = tuned()
+    step, tops = tuned()
     k = step.n_temperatures
     assert k > 1 and not step.ladder_carries and step.rounds_per_draw == 1
+    assert step.reference_in_use == "mixture" and step.ladder_adapt_at[-1] == 192 and step.mixture_states is None
     np.testing.assert_array_equal(step.rung_sweeps, [1] * (k - 1) + [k * k - k + 1])
-    step = tuned(n_rows=2)
-    assert not step.ladder_carries and step.rounds_per_draw == 1
-    for kept in (tuned(share=0.0), tuned(explorer_sweeps=1), tuned(sweeps=2), tuned(with_rest=True)):
+    # the components are the fixed points that the 64 visited states lead to (all of them starts)
+    assert tops.shape == (64, NV)
+    np.testing.assert_array_equal(step.mixture.visible_logits,
+                                  mixture_reference(params, tops, n_components=128).visible_logits)
+    step, _ = tuned(n_rows=2)
+    assert not step.ladder_carries and step.rounds_per_draw == 1 and step.reference_in_use == "zero"
+    for kept, _ in (tuned(share=0.0), tuned(explorer_sweeps=1), tuned(sweeps=2), tuned(with_rest=True)):
         assert kept.ladder_carries and kept.rung_sweeps[-1] < kept.n_temperatures ** 2 - kept.n_temperatures + 1
+        assert kept.mixture is None and kept.mixture_states is None
 
 
-@pytest.mark.parametrize("stop", [28, 36], ids=["before", "after"])
+@pytest.mark.parametrize("stop", [28, 40, 52], ids=["keeping", "restarted", "after"])
 def test_sampling_state_resumes_the_judged_ladder_exactly(monkeypatch, stop):
-    """Stopped before the last adaptation (at 32) or after it, resumed: the same judgement, sweeps and draws;
-    with every ladder judged not to carry (a monkeypatched share), the cold replica takes the rest."""
+    """Stopped while the cold replica's states are kept (before the last adaptation, at 32), after the ladder
+    restarted from them, or after its new ladder (at 48), resumed: the same judgement, sweeps and draws; with
+    every ladder judged not to carry (a monkeypatched share), the cold replica takes the rest."""
     from pymc_rbm.step_methods import ladder
 
     monkeypatch.setattr(ladder, "CARRY_MIN_SHARE", 2.0)
@@ -960,24 +975,30 @@ def test_sampling_state_resumes_the_judged_ladder_exactly(monkeypatch, stop):
         return point["v"].copy(), step.rung_sweeps.copy(), np.array(stats[0]["ladder_carries"])
 
     def stopped(first):
-        assert first.ladder_adapt_at[-1] == 32 and first.ladder_carries == (stop < 32)
+        assert first.ladder_adapt_at[3] == 32 and first.ladder_carries == (stop < 32)
+        assert (first.mixture_states is not None) == (stop < 32)
+        assert (first.reference_in_use == "mixture") == (stop > 32)
 
-    _, resumed = assert_resumes_exactly(make, 64, 40, stop, record, before_stop=stopped)
+    whole, resumed = assert_resumes_exactly(make, 64, 56, stop, record, before_stop=stopped)
     k = resumed.n_temperatures
-    assert not resumed.ladder_carries and k > 1
+    assert not resumed.ladder_carries and k > 1 and resumed.ladder_adapt_at[-1] == 48
     np.testing.assert_array_equal(resumed.rung_sweeps, [1] * (k - 1) + [k * k - k + 1])
+    np.testing.assert_array_equal(resumed.mixture.visible_logits, whole.mixture.visible_logits)
 
 
-def test_the_cold_replica_takes_the_rest_on_mnist_h500_alone(mnist_model):
+def test_mnist_h500_alone_restarts_its_ladder_from_the_visited_modes(mnist_model):
     """With pm.sample's 1000 tuning draws mnist_h500's mean-field ladder makes about 1 % of the round trips its
-    barrier predicts: its cold replica takes the rest of a draw. mnist_h100's makes 12-14 % and keeps its
-    explorers; so does the bundled model (test_adapted_sweeps_stay_one_where_every_rung_relaxes)."""
+    barrier predicts: it restarts from the modes its cold replica visited, which then takes the rest of a draw.
+    mnist_h100's makes 12-14 % and keeps its reference and explorers; so does the bundled model
+    (test_adapted_sweeps_stay_one_where_every_rung_relaxes)."""
     step = tuned_step(mnist_model("mnist_h500"), 1000, seed=2)
     k = step.n_temperatures
     assert k > 4 and not step.ladder_carries and step.rounds_per_draw == 1
+    assert step.reference_in_use == "mixture" and step.mixture.n_components > 1
     np.testing.assert_array_equal(step.rung_sweeps, [1] * (k - 1) + [k * k - k + 1])
     step = tuned_step(mnist_model("mnist_h100"), 1000, seed=2)
     assert step.ladder_carries and step.rung_sweeps.max() > 1 and step.rounds_per_draw > 1
+    assert step.mixture is None and step.reference_in_use != "mixture"
 
 
 def test_bad_explorer_sweeps_are_refused(params):
@@ -1015,12 +1036,14 @@ def mixture_rung_target(params, mixture, beta):
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
-@pytest.mark.parametrize("explorers", [1, [1, 2, 3]], ids=["one-sweep", "cold-matches-hot"])
+@pytest.mark.parametrize("explorers", [1, [1, 2, 3], [1, 1, 7]],
+                         ids=["one-sweep", "cold-matches-hot", "cold-takes-rest"])
 def test_a_mixture_reference_leaves_every_rung_at_its_target(params, compiled, explorers):
     """Each rung's ``(v, h, z)`` after many draws of a fixed ladder against ``p_β`` of the labelled path (the top
     rung's label is uniform: it enters no target at β = 1). A draw ends with a swap of ``(v, h)``, after which
     the labels are stale until the next round redraws them: they are redrawn (a Gibbs move) before counting.
-    The second set of sweeps is what tuning leaves a mixture's ladder (the cold replica as many as the rest)."""
+    The second set of sweeps is what tuning leaves a mixture's ladder (the cold replica as many as the rest),
+    the third what it leaves a ladder restarted from the visited modes (the cold replica the rest of K²)."""
     from pymc_rbm.kernels.mixture_reference import ProductMixture
 
     mixture = ProductMixture.from_probabilities(MIXTURE_V, MIXTURE_H, [0.3, 0.7])
