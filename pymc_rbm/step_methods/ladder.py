@@ -75,7 +75,12 @@ spaces the ladder for it. From then on a draw is one round in which each hot
 rung sweeps once and the cold replica makes the rest of the draw's ``K²``
 sweeps (:func:`cold_takes_rest`): what limits the draws is how far the cold
 replica relaxes between the replicas that arrive. Several rows keep their
-reference and their ladder and take the rest at once. This applies to an
+reference and their ladder and take the rest at once. One exception comes
+first: where tuning chose the mean-field reference for its lower barrier over
+a uniform one whose ladder fits in ``max_temperatures`` rungs, the low barrier
+may be that of a ladder that stays in one mode (an RBM sharper than the
+bundled bars-and-stripes one), and tuning goes back to the uniform reference,
+spaces its ladder anew at ``RESTART_ADAPT_AT`` and judges it there. This applies to an
 RBM alone with adapted sweeps (``sweeps`` and ``explorer_sweeps`` "auto")
 from a product reference. Of the MNIST RBMs only mnist_h500's ladder falls
 short; restarted, its replicas make round trips in every chain, at about the
@@ -444,7 +449,7 @@ class LadderTuning:
             self.ladder_tilt = self.carried.evidence[1]
         new = self._with_cold(new)
         sweeps = self._adapt_explorers(new)
-        restart = False
+        restart = back = False
         if new.size > 1 and self.ladder_draw == self.ladder_adapt_at[-1] and self._cold_sweeps_adapted:
             if self.mixture is not None and self.ladder_carries:  # replicas arrive with fresh modes: the draws
                 sweeps = cold_matches_hot(sweeps)  # need the cold one relaxed
@@ -455,13 +460,45 @@ class LadderTuning:
                                                      self._n_chains)
                 if not self.ladder_carries:
                     sweeps = cold_takes_rest(sweeps)
-                    restart = self.mixture_states is not None
-        if restart:
+                    back = self._uniform_may_carry
+                    restart = not back and self.mixture_states is not None and self.reference_trial != 3
+        if back:
+            self._back_to_uniform()
+        elif restart:
             self._restart_from_visited(new.size)
         else:
             self._move_replicas(new)
             self.rung_sweeps = sweeps
         self._next_mixture_refit()
+
+    @property
+    def _uniform_may_carry(self) -> bool:
+        """Whether tuning chose the mean-field reference over a uniform one whose measured ladder fits in
+        ``max_temperatures`` rungs: where the mean-field ladder then carries nothing, its low barrier may have
+        come from a ladder that stays in one mode."""
+        if self.reference_trial != 2 or self.reference_in_use != "mean_field":
+            return False
+        limit = self.max_temperatures - int(self.separate_cold)
+        return bool(np.ceil(2.0 * self.reference_trial_barrier) + 1 <= limit)
+
+    def _back_to_uniform(self) -> None:
+        """Go back to the uniform reference measured in tuning (``reference_trial`` 3), on the ladder its rejection
+        rates ask for with one sweep a rung; one more adaptation at ``RESTART_ADAPT_AT`` of the tune phase spaces
+        it anew and judges it, and a ladder that carries nothing then keeps it (the cold replica the rest)."""
+        self.reference_trial = 3
+        self._use_reference("zero")
+        self.barrier = self.reference_trial_barrier
+        n_rungs = int(max(2, np.ceil(2.0 * self.barrier) + 1))
+        new = equalized_ladder(self.reference_trial_ladder, self.reference_trial_rejection, n_rungs, saturating=True)
+        self._move_replicas(self._with_cold(new))
+        self.rung_sweeps = np.ones(self.n_temperatures, dtype=np.int64)
+        self.ladder_carries = True  # judged anew
+        self._one_more_adaptation()
+
+    def _one_more_adaptation(self) -> None:
+        """Add an adaptation at ``RESTART_ADAPT_AT`` of the tune phase (after this draw, at most its end)."""
+        again = min(max(int(self.ladder_tune * RESTART_ADAPT_AT), self.ladder_draw + 1), self.ladder_tune)
+        self.ladder_adapt_at = sorted(set(self.ladder_adapt_at) | {again})
 
     def _restart_from_visited(self, n_rungs: int) -> None:
         """Restart a ladder that carries nothing from the modes its model's replica visited (tuning only).
@@ -478,8 +515,7 @@ class LadderTuning:
         self._use_reference("mixture")
         self._move_replicas(np.linspace(0.0, 1.0, n_rungs))
         self.rung_sweeps = np.ones(n_rungs, dtype=np.int64)
-        again = min(max(int(self.ladder_tune * RESTART_ADAPT_AT), self.ladder_draw + 1), self.ladder_tune)
-        self.ladder_adapt_at = sorted(set(self.ladder_adapt_at) | {again})
+        self._one_more_adaptation()
 
     # ------------------------------------------------------------ the mixture refitted in tuning
 
@@ -545,7 +581,7 @@ class LadderTuning:
         because its ladder stays in that mode; the ladder collapses only when
         the uniform reference, which favours no mode, finds the model easy too.
         """
-        return bool(self.reference_trial == 2 and self.reference_trial_barrier >= self.collapse_below)
+        return bool(self.reference_trial >= 2 and self.reference_trial_barrier >= self.collapse_below)
 
     def _move_replicas(self, new: np.ndarray) -> None:
         """Put each new rung's replica at the old rung nearest in β (the cold one stays); redraw hot ``h``."""
