@@ -195,7 +195,8 @@ class ReplicaExchangeState(RBMStepState):
     ``posterior_ladder`` (whether the ladder tempers the whole posterior), ``ladder_tilt`` (the hot
     rungs' frozen evidence), ``reference_in_use`` and the ``reference_trial*`` fields (the reference
     and, with ``reference="auto"``, where its choice stands: -1 none, 0 and 1 measuring the uniform and
-    the mean-field reference, 2 chosen, 3 back to the uniform one after the mean-field ladder carried nothing; the uniform reference's barrier, ladder and rejection rates),
+    the mean-field reference, 2 chosen, 3 back to the uniform one after the mean-field ladder carried
+    nothing; the uniform reference's barrier, ladder and rejection rates),
     ``rung_sweeps`` (the explorers' sweeps per round, one per replica; frozen after tuning) and
     ``rung_energy_sums`` / ``rung_energy_n`` (the energy moments their adaptation measures, since the
     last adaptation), ``mixture`` (the mixture reference in use), ``mixture_refit`` (-1 none, 0 planned,
