@@ -75,13 +75,14 @@ spaces the ladder for it. From then on a draw is one round in which each hot
 rung sweeps once and the cold replica makes the rest of the draw's ``K²``
 sweeps (:func:`cold_takes_rest`): what limits the draws is how far the cold
 replica relaxes between the replicas that arrive. Several rows keep their
-reference and their ladder and take the rest at once. One exception comes
-first: where tuning chose the mean-field reference for its lower barrier over
-a uniform one whose ladder fits in ``max_temperatures`` rungs, the low barrier
-may be that of a ladder that stays in one mode (an RBM sharper than the
-bundled bars-and-stripes one), and tuning goes back to the uniform reference,
-spaces its ladder anew at ``RESTART_ADAPT_AT`` and judges it there. This applies to an
-RBM alone with adapted sweeps (``sweeps`` and ``explorer_sweeps`` "auto")
+reference and their ladder and take the rest at once. Where tuning had chosen
+the mean-field reference for its lower barrier over a uniform one whose ladder
+fits in ``max_temperatures`` rungs, that low barrier may be the one of a
+ladder that stays in one mode (an RBM sharper than the bundled
+bars-and-stripes one): tuning then goes back to the uniform reference instead,
+spaces its ladder anew at ``RESTART_ADAPT_AT`` and judges it there (a uniform
+ladder that carries nothing is kept, the cold replica taking the rest). This
+applies to an RBM alone with adapted sweeps (``sweeps`` and ``explorer_sweeps`` "auto")
 from a product reference. Of the MNIST RBMs only mnist_h500's ladder falls
 short; restarted, its replicas make round trips in every chain, at about the
 effective sample size of ``F(v)`` a second of its cold replica alone, with
@@ -440,9 +441,7 @@ class LadderTuning:
         elif self.barrier < self.collapse_below and not self._uniform_needs_tempering and self.mixture is None:
             new = np.array([1.0])  # (a mixture's low barrier says its bottom rung, drawn exactly, is near the model)
         else:
-            limit = self.max_temperatures - int(separate)
-            n_rungs = int(min(limit, max(2, np.ceil(2.0 * self.barrier) + 1)))
-            new = equalized_ladder(ladder, rejection, n_rungs, saturating=True)
+            new = equalized_ladder(ladder, rejection, self._rungs_for(self.barrier), saturating=True)
             if self.can_temper_likelihood:  # the RBM needs tempering: temper the whole posterior from now on
                 self.posterior_ladder = True
         if self.tilted and self.carried.evidence is not None:  # the hot rungs' evidence: the current draw's
@@ -461,7 +460,7 @@ class LadderTuning:
                 if not self.ladder_carries:
                     sweeps = cold_takes_rest(sweeps)
                     back = self._uniform_may_carry
-                    restart = not back and self.mixture_states is not None and self.reference_trial != 3
+                    restart = not back and self.mixture_states is not None
         if back:
             self._back_to_uniform()
         elif restart:
@@ -471,6 +470,12 @@ class LadderTuning:
             self.rung_sweeps = sweeps
         self._next_mixture_refit()
 
+    def _rungs_for(self, barrier: float) -> int:
+        """Rungs of a ladder of barrier ``Λ``: ``⌈2Λ⌉ + 1``, at least 2, at most what ``max_temperatures`` leaves
+        the RBM's ladder."""
+        limit = self.max_temperatures - int(self.separate_cold)
+        return int(min(limit, max(2, np.ceil(2.0 * barrier) + 1)))
+
     @property
     def _uniform_may_carry(self) -> bool:
         """Whether tuning chose the mean-field reference over a uniform one whose measured ladder fits in
@@ -478,8 +483,7 @@ class LadderTuning:
         come from a ladder that stays in one mode."""
         if self.reference_trial != 2 or self.reference_in_use != "mean_field":
             return False
-        limit = self.max_temperatures - int(self.separate_cold)
-        return bool(np.ceil(2.0 * self.reference_trial_barrier) + 1 <= limit)
+        return bool(np.ceil(2.0 * self.reference_trial_barrier) + 1 <= self._rungs_for(np.inf))
 
     def _back_to_uniform(self) -> None:
         """Go back to the uniform reference measured in tuning (``reference_trial`` 3), on the ladder its rejection
@@ -488,8 +492,8 @@ class LadderTuning:
         self.reference_trial = 3
         self._use_reference("zero")
         self.barrier = self.reference_trial_barrier
-        n_rungs = int(max(2, np.ceil(2.0 * self.barrier) + 1))
-        new = equalized_ladder(self.reference_trial_ladder, self.reference_trial_rejection, n_rungs, saturating=True)
+        new = equalized_ladder(self.reference_trial_ladder, self.reference_trial_rejection,
+                               self._rungs_for(self.barrier), saturating=True)
         self._move_replicas(self._with_cold(new))
         self.rung_sweeps = np.ones(self.n_temperatures, dtype=np.int64)
         self.ladder_carries = True  # judged anew
@@ -534,7 +538,8 @@ class LadderTuning:
         adaptation, and both are frozen with the ladder when tuning ends."""
         later = [a for a in self.ladder_adapt_at if a > self.ladder_draw]
         if self.mixture is None:  # a product's ladder: keep the model's replica's states of the window judged last
-            keep = len(later) == 1 and self.n_temperatures > 1 and self._n_chains == 1 and self._cold_sweeps_adapted
+            keep = (len(later) == 1 and self.n_temperatures > 1 and self._n_chains == 1 and self._cold_sweeps_adapted
+                    and self.reference_trial != 3)  # (a uniform ladder taken back is not restarted)
             self.mixture_states = np.zeros((later[0] - self.ladder_draw, 1, self.n_visible)) if keep else None
             self.mixture_states_start, self.mixture_refit = self.ladder_draw, (1 if keep else -1)
             return
