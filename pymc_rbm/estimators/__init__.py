@@ -35,6 +35,7 @@ from pymc_rbm.estimators.rts import rts
 from pymc_rbm.estimators.sams import sams
 from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling
 from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
+from pymc_rbm.estimators.tempered_ladder import log_partition_ladder
 from pymc_rbm.estimators.trajectory import log_partition_trajectory
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_binary, check_real
@@ -57,6 +58,7 @@ __all__ = [
     "binary_states",
     "states_at",
     "log_partition_tap",
+    "log_partition_ladder",
     "moments_tap",
     "log_partition_bethe",
     "moments_bethe",
@@ -77,6 +79,7 @@ __all__ = [
 
 #: The estimators :func:`log_partition` dispatches to, by name.
 LOG_PARTITION_METHODS = {
+    "ladder": log_partition_ladder,
     "exact": log_partition_exact,
     "tap": log_partition_tap,
     "bethe": log_partition_bethe,

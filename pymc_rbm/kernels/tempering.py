@@ -56,6 +56,7 @@ __all__ = [
     "build_kernel",
     "communication_barrier",
     "equalized_ladder",
+    "rungs_for_barrier",
 ]
 
 
@@ -485,6 +486,32 @@ def communication_barrier(betas, rejection, *, saturating: bool = False) -> np.n
     if saturating:
         r = -np.log(np.maximum(1.0 - r, MIN_ACCEPTANCE))
     return np.concatenate([[0.0], np.cumsum(r)])
+
+
+def rungs_for_barrier(barrier: float, max_rungs: int, min_rungs: int = 2) -> int:
+    """Rungs of a ladder of communication barrier ``Λ``: ``⌈2Λ⌉ + 1``, within ``[min_rungs, max_rungs]``.
+
+    Syed et al. (2022): with about ``2Λ`` replicas the round-trip rate of a
+    non-reversible ladder is near its optimum, ``1 / (2 + 2Λ)`` a round.
+
+    Parameters
+    ----------
+    barrier : float
+        ``Λ`` (:func:`communication_barrier`); ``inf`` gives ``max_rungs``.
+    max_rungs, min_rungs : int
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from pymc_rbm.kernels.tempering import rungs_for_barrier
+    >>> rungs_for_barrier(3.2, 64), rungs_for_barrier(0.1, 64), rungs_for_barrier(float("inf"), 32)
+    (8, 2, 32)
+    """
+    want = max_rungs if not np.isfinite(barrier) else np.ceil(2.0 * float(barrier)) + 1
+    return int(min(max_rungs, max(min_rungs, want)))
 
 
 def equalized_ladder(betas, rejection, n_temperatures: int, *, saturating: bool = False) -> np.ndarray:
