@@ -29,6 +29,7 @@ from pymc_rbm.estimators.annealing import (
     interrupted_estimate,
     weights_summary,
 )
+from pymc_rbm.estimators.coverage import check_coverage
 from pymc_rbm.estimators.path import AnnealingPath, path_model_types
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
@@ -264,7 +265,7 @@ def ais(
     if guard.interrupted:
         return interrupted_estimate("ais", t0, n_chains)
     log_z, se, interval, ess = weights_summary(run.log_w, log_z0)
-    return LogPartitionEstimate(
+    estimate = LogPartitionEstimate(
         fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="ais",
@@ -284,6 +285,8 @@ def ais(
             "log_weight_variance": (betas[steps], run.trace.var(axis=1)),
         },
     )
+    check_coverage(estimate, path.models[0], samples=None if path.gaussian else run.v, log_weights=run.log_w)
+    return estimate
 
 
 def check_start_rows(n_rows: int, n_chains) -> int | None:
@@ -424,7 +427,7 @@ def reverse_ais(
         from pymc_rbm.energy import free_energy
 
     loglik = -free_energy(start, params) - log_z0 + log_w
-    return LogPartitionEstimate(
+    estimate = LogPartitionEstimate(
         fingerprint=fingerprint_of(params),
         log_z=log_z,
         method="reverse_ais",
@@ -443,3 +446,5 @@ def reverse_ais(
             "seconds": time.perf_counter() - t0,
         },
     )
+    check_coverage(estimate, path.models[0], samples=None if path.gaussian else start, log_weights=log_w)
+    return estimate

@@ -48,6 +48,7 @@ from pymc_rbm.estimators.annealing import (
     interrupted_estimate,
     weights_summary,
 )
+from pymc_rbm.estimators.coverage import check_coverage
 from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
@@ -346,7 +347,7 @@ def bar(
             RuntimeWarning,
             stacklevel=2,
         )
-    return LogPartitionEstimate(
+    estimate = LogPartitionEstimate(
         fingerprint=fingerprint_of(params),
         log_z=float(log_z),
         method="bar",
@@ -369,6 +370,9 @@ def bar(
             "seconds": time.perf_counter() - t0,
         },
     )
+    check_coverage(estimate, path.models[0], samples=None if path.gaussian else start,
+                   log_weights=u if np.unique(r).size <= 1 else None)
+    return estimate
 
 
 class LadderStart(NamedTuple):
