@@ -6,9 +6,18 @@ even makes ArviZ divide by zero) while its draws are far from its
 distribution. :func:`rbm_convergence_checks` adds the checks of
 :func:`pymc_rbm.diagnostics.mixing.mixing_problems` for every free RBM variable of
 the model, as PyMC :class:`~pymc.stats.convergence.SamplerWarning` objects,
-so they are logged, and stored, like PyMC's own. :func:`install` puts them
-next to PyMC's checks in ``pm.sample`` (done when :mod:`pymc_rbm.step_methods`
-is imported, as the step methods are registered).
+so they are logged, and stored, like PyMC's own.
+
+Some steps cannot sample their variables alone (wormhole jumps reach only the
+states their offsets connect): :func:`lone_step_warnings` says which variables
+``pm.sample`` was given no other step for. That is judged from the steps, not
+from the draws, because a local step on a sharp mode can leave its state
+unchanged for hundreds of draws and still be needed, and present.
+
+:func:`install` puts both into ``pm.sample``: the step check when it assigns
+the steps, before sampling, and the chain checks next to PyMC's checks after
+it (done when :mod:`pymc_rbm.step_methods` is imported, as the step methods
+are registered).
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import warnings
 
 import numpy as np
 import pymc.sampling.mcmc as _mcmc
+from pymc.step_methods.compound import CompoundStep
 from pymc.stats.convergence import SamplerWarning, WarningType
 from pytensor.graph.basic import Constant
 
@@ -26,7 +36,7 @@ from pymc_rbm.energy import RBMTensors, free_energy
 from pymc_rbm.random_variable import rbm_params_of
 from pymc_rbm.step_methods.base import is_rbm_variable
 
-__all__ = ["rbm_convergence_checks", "install"]
+__all__ = ["rbm_convergence_checks", "lone_step_warnings", "install"]
 
 
 def _stat(stats, key: str):
@@ -83,11 +93,62 @@ def rbm_convergence_checks(idata, model) -> list[SamplerWarning]:
     return out
 
 
+def _leaf_steps(steps):
+    """The step methods in ``steps`` (a step, a compound step or a sequence of them), compound steps opened."""
+    if isinstance(steps, CompoundStep):
+        steps = steps.methods
+    elif not isinstance(steps, list | tuple):
+        steps = [steps]
+    return [leaf for s in steps for leaf in (_leaf_steps(s) if isinstance(s, CompoundStep) else [s])]
+
+
+def lone_step_warnings(steps) -> list[str]:
+    """What to warn about the steps that cannot sample their variables alone and were given them alone.
+
+    A step class says it needs another step by an ``alone_warning`` message
+    (e.g. :class:`~pymc_rbm.WormholeMetropolis`); a variable of such a step
+    that no step without one samples is sampled by jumps alone.
+
+    Parameters
+    ----------
+    steps : step method, CompoundStep, sequence of them, or None
+        The ``step`` given to ``pm.sample``.
+
+    Returns
+    -------
+    list of str
+        One message per such step, naming its variables that no other step
+        samples; empty when every variable has another step.
+    """
+    if steps is None:
+        return []
+    leaves = _leaf_steps(steps)
+    sampled = {var for s in leaves if getattr(s, "alone_warning", None) is None for var in s.vars}
+    out = []
+    for s in leaves:
+        message = getattr(s, "alone_warning", None)
+        alone = [var.name for var in s.vars if var not in sampled]
+        if message is not None and alone:
+            out.append(message.format(names=alone))
+    return out
+
+
 def install() -> None:
-    """Run :func:`rbm_convergence_checks` with PyMC's convergence checks in ``pm.sample`` (once)."""
+    """Run :func:`lone_step_warnings` and :func:`rbm_convergence_checks` in ``pm.sample`` (once).
+
+    The first warns (``RuntimeWarning``) when ``pm.sample`` assigns the steps,
+    the second adds to PyMC's convergence checks after sampling.
+    """
     original = _mcmc.run_convergence_checks
     if getattr(original, "_pymc_rbm", False):
         return
+    assign = _mcmc.assign_step_methods
+
+    @functools.wraps(assign)
+    def assign_step_methods(model, step=None, methods=None):
+        for message in lone_step_warnings(step):
+            warnings.warn(message, RuntimeWarning, stacklevel=3)  # at the caller of pm.sample
+        return assign(model, step, methods)
 
     @functools.wraps(original)
     def run_convergence_checks(idata, model):
@@ -103,3 +164,4 @@ def install() -> None:
 
     run_convergence_checks._pymc_rbm = True
     _mcmc.run_convergence_checks = run_convergence_checks
+    _mcmc.assign_step_methods = assign_step_methods

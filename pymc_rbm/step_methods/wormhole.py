@@ -11,8 +11,6 @@ NUTS, :class:`~pymc_rbm.FlipTheState` or any other step.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytensor
 from pymc.blocking import DictToArrayBijection, RaveledVars
@@ -35,9 +33,6 @@ from pymc_rbm.validation import check_bool
 __all__ = ["WormholeMetropolis", "WormholeMetropolisState"]
 
 KINDS = ("point", "optimization", "region")
-
-#: Draws after which a step whose variables no other step moved warns that its chain is reducible.
-ALONE_DRAWS = 100
 
 
 @dataclass_state
@@ -112,8 +107,9 @@ class WormholeMetropolis(ArrayStepShared):
 
     Jumps alone do not make an irreducible chain: they reach only the states
     that their offsets connect (on a 6-unit RBM with point wormholes from a
-    few data points, 16 of the 64 states). When no other step has moved the
-    variables after :data:`ALONE_DRAWS` draws of a chain, the step warns once.
+    few data points, 16 of the 64 states). ``pm.sample`` warns
+    (``alone_warning``) when it is given no other step for some of the
+    variables.
 
     Examples
     --------
@@ -132,6 +128,14 @@ class WormholeMetropolis(ArrayStepShared):
     name = "wormhole_metropolis"
     default_blocked = True
     _state_class = WormholeMetropolisState
+    #: What ``pm.sample`` warns (``{names}``: the variables) when it is given no other step for some of this
+    #: step's variables (:func:`pymc_rbm.step_methods.convergence.lone_step_warnings`).
+    alone_warning = (
+        "WormholeMetropolis: no other step moved {names} (pm.sample was given no other step for them): wormhole "
+        "jumps alone reach only the states their offsets connect, so the chain is reducible and its draws are not "
+        "from the model; sample these variables with a local step too, e.g. "
+        "step=[FlipTheState([v]), WormholeMetropolis([v], ...)]"
+    )
 
     stats_dtypes_shapes = {
         "attempted": (bool, []),
@@ -207,30 +211,6 @@ class WormholeMetropolis(ArrayStepShared):
 
         super().__init__(value_vars, shared, blocked=blocked, rng=rng)
         self._setup_stats()
-        self._left, self._unmoved = None, 0
-
-    def setup_chain(self, rng, tune: int, draws: int) -> None:
-        """Take the chain's generator and start counting the draws that no other step moved."""
-        super().setup_chain(rng, tune, draws)
-        self._left, self._unmoved = None, 0
-
-    def _check_alone(self, q: np.ndarray) -> None:
-        """Warn once per chain when, for :data:`ALONE_DRAWS` draws, no other step moved the variables."""
-        if self._unmoved < 0:
-            return
-        if self._left is not None and not np.array_equal(q, self._left):
-            self._unmoved = -1  # another step moves them
-            return
-        self._unmoved += 1
-        if self._unmoved == ALONE_DRAWS:
-            warnings.warn(
-                f"WormholeMetropolis: in {ALONE_DRAWS} draws no other step moved {[v.name for v in self.vars]}: "
-                "wormhole jumps alone reach only the states their offsets connect, so the chain is reducible "
-                "and its draws are not from the model; sample these variables with a local step too, e.g. "
-                "step=[FlipTheState([v]), WormholeMetropolis([v], ...)]",
-                RuntimeWarning,
-                stacklevel=2,
-            )
 
     # ------------------------------------------------------------ set-up
     def _units(self, proposal, data, size: int, shapes) -> int:
@@ -320,7 +300,6 @@ class WormholeMetropolis(ArrayStepShared):
 
     def astep(self, q0: RaveledVars) -> tuple[RaveledVars, list[dict]]:
         """Try a jump of each row with probability ``jump_probability`` (stochastic)."""
-        self._check_alone(q0.data)
         q = q0.data.copy()
         n = self._n_rows
         attempted = self.rng.random(n) < self.jump_probability
@@ -342,6 +321,4 @@ class WormholeMetropolis(ArrayStepShared):
             }
         else:
             stats = {"attempted": attempted, "accepted": accepted, "region_changed": changed, "log_alpha": log_alpha}
-        out = q.astype(q0.data.dtype, copy=False)
-        self._left = out.copy()
-        return RaveledVars(out, q0.point_map_info), [stats]
+        return RaveledVars(q.astype(q0.data.dtype, copy=False), q0.point_map_info), [stats]

@@ -1,13 +1,17 @@
-"""pm.sample warns, in PyMC's style, when the chains of an RBM variable are stuck; not when they mix."""
+"""pm.sample warns, in PyMC's style, when the chains of an RBM variable are stuck; not when they mix. It warns
+before sampling when a step that cannot sample its variables alone is given them alone."""
 
 import logging
+import warnings
 
+import numpy as np
 import pymc as pm
 import pytest
+from pymc.step_methods.compound import CompoundStep
 
-from pymc_rbm import RBM, FlipTheState, RBMParams
-from pymc_rbm.datasets import bundled_rbm
-from pymc_rbm.step_methods.convergence import rbm_convergence_checks
+from pymc_rbm import RBM, FlipTheState, RBMParams, WormholeMetropolis
+from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
+from pymc_rbm.step_methods.convergence import lone_step_warnings, rbm_convergence_checks
 
 
 def sample(step_factory, caplog, seed=2, **kwargs):
@@ -41,3 +45,57 @@ def test_chains_start_apart_unless_asked_not_to(caplog):
             FlipTheState([v], random_start="yes")
     firsts = idata.warmup_posterior["v"].values[:, 0]
     assert len({tuple(x) for x in firsts}) == 3  # the shared start (all zeros) is left at once
+
+
+# --- a step that cannot sample its variables alone (WormholeMetropolis) --------------------------------------
+def _local_moves(idata):
+    """Per chain, whether each draw changed v without an accepted jump (so another step moved it)."""
+    v = idata.posterior["v"].values
+    jumped = idata.sample_stats["accepted"].values & idata.sample_stats["region_changed"].values
+    jumped = jumped.reshape(*v.shape[:2], -1).any(axis=-1)  # two wormhole steps: a stat each
+    return (v[:, 1:] != v[:, :-1]).any(axis=-1) & ~jumped[:, 1:]
+
+
+def _sample_with(steps, params, draws, seed=0):
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            idata = pm.sample(draws=draws, tune=0, chains=2, cores=1, random_seed=seed, progressbar=False,
+                              compute_convergence_checks=False, step=steps(v))
+    return idata, [str(w.message) for w in caught if "no other step moved" in str(w.message)]
+
+
+def test_wormhole_jumps_alone_are_reported_before_sampling():
+    params = RBMParams.random(6, 4, rng=0)
+    data = np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]])
+    for steps in (lambda v: WormholeMetropolis([v], data=data),
+                  lambda v: [WormholeMetropolis([v], data=data), WormholeMetropolis([v], data=data, kind="region")]):
+        idata, said = _sample_with(steps, params, draws=20)
+        assert len(said) >= 1 and "['v']" in said[0] and "reducible" in said[0]
+        assert not _local_moves(idata).any()  # indeed nothing but the jumps moved v
+
+
+def test_lone_step_warnings_look_inside_compound_steps():
+    params = RBMParams.random(6, 4, rng=0)
+    data = np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0]])
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias)
+        jumps = WormholeMetropolis([v], data=data)
+        assert lone_step_warnings(CompoundStep([jumps])) == [jumps.alone_warning.format(names=["v"])]
+        assert lone_step_warnings(CompoundStep([FlipTheState([v]), jumps])) == []
+        assert lone_step_warnings([FlipTheState([v])]) == lone_step_warnings(None) == []
+
+
+def test_demo_wormholes_next_to_flip_the_state_are_not_reported():
+    # the demo's step on the bundled (sharp) RBM: flip-the-state leaves a pattern so rarely that it moves v
+    # in none of 100 draws of a chain, but it moves it, and the chain with the jumps is irreducible
+    params = bundled_rbm()
+    data = bars_and_stripes(4, variant="mackay")
+    idata, said = _sample_with(
+        lambda v: [FlipTheState([v]), WormholeMetropolis([v], data=data, kind="point")], params, draws=300, seed=1)
+    assert said == []
+    local = _local_moves(idata)
+    assert local.any()  # flip-the-state moves v ...
+    gaps = [np.diff(np.flatnonzero(np.r_[True, chain, True])).max() for chain in local]
+    assert max(gaps) > 100  # ... yet not in every 100 draws: no count of draws can tell it from jumps alone
