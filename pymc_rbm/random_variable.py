@@ -91,8 +91,7 @@ class EnumeratedLogPartition(Op):
         self.limit = int(limit)
 
     def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [pt.dscalar()])
+        return Apply(self, _float_inputs(W, vbias, hbias), [pt.dscalar()])
 
     def enumerate_log_z(self, params) -> float:
         raise NotImplementedError
@@ -107,12 +106,15 @@ class EnumeratedLogPartition(Op):
 
     def pullback(self, inputs, outputs, cotangents):
         (g,) = cotangents
-        vh, v, h = self.moments_op(self.limit)(*inputs)
-        return [g * vh, g * v, g * h]
+        moments = self.moments_op(self.limit)(*inputs)
+        return [pt.cast(g * m, x.dtype) for m, x in zip(moments, inputs)]  # float64 moments, each input's dtype
 
 
 class EnumeratedMoments(Op):
-    """The exact moments that are the gradient of an :class:`EnumeratedLogPartition`, shaped as its inputs."""
+    """The exact moments that are the gradient of an :class:`EnumeratedLogPartition`, shaped as its inputs.
+
+    Computed and returned in float64 whatever the dtype of the inputs.
+    """
 
     __props__ = ("limit",)
     params_type: type = RBMParams
@@ -121,8 +123,8 @@ class EnumeratedMoments(Op):
         self.limit = int(limit)
 
     def make_node(self, W, vbias, hbias):
-        inputs = [pt.as_tensor_variable(x, dtype="float64") for x in (W, vbias, hbias)]
-        return Apply(self, inputs, [x.type() for x in inputs])
+        inputs = _float_inputs(W, vbias, hbias)
+        return Apply(self, inputs, [pt.tensor(dtype="float64", shape=x.type.shape) for x in inputs])
 
     def enumerate_moments(self, params):
         """``(vh, v, h)``, shaped as ``(W, vbias, hbias)``."""
@@ -142,6 +144,18 @@ class EnumeratedMoments(Op):
 
     def pullback(self, inputs, outputs, cotangents):
         return [grad_not_implemented(self, i, x, "second derivatives of log Z") for i, x in enumerate(inputs)]
+
+
+def _float_inputs(*tensors) -> list:
+    """The tensors as inputs of the enumeration Ops: floats as they are (float32 under ``floatX="float32"``),
+    anything else cast to float64.
+
+    The Ops compute in float64 and declare float64 outputs whatever the input dtype (``pt.as_tensor_variable(x,
+    dtype=...)`` does not cast a variable, so the dtype cannot be assumed); the gradient is cast back to each
+    input's dtype.
+    """
+    tensors = [pt.as_tensor_variable(x) for x in tensors]
+    return [x if x.dtype in ("float32", "float64") else pt.cast(x, "float64") for x in tensors]
 
 
 def finite_params(params_type, W, vbias, hbias):
