@@ -178,8 +178,64 @@ def _other_units_method(units, method: str, backend: str):
     return exact if method == "exact" else LOG_PARTITION_METHODS[method]
 
 
+#: ``method="auto"`` enumerates where the enumeration is estimated to take at most this long (seconds).
+AUTO_EXACT_SECONDS = 60.0
+
+#: ``method="auto"`` runs the ladder estimator on binary RBMs with at most this many weights
+#: (``n_visible * n_hidden``; its default run then takes at most about a minute), BAR above.
+AUTO_LADDER_WEIGHTS = 16384
+
+#: The options ``method="auto"`` passes on; a method's other options need that method named.
+AUTO_OPTIONS = ("data", "progress")
+
+
+def _auto_choice(params) -> tuple[str, str]:
+    """The method ``method="auto"`` takes for ``params`` (``"exact"``, ``"ladder"`` or ``"bar"``), and why."""
+    from pymc_rbm.estimators.exact import enumeration_cost
+
+    if isinstance(params, AnnealingPath):
+        return "bar", "an annealing path was given"
+    n_v, n_h = params.n_visible, params.n_hidden
+    if _other_units(params) is not None:  # categorical or Gaussian visible units
+        return "exact", "the model's own enumeration decides (BAR where it is refused)"
+    small = min(n_v, n_h)
+    if small <= MAX_ENUMERATION_BITS:
+        cost = enumeration_cost(small, max(n_v, n_h))
+        fits = cost.available_bytes is None or cost.bytes <= cost.available_bytes
+        if fits and (cost.seconds is None or cost.seconds <= AUTO_EXACT_SECONDS):
+            return "exact", f"the smaller layer ({small} units) can be enumerated"
+    if type(params) is RBMParams and n_v * n_h <= AUTO_LADDER_WEIGHTS:
+        return "ladder", (f"{n_v} x {n_h} weights: a replica-exchange ladder from the uniform reference, which "
+                          "holds every mode, runs in about a minute at most")
+    return "bar", "too large for the ladder's default run; BAR is the most accurate per minute on large models"
+
+
+def _auto(params, rng, options) -> LogPartitionEstimate:
+    """``log_partition(params, "auto")``: exact, the ladder or BAR, the choice and its reason recorded."""
+    unknown = sorted(set(options) - set(AUTO_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f'log_partition(method="auto") takes the options {list(AUTO_OPTIONS)}, got {unknown}; name the method '
+            "whose options they are"
+        )
+    method, why = _auto_choice(params)
+    if method == "exact":
+        try:
+            est = log_partition(params, "exact")
+        except (EnumerationTooLarge, ValueError) as err:
+            if _other_units(params) is None:
+                raise
+            method, why = "bar", f"the enumeration was refused ({err})"
+    if method != "exact":
+        if method != "bar":
+            options.pop("data", None)
+        est = log_partition(params, method, rng=rng, **options)
+    est.diagnostics["auto"] = {"method": method, "why": why}
+    return est
+
+
 def log_partition(
-    params: RBMParams, method: str = "exact", *, rng=None, backend: str = "numpy", **options
+    params: RBMParams, method: str = "auto", *, rng=None, backend: str = "numpy", **options
 ) -> LogPartitionEstimate:
     """Estimate ``log Z`` of an RBM with the named method.
 
@@ -192,8 +248,14 @@ def log_partition(
         ``"reverse_ais"``, ``"bar"``), a Gaussian-Bernoulli RBM those of
         ``GAUSSIAN_LOG_PARTITION_METHODS`` (the same; ``"exact"`` enumerates its
         hidden layer); the others refuse them with a ValueError.
-    method : str, default "exact"
-        One of the keys of ``LOG_PARTITION_METHODS``.
+    method : str, default "auto"
+        One of the keys of ``LOG_PARTITION_METHODS``, or ``"auto"``: ``"exact"``
+        where the smaller layer can be enumerated within :data:`AUTO_EXACT_SECONDS`,
+        else ``"ladder"`` for binary RBMs of at most :data:`AUTO_LADDER_WEIGHTS`
+        weights (stepping stones along a tuned replica-exchange ladder from the
+        uniform reference, which holds every mode), else ``"bar"``. It takes
+        only the options ``data`` (for BAR's base) and ``progress``; the choice
+        and its reason are in ``diagnostics["auto"]``.
     rng : numpy.random.Generator or seed, optional
         Source of randomness for stochastic methods.
     backend : {"numpy", "jax"}, default "numpy"
@@ -207,6 +269,8 @@ def log_partition(
     -------
     LogPartitionEstimate
     """
+    if method == "auto" and backend == "numpy":
+        return _auto(params, rng, options)
     units = _other_units(params)
     if units is not None:
         _lookup(LOG_PARTITION_METHODS, method, "log_partition")  # an unknown name is told as such first
