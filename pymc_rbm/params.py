@@ -17,15 +17,25 @@ samplers and the estimators read what a unit is from the parameters.
 from __future__ import annotations
 
 import hashlib
+import os
+import warnings
+import zipfile
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from pymc_rbm.layers import BERNOULLI, SPIN, Layer, bits_form
-from pymc_rbm.validation import check_float_array, check_float_dtype, check_real, open_npz, read_npz_array
+from pymc_rbm.validation import (
+    check_float_array,
+    check_float_dtype,
+    check_positive_int,
+    check_real,
+    open_npz,
+    read_npz_array,
+)
 
-__all__ = ["RBMParams", "SpinRBMParams", "StoredArrays"]
+__all__ = ["RBMParams", "SpinRBMParams", "StoredArrays", "KIND_KEY", "MAX_COMPRESSED_BYTES"]
 
 
 def _check_shapes(W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray, names=("W", "vbias", "hbias")):
@@ -40,6 +50,22 @@ def _check_shapes(W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray, names=("W
         raise ValueError(
             f"{names[2]} has shape {hbias.shape}, but {names[0]} of shape {W.shape} needs ({n_hidden},)"
         )
+
+
+#: The entry of a parameter file that names the class which wrote it (files of older versions have none).
+KIND_KEY = "kind"
+
+#: The largest array (in bytes) that :meth:`StoredArrays.load` decompresses by default: a deflated member
+#: may expand to far more than the file's size (9 MB of zeros to 2 GB); ``load(..., max_bytes=)`` raises it.
+MAX_COMPRESSED_BYTES = 2**30
+
+#: The parameter classes by name, as files record them.
+_KINDS: dict[str, type] = {}
+
+
+def _file_name(path):
+    """A str file name for str, bytes and path-like ``path`` (an open file as it is)."""
+    return path if hasattr(path, "read") else os.fsdecode(os.fspath(path))
 
 
 class StoredArrays:
@@ -88,33 +114,112 @@ class StoredArrays:
             h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
         return h.hexdigest()
 
+    def stored_arrays(self) -> dict:
+        """The entries of this model's file: its arrays by :attr:`ARRAY_NAMES`, and its kind (:data:`KIND_KEY`)."""
+        return {**dict(zip(self.ARRAY_NAMES, self._arrays())), KIND_KEY: np.array(type(self).__name__)}
+
     def save(self, path) -> None:
-        """Write the parameters to an ``.npz`` file (no pickle).
+        """Write the parameters to an ``.npz`` file (no pickle), with the name of their class.
 
         Parameters
         ----------
-        path : str or os.PathLike
+        path : str, bytes or os.PathLike
             Destination; numpy appends ``.npz`` when missing.
         """
-        np.savez(path, **dict(zip(self.ARRAY_NAMES, self._arrays())))
+        np.savez(_file_name(path), **self.stored_arrays())
 
     @classmethod
-    def load(cls, path, *, dtype=np.float64):
+    def load(cls, path, *, dtype=np.float64, max_bytes: int | None = None):
         """Read parameters written by :meth:`save` (the keys of :attr:`ARRAY_NAMES`).
 
         ``path`` is a file name (``"model"`` finds the ``model.npz`` that
-        ``save("model")`` wrote) or an open binary file. Pickled objects are
-        refused, and so are empty, truncated or corrupt files and missing
-        keys, with a ValueError that says so, before any array is allocated;
-        a file of another kind of model fails the constructor's shape checks.
+        ``save("model")`` wrote; str, bytes or path-like) or an open binary
+        file. Pickled objects are refused, and so are empty, truncated or
+        corrupt files and missing keys, with a ValueError that says so,
+        before any array is allocated; a file saved by another parameter
+        class (its kind is recorded since this version) is refused with the
+        name of the class that reads it; a file of another kind of model
+        from before fails the constructor's shape checks.
+
+        Parameters
+        ----------
+        path : str, bytes, os.PathLike or binary file
+        dtype : numpy floating dtype, default float64
+        max_bytes : int, optional
+            The largest array a compressed (deflated) file may announce
+            (default :data:`MAX_COMPRESSED_BYTES`): a larger one is refused
+            before anything is decompressed. Raise it to read a larger model
+            from a trusted file.
         """
         keys = cls.ARRAY_NAMES
+        path = _file_name(path)
+        max_bytes = MAX_COMPRESSED_BYTES if max_bytes is None else check_positive_int(max_bytes, "max_bytes")
         with open_npz(path, f"a parameter file written by {cls.__name__}.save (an .npz of {', '.join(keys)})") as f:
+            check_kind(f, cls, path)
             missing = set(keys) - set(f.files)
             if missing:
                 raise ValueError(f"{path} lacks the key(s) {sorted(missing)}; it holds {sorted(f.files)}")
-            arrays = [read_npz_array(f, key, path) for key in keys]
+            arrays = []
+            for key in keys:
+                check_compressed_size(f, key, path, max_bytes)
+                arrays.append(read_npz_array(f, key, path))
         return cls(*arrays, dtype=dtype)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _KINDS[cls.__name__] = cls
+
+
+def check_kind(archive, cls, path) -> None:
+    """Refuse an archive whose recorded kind of parameters (:data:`KIND_KEY`) is not ``cls``.
+
+    An archive without the entry (written before it was recorded) passes,
+    with a warning when it holds the arrays of another class that ``cls``
+    would drop (the ``sigma`` of a Gaussian RBM read by ``RBMParams.load``).
+    """
+    if KIND_KEY not in archive.files:
+        for name, other in _KINDS.items():
+            extra = set(other.ARRAY_NAMES) - set(cls.ARRAY_NAMES)
+            if extra and extra <= set(archive.files):
+                warnings.warn(
+                    f"{path} holds the array(s) {sorted(extra)} of a {name}, which {cls.__name__}.load drops: "
+                    f"if {name}.save wrote it, read it with {other.__module__}.{name}.load",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        return
+    check_compressed_size(archive, KIND_KEY, path, 1024)
+    entry = read_npz_array(archive, KIND_KEY, path)
+    if entry.ndim != 0 or entry.dtype.kind != "U":
+        raise ValueError(f"{path}: its entry {KIND_KEY!r} should name a parameter class, but holds {entry.dtype} "
+                         f"of shape {entry.shape}")
+    kind = str(entry)
+    if kind == cls.__name__:
+        return
+    other = _KINDS.get(kind)
+    if other is None:
+        raise ValueError(f"{path} holds parameters of an unknown kind {kind!r}; {cls.__name__}.load reads the "
+                         f"files of {cls.__name__}.save")
+    raise ValueError(f"{path} holds {kind} parameters (written by {kind}.save), which {cls.__name__}.load does not "
+                     f"read: read it with {other.__module__}.{kind}.load")
+
+
+def check_compressed_size(archive, key: str, path, max_bytes: int) -> None:
+    """Refuse a compressed member ``key`` that announces more than ``max_bytes`` bytes, before it is read.
+
+    A stored member's size is bounded by the file's (:func:`~pymc_rbm.validation.read_npz_array`
+    refuses a header that announces more); a deflated one can announce any size.
+    """
+    try:
+        info = archive.zip.getinfo(f"{key}.npy")
+    except KeyError:
+        return  # read_npz_array says what is wrong
+    if info.compress_type != zipfile.ZIP_STORED and info.file_size > max_bytes:
+        raise ValueError(
+            f"{path}: the compressed array {key!r} announces {info.file_size} bytes ({info.file_size / 2**30:.3g} "
+            f"GiB) once decompressed, more than the {max_bytes} bytes read by default: if the file is trusted, "
+            f"pass max_bytes={info.file_size} (or more) to load it"
+        )
 
 
 @dataclass(frozen=True, eq=False)

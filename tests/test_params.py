@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import _brute
 import numpy as np
@@ -193,8 +194,9 @@ def test_save_load_round_trip(tmp_path):
     path = tmp_path / "model.npz"
     p.save(path)
     with np.load(path, allow_pickle=False) as f:
-        assert sorted(f.files) == ["W", "hbias", "vbias"]
+        assert sorted(f.files) == ["W", "hbias", "kind", "vbias"]
         np.testing.assert_array_equal(f["W"], p.W)
+        assert str(f["kind"]) == "RBMParams"
     q = RBMParams.load(path)
     assert q == p
     assert q.W.dtype == np.float64 and not q.W.flags.writeable
@@ -229,6 +231,83 @@ def test_load_refuses_pickles(tmp_path):
     np.savez(path, W=np.array([{"a": 1}], dtype=object), vbias=np.zeros(1), hbias=np.zeros(1))
     with pytest.raises(ValueError):
         RBMParams.load(path)
+
+
+def _three_kinds():
+    from pymc_rbm.categorical import CategoricalRBMParams
+    from pymc_rbm.gaussian import GaussianRBMParams
+
+    return [RBMParams.random(3, 2, rng=0), GaussianRBMParams.random(3, 2, rng=0),
+            CategoricalRBMParams.random(3, 4, 2, rng=0)]
+
+
+@pytest.mark.parametrize("saved", range(3), ids=["binary", "gaussian", "categorical"])
+@pytest.mark.parametrize("loader", range(3), ids=["binary", "gaussian", "categorical"])
+def test_a_file_is_read_by_its_own_class_only(tmp_path, saved, loader):
+    kinds = _three_kinds()
+    params, cls = kinds[saved], type(kinds[loader])
+    params.save(tmp_path / "model")
+    if saved == loader:
+        assert cls.load(tmp_path / "model") == params
+        return
+    name = type(params).__name__
+    with pytest.raises(ValueError, match=rf"holds {name} parameters \(written by {name}\.save\), which "
+                                         rf"{cls.__name__}\.load does not read: read it with .*\.{name}\.load"):
+        cls.load(tmp_path / "model")
+
+
+def test_files_of_earlier_versions_without_their_kind_still_load(tmp_path):
+    binary, gaussian, _ = _three_kinds()
+    np.savez(tmp_path / "old_binary.npz", W=binary.W, vbias=binary.vbias, hbias=binary.hbias)
+    np.savez(tmp_path / "old_gaussian.npz", W=gaussian.W, vbias=gaussian.vbias, hbias=gaussian.hbias,
+             sigma=gaussian.sigma)
+    assert RBMParams.load(tmp_path / "old_binary.npz") == binary
+    assert type(gaussian).load(tmp_path / "old_gaussian.npz") == gaussian
+    with pytest.warns(UserWarning, match=r"holds the array\(s\) \['sigma'\] of a GaussianRBMParams, which "
+                                         r"RBMParams\.load drops: .* read it with .*GaussianRBMParams\.load"):
+        RBMParams.load(tmp_path / "old_gaussian.npz")
+
+
+def test_paths_as_bytes_and_without_the_suffix_are_read(tmp_path):
+    import os
+
+    p = RBMParams(*_arrays())
+    p.save(os.fsencode(tmp_path / "model"))  # numpy appends .npz
+    assert (tmp_path / "model.npz").exists()
+    for path in (os.fsencode(tmp_path / "model"), os.fsencode(tmp_path / "model.npz"), tmp_path / "model",
+                 str(tmp_path / "model.npz")):
+        assert RBMParams.load(path) == p
+
+
+def test_a_compressed_file_announcing_a_huge_array_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import pymc_rbm.params as params_module
+
+    p = RBMParams(np.zeros((100, 50)), np.zeros(100), np.zeros(50))
+    path = tmp_path / "zeros.npz"
+    np.savez_compressed(path, W=p.W, vbias=p.vbias, hbias=p.hbias)  # 40 kB of W in a few hundred bytes
+    assert path.stat().st_size < 2000
+    with pytest.raises(ValueError, match=r"the compressed array 'W' announces 40128 bytes .* more than the 10000 "
+                                         r"bytes read by default: if the file is trusted, pass max_bytes=40128"):
+        RBMParams.load(path, max_bytes=10_000)
+    monkeypatch.setattr(params_module, "MAX_COMPRESSED_BYTES", 10_000)  # the default limit (1 GiB) scaled down
+    with pytest.raises(ValueError, match="the compressed array 'W' announces 40128 bytes"):
+        RBMParams.load(path)
+    assert RBMParams.load(path, max_bytes=40128) == p
+    assert params_module.MAX_COMPRESSED_BYTES == 10_000 and RBMParams.load(tmp_path / "zeros.npz", max_bytes=10**9) == p
+
+
+@pytest.mark.parametrize("sigma", [1e-320, 1e-160, 1e160, 1e300])
+def test_gaussian_sigma_whose_square_or_reciprocal_overflows_is_refused(sigma):
+    from pymc_rbm.gaussian import GaussianRBMParams
+
+    given = np.array([1.0, sigma, 1.0])
+    with pytest.raises(ValueError, match=r"sigma must have a finite, non-zero square and reciprocal square in "
+                                         rf"float64 .* sigma\[1\] = {re.escape(f'{sigma:.3g}')} is out of that range"):
+        GaussianRBMParams(np.zeros((3, 2)), np.zeros(3), np.zeros(2), given)
+    np.testing.assert_array_equal(given, [1.0, sigma, 1.0])
+    with pytest.raises(ValueError, match=r"in float32"):
+        GaussianRBMParams(np.zeros((3, 2)), np.zeros(3), np.zeros(2), [1.0, 1e-20, 1.0], dtype=np.float32)
+    assert GaussianRBMParams(np.zeros((3, 2)), np.zeros(3), np.zeros(2), [1e-150, 1e150, 1.0]).sigma[0] == 1e-150
 
 
 # ------------------------------------------------------------- from_sklearn

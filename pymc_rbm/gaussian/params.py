@@ -74,6 +74,7 @@ class GaussianRBMParams(StoredArrays):
                 raise ValueError(f"{name} has shape {a.shape}, but W of shape {W.shape} needs ({want},)")
         if not np.all(sigma > 0):
             raise ValueError("sigma must be > 0 (standard deviations of the visible units)")
+        check_sigma_range(sigma)
         for key, value in (("W", W), ("vbias", vbias), ("hbias", hbias), ("sigma", sigma)):
             object.__setattr__(self, key, value)
 
@@ -104,6 +105,26 @@ class GaussianRBMParams(StoredArrays):
         rng = np.random.default_rng(rng)
         return cls(rng.uniform(-scale, scale, (n_visible, n_hidden)), rng.uniform(-scale, scale, n_visible),
                    rng.uniform(-scale, scale, n_hidden), rng.uniform(0.5, 1.5, n_visible))
+
+def check_sigma_range(sigma: np.ndarray, name: str = "sigma") -> None:
+    """Refuse standard deviations > 0 whose square or reciprocal is not finite in their dtype.
+
+    The energy divides by ``σ²`` and the hidden input by ``σ``: a subnormal
+    σ (1e-320) or a huge one (1e200) gives infinities there, and NaN in
+    ``log Z`` and the samplers.
+    """
+    with np.errstate(over="ignore", divide="ignore", under="ignore"):
+        square = np.square(sigma)
+        bad = ~(np.isfinite(square) & (square > 0) & np.isfinite(1.0 / square))
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        info = np.finfo(sigma.dtype)
+        raise ValueError(
+            f"{name} must have a finite, non-zero square and reciprocal square in {sigma.dtype} (about "
+            f"{np.sqrt(info.tiny):.1e} to {np.sqrt(info.max):.1e}); {name}[{i}] = {float(sigma[i]):.3g} is out of that range "
+            f"({int(bad.sum())} value(s) in all): rescale the data so that their standard deviations are near 1"
+        )
+
 
 # ----------------------------------------------------------------------------- energies
 def hidden_input(v, params):
