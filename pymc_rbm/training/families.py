@@ -49,6 +49,7 @@ from pymc_rbm.categorical import exact as categorical_exact
 from pymc_rbm.categorical.params import CategoricalAtBeta, CategoricalRBMParams, as_labels
 from pymc_rbm.categorical.params import free_energy as categorical_free_energy
 from pymc_rbm import gaussian
+from pymc_rbm.gaussian.params import check_sigma_range
 from pymc_rbm.estimators import Moments, log_likelihood, log_partition
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.kernels.sweep import at_beta
@@ -430,8 +431,20 @@ def family_for(visible, data):
         return CategoricalFamily(q)
     if isinstance(visible, str) and visible == "gaussian":
         v = Gaussian(np.ones(np.shape(data)[-1] if np.ndim(data) else 1)).check(data)
-        std = v.reshape(-1, v.shape[-1]).std(axis=0)
-        return GaussianFamily(np.where(std > 0, std, 1.0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            std = v.reshape(-1, v.shape[-1]).std(axis=0)
+        sigma = np.where(std > 0, std, 1.0)
+        try:
+            check_sigma_range(sigma)
+        except ValueError:
+            scale = float(np.max(np.abs(v))) if v.size else 0.0
+            raise ValueError(
+                f"visible='gaussian' fixes σ at the standard deviation of each column of the data, which are out of "
+                f"range for Gaussian units here (data of magnitude up to {scale:.3g}, standard deviations "
+                f"{float(np.min(std)):.3g} to {float(np.max(std)):.3g}): standardise the data (subtract the "
+                "column means, divide by the standard deviations) or give visible=pymc_rbm.layers.Gaussian(sigma)"
+            ) from None
+        return GaussianFamily(sigma)
     raise ValueError(
         f"visible must be one of {VISIBLE_TYPES}, a pymc_rbm.layers.Potts or a pymc_rbm.layers.Gaussian layer; "
         f"got {visible!r}"

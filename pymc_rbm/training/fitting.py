@@ -138,7 +138,9 @@ class FitResult:
         then the last parameters before the divergence) or
         ``"evaluation_failed"`` (``eval_method`` gave no finite ``log Z`` for
         a record after the start; at the start that is an
-        :class:`EvaluationFailed` error).
+        :class:`EvaluationFailed` error) or ``"error"`` (the result attached
+        as ``partial_result`` to an exception raised during the run, by
+        ``callback`` or ``eval_method`` say).
     trajectory : Trajectory
         The parameters kept at the updates of ``save_updates`` (log-spaced by
         default) and the checkpoint files written
@@ -340,14 +342,17 @@ def fit(
         none); or the update numbers themselves.
     checkpoint_dir : str or os.PathLike, optional
         Also write every kept point to ``checkpoint_dir/update_<n>.npz``,
-        with the chains, the optimiser's state and the random states
-        (:mod:`~pymc_rbm.training.trajectory`).
+        with the chains, the optimiser's state, the random states and a
+        fingerprint of the training data (:mod:`~pymc_rbm.training.trajectory`).
+        A checkpoint that cannot be written (a full disk) warns and leaves no
+        partial file; the run goes on.
     resume : str or os.PathLike, optional
         A checkpoint file, or a directory whose latest checkpoint is used:
         continue that run (stopped by Ctrl-C, say) up to ``n_updates`` in
         all, draw for draw as it would have gone on. The options that shape
         the run (method, k, batch size, ...) must be those it was written
-        with; ``params``, ``chains`` and ``rng`` come from the file.
+        with, and ``data`` the data it was trained on (the checkpoint keeps
+        their fingerprint); ``params``, ``chains`` and ``rng`` come from the file.
 
     Returns
     -------
@@ -358,17 +363,27 @@ def fit(
     ------
     ValueError
         For data that are not of the visible units' kind (non-binary, labels
-        out of range or not integers, NaN), mismatched shapes, a method that
+        out of range or not integers, NaN: missing values, which are not
+        trained on; the same for masked arrays with masked cells), mismatched shapes, a method that
         the categorical and Gaussian RBMs do not train with, unknown method or operator
         names, options out of range, or chain options given to a
         deterministic method.
         Also for an unknown optimizer, schedule or dtype, ``max_grad_norm``
         not positive, ``save_updates`` outside ``[0, n_updates]``, or a
-        ``resume`` checkpoint that is missing or was written with other
-        options; nothing is written or modified then.
+        ``resume`` checkpoint that is missing, damaged (``"not a valid
+        checkpoint: <path>: ..."``), written with other options or on other
+        data, or a ``checkpoint_dir`` that is an existing file; nothing is
+        written or modified then.
     TypeError
         For ``params`` that are not an ``RBMParams``, ``CategoricalRBMParams`` or ``GaussianRBMParams``, a ``wormholes`` object
-        without ``propose``, or a callback that is not callable.
+        without ``propose``, or a callback that is not callable; and for an
+        ``eval_method`` callable that returns no number.
+    Exception
+        Whatever ``callback`` or ``eval_method`` raise (or any other error
+        during the run) propagates, with the work done so far kept: the
+        exception carries the :class:`FitResult` so far as
+        ``partial_result`` (``stop_reason="error"``; its parameters, chains,
+        history and trajectory) and a note that says so.
 
     Warns
     -----
@@ -379,8 +394,12 @@ def fit(
         :data:`DIVERGENCE_SCALE`, or a recorded log-likelihood non-finite or
         more than ``n_visible · log 2`` below the best; the message names the
         learning rate and ``best_params`` keeps the best recorded
-        parameters); and once per run when a deterministic method's moments
-        lie outside the physical domain (TAP on strongly coupled models).
+        parameters); once per run when a deterministic method's moments
+        lie outside the physical domain (TAP on strongly coupled models);
+        when a checkpoint cannot be written (a full disk: the run goes on,
+        keeping its result in memory); and when ``resume`` continues a
+        checkpoint of an earlier version, which records no fingerprint of
+        its training data to check ``data`` against.
 
     Examples
     --------
@@ -404,13 +423,17 @@ def fit(
         checkpoint_dir=checkpoint_dir, resume=resume,
     )
     training = Training(run)
-    training.keep_start()
-    with (
-        StopOnInterrupt() as guard,
-        single_blas_thread(),
-        Progress(run.n_updates - training.start, f"fit ({run.phase.name})", run.progress) as bar,
-    ):
-        training.loop(bar)
+    try:
+        training.keep_start()
+        with (
+            StopOnInterrupt() as guard,
+            single_blas_thread(),
+            Progress(run.n_updates - training.start, f"fit ({run.phase.name})", run.progress) as bar,
+        ):
+            training.loop(bar)
+    except Exception as err:  # a raising callback or eval_method: the work done so far goes with the error
+        training.attach_partial_result(err)
+        raise
     return training.finish(interrupted=guard.interrupted)
 
 
@@ -479,7 +502,7 @@ class Training:
         run = self.run
         return Checkpoint(self.params, update_done, self.batches.epoch, self.chains, self.opt_state,
                           run.train_rng.bit_generator.state, run.eval_rng.bit_generator.state, self.batches.order,
-                          self.batches.position, run.config)
+                          self.batches.position, run.config, run.data_fingerprint)
 
     @property
     def params(self):
@@ -570,6 +593,23 @@ class Training:
                                          run.n_updates - self.start, self.eval_every, run.progress, self.start)
         self.sizing = False
 
+    def attach_partial_result(self, err: Exception) -> None:
+        """Attach the result so far to ``err`` as ``err.partial_result`` (``stop_reason="error"``), with a note."""
+        self.stop_reason = "error"
+        result = self.result()
+        try:
+            err.partial_result = result
+        except (AttributeError, TypeError):  # an exception type that takes no attributes
+            err.add_note(f"fit stopped at update {self.update} of {self.run.n_updates} on this error (the result so "
+                         f"far could not be attached to a {type(err).__name__})")
+            return
+        err.add_note(
+            f"fit stopped at update {self.update} of {self.run.n_updates} on this error; the result so far (the "
+            "parameters, chains, history and trajectory) is attached as the exception's partial_result "
+            "(stop_reason='error'): continue with fit(data, params=err.partial_result.params, "
+            "chains=err.partial_result.chains, ...)"
+        )
+
     def finish(self, interrupted: bool = False) -> FitResult:
         """The result, with a warning that says why the run stopped early (Ctrl-C, divergence, a failed record)."""
         run, update = self.run, self.update
@@ -593,6 +633,11 @@ class Training:
                 RuntimeWarning,
                 skip_file_prefixes=_OWN_FRAMES,
             )
+        return self.result()
+
+    def result(self) -> FitResult:
+        """The :class:`FitResult` of the updates done so far."""
+        run, update = self.run, self.update
         recorder = self.recorder
         return FitResult(
             params=self.params,

@@ -224,7 +224,15 @@ class Evaluator:
             with single_blas_thread() if self.budgeted else contextlib.nullcontext():
                 est = self.family.log_partition(params, self.method, rng=self.rng, **self.options)
         stderr = float(est.stderr) if isinstance(est, LogPartitionEstimate) else 0.0
-        log_z = float(est)
+        try:
+            if isinstance(est, (str, bytes, bool, np.bool_)):
+                raise TypeError
+            log_z = float(est)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"eval_method {self.name!r} must return log Z as a number (or a LogPartitionEstimate), but returned "
+                f"{est!r:.200} of type {type(est).__name__}"
+            ) from None
         if not math.isfinite(log_z):  # the parameters are finite and bounded here (Divergence): not the model's fault
             raise EvaluationFailed(
                 f"eval_method {self.name!r} returned log Z = {log_z} for finite parameters, and the "

@@ -10,6 +10,7 @@ starting parameters and chains, and the batch stream.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from dataclasses import dataclass
@@ -34,7 +35,16 @@ from pymc_rbm.training.negative import (
 )
 from pymc_rbm.training.optimizers import Updater
 from pymc_rbm.training.records import EXACT_EVAL_MAX_BITS, Evaluator, auto_eval_method
-from pymc_rbm.training.trajectory import Checkpoint, check_resume, check_save_updates, load_checkpoint
+from pymc_rbm.training.trajectory import (
+    Checkpoint,
+    check_checkpoint_dir,
+    check_checkpoint_state,
+    check_resume,
+    check_save_updates,
+    data_fingerprint,
+    invalid_checkpoint,
+    load_checkpoint,
+)
 from pymc_rbm.validation import check_positive_int, check_real
 
 __all__ = [
@@ -86,6 +96,9 @@ class Run:
         The options that shape the run, as checkpoints record them.
     method, operator, centered, dtype, n_chains, n_temperatures, callback, progress, checkpoint_dir
         As given to ``fit`` (``dtype`` checked, ``centered`` a bool).
+    data_fingerprint : str or None
+        :func:`~pymc_rbm.training.trajectory.data_fingerprint` of the training
+        data, for the checkpoints (None when none are written or read).
     """
 
     family: Any
@@ -113,6 +126,7 @@ class Run:
     callback: Callable | None
     progress: bool
     checkpoint_dir: Any
+    data_fingerprint: str | None = None
 
     @property
     def n_samples(self) -> int:
@@ -140,9 +154,13 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     ValueError, TypeError
         As :func:`~pymc_rbm.training.fit` says; nothing is written or modified.
     """
-    family, checkpoint = _family_and_checkpoint(data, params, visible, resume)
+    data = unmasked(data, "data")
+    eval_data = None if eval_data is None else unmasked(eval_data, "eval_data")
+    with missing_values_hint(data, "data"):
+        family, checkpoint = _family_and_checkpoint(data, params, visible, resume)
     dtype = check_dtype(dtype)
-    v = family.check(data, name="data", dtype=dtype)
+    with missing_values_hint(data, "data"):
+        v = family.check(data, name="data", dtype=dtype)
     if v.ndim != 2 or v.shape[0] == 0:
         raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
     n_samples, n_visible = v.shape
@@ -159,11 +177,15 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
         raise ValueError(f"hidden must be one of {HIDDEN_MODES}, got {hidden!r}")
     updater = Updater(optimizer, momentum, learning_rate, lr_schedule, weight_decay, max_grad_norm, n_updates)
     saved = check_save_updates(save_updates, n_updates)
+    if checkpoint_dir is not None:
+        check_checkpoint_dir(checkpoint_dir)
+    # the data's fingerprint, for checkpoints: a run resumes on the data it was trained on
+    fingerprint = data_fingerprint(v) if checkpoint_dir is not None or checkpoint is not None else None
     config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,
               "n_samples": n_samples, "n_visible": n_visible, "centered": bool(centered), "hidden": hidden,
               "dtype": np.dtype(dtype).name, **updater.config(), **family.config()}
     if checkpoint is not None:
-        check_resume(checkpoint, config, params, chains, n_updates)
+        check_resume(checkpoint, config, params, chains, n_updates, fingerprint)
         params, chains = checkpoint.params, checkpoint.chains
 
     init_rng, train_rng, eval_rng = np.random.default_rng(rng).spawn(3)
@@ -171,14 +193,61 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     phase = negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden,
                            family)
     flat = family.flat(params)  # the coordinates (W, a, c) of the features: params itself for binary units
-    chains = _starting_chains(phase, chains, train_rng, x, flat, batch_size or n_samples, dtype)
+    if checkpoint is not None:
+        check_checkpoint_state(checkpoint, updater.init((flat.W, flat.vbias, flat.hbias)), n_samples, batch_size)
+        try:
+            chains = _starting_chains(phase, chains, train_rng, x, flat, batch_size or n_samples, dtype)
+        except ValueError as err:
+            raise invalid_checkpoint(checkpoint.path, f"its chains do not fit the run ({err})") from None
+    else:
+        chains = _starting_chains(phase, chains, train_rng, x, flat, batch_size or n_samples, dtype)
     evaluator, eval_every = _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data,
                                        eval_rng)
     return Run(family=family, x=x, batch_size=batch_size, n_updates=n_updates, eval_every=eval_every, phase=phase,
                updater=updater, evaluator=evaluator, params=params, flat=flat, chains=chains, train_rng=train_rng,
                eval_rng=eval_rng, checkpoint=checkpoint, saved=saved, config=config, method=method,
                operator=operator, centered=bool(centered), dtype=dtype, n_chains=n_chains,
-               n_temperatures=n_temperatures, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir)
+               n_temperatures=n_temperatures, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
+               data_fingerprint=fingerprint)
+
+
+def unmasked(data, name: str):
+    """``data`` as a plain array where it is a masked array with nothing masked; a ValueError where cells are masked.
+
+    ``fit`` trains on complete rows: the values under a mask would be trained on as if they were observed.
+    """
+    if not isinstance(data, np.ma.MaskedArray):
+        return data
+    mask = np.ma.getmaskarray(data)
+    if mask.any():
+        rows = int(np.count_nonzero(mask.reshape(mask.shape[0], -1).any(axis=1))) if mask.ndim else 1
+        raise ValueError(
+            f"{name} is a masked array with {int(mask.sum())} masked value(s) in {rows} row(s), and fit trains on "
+            f"observed values only: drop the incomplete rows ({name}[~{name}.mask.any(axis=1)], then "
+            "numpy.ma.getdata) or impute the masked values first, and pass a plain array"
+        )
+    return np.ma.getdata(data)
+
+
+@contextlib.contextmanager
+def missing_values_hint(data, name: str):
+    """Add to a ValueError of the data's check, where ``data`` hold NaN, that NaN marks missing values and what to do."""
+    try:
+        yield
+    except ValueError as err:
+        a = data if isinstance(data, np.ndarray) else None
+        if a is None:
+            try:
+                a = np.asarray(data)
+            except Exception:  # noqa: BLE001 - the check's own error says what is wrong
+                raise err from None
+        if a.dtype.kind not in "fc" or not np.isnan(a).any():
+            raise
+        rows = int(np.count_nonzero(np.isnan(a).reshape(a.shape[0], -1).any(axis=1))) if a.ndim else 1
+        raise ValueError(
+            f"{err}. {name} hold {int(np.isnan(a).sum())} NaN value(s) in {rows} row(s): fit does not train on "
+            f"missing values; drop the incomplete rows ({name}[~numpy.isnan({name}).any(axis=1)]) or impute them first"
+        ) from None
 
 
 def _family_and_checkpoint(data, params, visible, resume):
@@ -214,7 +283,11 @@ def _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_da
     """The log-likelihood evaluator (None for no records) and ``eval_every`` (0 when nothing can be recorded)."""
     if not eval_every:
         return None, eval_every
-    e_data = v if eval_data is None else family.check(eval_data, v.shape[1], name="eval_data")
+    if eval_data is None:
+        e_data = v
+    else:
+        with missing_values_hint(eval_data, "eval_data"):
+            e_data = family.check(eval_data, v.shape[1], name="eval_data")
     if e_data.ndim != 2:
         raise ValueError(f"eval_data must have shape (n_eval, n_visible), got {e_data.shape}")
     if isinstance(eval_method, str) and eval_method == "auto" and auto_eval_method(family, params) is None:

@@ -3,20 +3,26 @@
 :class:`Trajectory` is what ``fit`` keeps in memory: the parameters at the
 updates of ``save_updates`` (log-spaced by default, :func:`log_spaced_updates`).
 With ``checkpoint_dir`` each of them is also written to disk as
-``update_<n>.npz``: the keys of the parameters (``W``, ``vbias`` and ``hbias``,
-and ``sigma`` for a Gaussian RBM; so the ``load`` of their class, e.g.
-:meth:`RBMParams.load <pymc_rbm.params.RBMParams.load>`, reads it as a model)
-and everything a run needs to go on exactly where it was: the persistent
-chains, the optimiser's state, the bit-generator states of the training and
-evaluation streams, the batch order of the current epoch and the position in
-it. ``fit(data, resume=path)`` continues from such a file (or the latest one of a
-directory), draw for draw as the run that wrote it would have gone on.
+``update_<n>.npz``: the entries of a parameter file (``W``, ``vbias`` and
+``hbias``, ``sigma`` for a Gaussian RBM, and the name of their class; so the
+``load`` of their class, e.g. :meth:`RBMParams.load
+<pymc_rbm.params.RBMParams.load>`, reads it as a model) and everything a run
+needs to go on exactly where it was: the persistent chains, the optimiser's
+state, the bit-generator states of the training and evaluation streams, the
+batch order of the current epoch and the position in it, and a fingerprint of
+the training data (:func:`data_fingerprint`). ``fit(data, resume=path)``
+continues from such a file (or the latest one of a directory), draw for draw
+as the run that wrote it would have gone on, after checking that the file is
+whole (a damaged one is refused as ``"not a valid checkpoint: <path>: ..."``)
+and that ``data`` are those it was trained on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,8 @@ from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int, open_npz, read_npz_array
 
 __all__ = ["Trajectory", "Checkpoint", "log_spaced_updates", "check_save_updates", "save_checkpoint",
-           "load_checkpoint", "latest_checkpoint", "DEFAULT_SAVED", "TrajectoryRecorder", "check_resume", "jsonable"]
+           "load_checkpoint", "latest_checkpoint", "DEFAULT_SAVED", "TrajectoryRecorder", "check_resume", "jsonable",
+           "data_fingerprint", "check_checkpoint_state", "check_checkpoint_dir", "invalid_checkpoint"]
 
 #: Saved points of the default trajectory (log-spaced over the run, with the start and the end).
 DEFAULT_SAVED = 20
@@ -118,6 +125,11 @@ class Checkpoint:
         Batches of the current epoch already used.
     config : dict
         The options that must not change on resume (method, k, batch size...).
+    data_fingerprint : str or None
+        :func:`data_fingerprint` of the training data (None in checkpoints
+        of earlier versions, which did not record it).
+    path : str
+        The file it was read from (``""`` for one not read from a file).
     """
 
     params: RBMParams
@@ -130,6 +142,20 @@ class Checkpoint:
     batch_order: np.ndarray | None
     batch_position: int
     config: dict
+    data_fingerprint: str | None = None
+    path: str = ""
+
+
+def data_fingerprint(v: np.ndarray) -> str:
+    """A short hash of the training data as ``fit`` reads them: their dtype, shape and bytes (BLAKE2b, 32 hex digits).
+
+    A checkpoint records it, so that a run is resumed on the data it was
+    trained on, not on other data of the same shape.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{v.dtype.str}{v.shape}".encode())
+    h.update(np.ascontiguousarray(v).data)
+    return h.hexdigest()
 
 
 def save_checkpoint(directory, cp: Checkpoint) -> str:
@@ -140,12 +166,13 @@ def save_checkpoint(directory, cp: Checkpoint) -> str:
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    arrays = {name: getattr(cp.params, name) for name in cp.params.ARRAY_NAMES}
+    arrays = cp.params.stored_arrays()
     arrays.update({"update": np.int64(cp.update), "epoch": np.int64(cp.epoch),
                    "batch_position": np.int64(cp.batch_position)})
     if cp.batch_order is not None:
         arrays["batch_order"] = np.asarray(cp.batch_order)
-    meta = {"train_rng": cp.train_rng, "eval_rng": cp.eval_rng, "config": cp.config, "chains": None}
+    meta = {"train_rng": cp.train_rng, "eval_rng": cp.eval_rng, "config": cp.config, "chains": None,
+            "data_fingerprint": cp.data_fingerprint}
     if type(cp.params) is not RBMParams:
         meta["params"] = type(cp.params).__name__
     if cp.chains is not None:
@@ -161,9 +188,28 @@ def save_checkpoint(directory, cp: Checkpoint) -> str:
     arrays["meta"] = np.array(json.dumps(meta, default=int))
     path = directory / f"update_{cp.update:08d}.npz"
     tmp = directory / f".update_{cp.update:08d}.tmp.npz"
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, Ctrl-C: no partial file is left behind
+        tmp.unlink(missing_ok=True)
+        raise
     return str(path)
+
+
+def check_checkpoint_dir(directory) -> None:
+    """Refuse a ``checkpoint_dir`` that cannot be a directory (an existing file, or a file on its way), before a run.
+
+    Nothing is created: the directory is made when the first checkpoint is written.
+    """
+    p = Path(directory)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"checkpoint_dir={str(directory)!r} is an existing file, not a directory: give a directory "
+                         "(it is created when missing)")
+    parent = next((a for a in p.absolute().parents if a.exists()), None)
+    if parent is not None and not p.exists() and not parent.is_dir():
+        raise ValueError(f"checkpoint_dir={str(directory)!r} cannot be created: {str(parent)!r} is a file, not a "
+                         "directory")
 
 
 def latest_checkpoint(path) -> Path:
@@ -180,34 +226,153 @@ def latest_checkpoint(path) -> Path:
 
 
 def load_checkpoint(path) -> Checkpoint:
-    """Read a checkpoint of :func:`save_checkpoint` (a file, or the latest of a directory)."""
+    """Read a checkpoint of :func:`save_checkpoint` (a file, or the latest of a directory).
+
+    Raises
+    ------
+    ValueError
+        For a missing file or an empty directory, a file that is not a
+        checkpoint, and a damaged one: ``"not a valid checkpoint: <path>:
+        <what is wrong>"`` (its metadata not JSON, an entry missing, chains
+        of an unknown kind, a malformed random state, ...).
+    """
     p = latest_checkpoint(path)
     with open_npz(p, "a checkpoint written by fit(checkpoint_dir=...)") as f:
         if "meta" not in f.files:
             raise ValueError(f"{p} is not a checkpoint of fit (no 'meta' entry; it holds {sorted(f.files)})")
         arrays = {key: read_npz_array(f, key, p) for key in f.files}
-    meta = json.loads(str(arrays.pop("meta")))
-    chains = None
-    if meta["chains"] is not None:
-        fields = {k.split("__", 1)[1]: v for k, v in arrays.items() if k.startswith("chains__")}
-        if "n_rounds" in fields:
-            fields["n_rounds"] = int(fields["n_rounds"])
-        chains = _CHAIN_TYPES[meta["chains"]](**fields)
+    try:
+        return _read_checkpoint(arrays, str(p))
+    except _Damaged as err:
+        raise invalid_checkpoint(p, err) from None
+
+
+class _Damaged(Exception):
+    """What is wrong with a checkpoint's contents (:func:`invalid_checkpoint` makes the ValueError)."""
+
+
+def invalid_checkpoint(path, what) -> ValueError:
+    """The error for a damaged checkpoint: ``"not a valid checkpoint: <path>: <what is wrong>"``."""
+    return ValueError(f"not a valid checkpoint: {path}: {what}")
+
+
+def _read_checkpoint(arrays: dict, path: str) -> Checkpoint:
+    """The :class:`Checkpoint` of a file's entries, or :class:`_Damaged` saying what is wrong."""
+    try:
+        meta = json.loads(str(arrays.pop("meta")))
+    except json.JSONDecodeError as err:
+        raise _Damaged(f"its 'meta' entry is not JSON ({err})") from None
+    if not isinstance(meta, dict):
+        raise _Damaged(f"its 'meta' entry is a JSON {type(meta).__name__}, not an object")
+    missing = sorted({"train_rng", "eval_rng", "config", "chains"} - set(meta))
+    if missing:
+        raise _Damaged(f"its 'meta' entry lacks {missing}")
+    if not isinstance(meta["config"], dict):
+        raise _Damaged(f"its configuration is a {type(meta['config']).__name__}, not a dict")
     kind = _PARAMS_TYPES.get(meta.get("params", "RBMParams"))
     if kind is None:
-        raise ValueError(f"{p} holds parameters of an unknown kind {meta['params']!r}")
+        raise _Damaged(f"it holds parameters of an unknown kind {meta['params']!r}")
+    missing = sorted((set(kind.ARRAY_NAMES) | {"update", "epoch", "batch_position"}) - set(arrays))
+    if missing:
+        raise _Damaged(f"it lacks the entries {missing}")
+    try:
+        params = kind(*(arrays[name] for name in kind.ARRAY_NAMES), dtype=arrays["W"].dtype)
+    except (TypeError, ValueError) as err:
+        raise _Damaged(f"its parameters are not a {kind.__name__} ({err})") from None
+    fingerprint = meta.get("data_fingerprint")
+    if fingerprint is not None and not isinstance(fingerprint, str):
+        raise _Damaged(f"its data fingerprint is {fingerprint!r}, not a str")
+    batch_order = arrays.get("batch_order")
+    if batch_order is not None and (batch_order.ndim != 1 or batch_order.dtype.kind not in "iu"):
+        raise _Damaged(f"its batch order is of dtype {batch_order.dtype} and shape {batch_order.shape}, not row "
+                       "numbers")
     return Checkpoint(
-        params=kind(*(arrays[name] for name in kind.ARRAY_NAMES), dtype=arrays["W"].dtype),
-        update=int(arrays["update"]),
-        epoch=int(arrays["epoch"]),
-        chains=chains,
+        params=params,
+        update=_count(arrays, "update"),
+        epoch=_count(arrays, "epoch"),
+        chains=_chains(meta["chains"], arrays),
         optimizer_state={k.split("__", 1)[1]: v for k, v in arrays.items() if k.startswith("optimizer__")},
-        train_rng=meta["train_rng"],
-        eval_rng=meta["eval_rng"],
-        batch_order=arrays.get("batch_order"),
-        batch_position=int(arrays["batch_position"]),
+        train_rng=_rng_state(meta["train_rng"], "training"),
+        eval_rng=_rng_state(meta["eval_rng"], "evaluation"),
+        batch_order=batch_order,
+        batch_position=_count(arrays, "batch_position"),
         config=meta["config"],
+        data_fingerprint=fingerprint,
+        path=path,
     )
+
+
+def _count(arrays: dict, key: str) -> int:
+    """The entry ``key`` as an int >= 0, or :class:`_Damaged`."""
+    a = arrays[key]
+    if a.ndim != 0 or a.dtype.kind not in "iu" or int(a) < 0:
+        raise _Damaged(f"its {key!r} entry is {a!r}, not a count (an integer >= 0)")
+    return int(a)
+
+
+def _chains(kind, arrays: dict):
+    """The persistent chains of kind ``kind`` (a name of :data:`_CHAIN_TYPES`, or None) from their entries."""
+    if kind is None:
+        return None
+    if kind not in _CHAIN_TYPES:
+        raise _Damaged(f"its chains are of an unknown kind {kind!r} (known: {sorted(_CHAIN_TYPES)})")
+    fields = {k.split("__", 1)[1]: v for k, v in arrays.items() if k.startswith("chains__")}
+    try:
+        if "n_rounds" in fields:
+            fields["n_rounds"] = int(fields["n_rounds"])
+        return _CHAIN_TYPES[kind](**fields)
+    except (TypeError, ValueError) as err:
+        raise _Damaged(f"its chain entries {sorted(fields)} do not make a {kind} ({err})") from None
+
+
+#: The bit generators whose states a checkpoint may hold.
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
+
+
+def _rng_state(state, stream: str) -> dict:
+    """``state`` if a bit generator takes it (checked on a fresh one), else :class:`_Damaged`."""
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    if name not in _BIT_GENERATORS:
+        raise _Damaged(f"its {stream} random state names no bit generator of {_BIT_GENERATORS} ({state!r:.200})")
+    try:
+        getattr(np.random, name)().state = state
+    except (KeyError, TypeError, ValueError, OverflowError) as err:
+        raise _Damaged(f"its {stream} random state is not a {name} state ({type(err).__name__}: {err})") from None
+    return state
+
+
+def check_checkpoint_state(checkpoint: Checkpoint, optimizer_state: dict, n_samples: int, batch_size) -> None:
+    """Refuse a checkpoint whose optimiser state or place in the batch order does not fit the run it continues.
+
+    Parameters
+    ----------
+    checkpoint : Checkpoint
+    optimizer_state : dict of str to ndarray
+        The state the run's optimiser starts from: the keys and shapes the checkpoint's must have.
+    n_samples : int
+    batch_size : int or None
+
+    Raises
+    ------
+    ValueError
+        ``"not a valid checkpoint: <path>: ..."``.
+    """
+    saved, path = checkpoint.optimizer_state, checkpoint.path
+    if set(saved) != set(optimizer_state):
+        raise invalid_checkpoint(path, f"its optimiser state holds {sorted(saved)}, but the optimiser "
+                                       f"{checkpoint.config.get('optimizer')} keeps {sorted(optimizer_state)}")
+    for key, want in optimizer_state.items():
+        got = saved[key]
+        if np.shape(got) != np.shape(want) or got.dtype.kind not in "fiu" or not np.all(np.isfinite(got)):
+            raise invalid_checkpoint(path, f"its optimiser state {key!r} is {got.dtype} of shape {np.shape(got)} "
+                                           f"(finite float of shape {np.shape(want)} expected)")
+    order = checkpoint.batch_order
+    if batch_size is None or order is None:
+        return
+    if not np.array_equal(np.sort(order), np.arange(n_samples)):
+        raise invalid_checkpoint(path, f"its batch order is not an order of the {n_samples} rows")
+    if not 0 <= checkpoint.batch_position <= -(-n_samples // batch_size):
+        raise invalid_checkpoint(path, f"its batch position {checkpoint.batch_position} lies outside the epoch")
 
 
 class TrajectoryRecorder:
@@ -219,12 +384,18 @@ class TrajectoryRecorder:
         The updates to keep (:func:`check_save_updates`).
     directory : str or os.PathLike or None
         Where :func:`save_checkpoint` writes each kept point; None: kept in memory only.
+
+    Attributes
+    ----------
+    failed : list of str
+        The checkpoints that could not be written (each with a warning that names the error).
     """
 
     def __init__(self, saved, directory):
         self.saved = set(int(u) for u in saved)
         self.directory = directory
         self.kept = Trajectory()
+        self.failed: list[str] = []
 
     @property
     def paths(self):
@@ -232,21 +403,39 @@ class TrajectoryRecorder:
 
     def keep(self, update: int, params, snapshot) -> None:
         """Keep ``params()`` (an :class:`~pymc_rbm.params.RBMParams`) if ``update`` is a saved one, and write
-        ``snapshot(update)`` (a :class:`Checkpoint`); neither is called for the other updates."""
+        ``snapshot(update)`` (a :class:`Checkpoint`); neither is called for the other updates.
+
+        A checkpoint that cannot be written (a full disk) is not fatal: the
+        run goes on, keeps its result in memory and tries the later
+        checkpoints, with a RuntimeWarning that names the error."""
         if update not in self.saved:
             return
         self.kept.updates.append(update)
         self.kept.params.append(params())
-        if self.directory is not None:
+        if self.directory is None:
+            return
+        try:
             self.kept.paths.append(save_checkpoint(self.directory, snapshot(update)))
+        except OSError as err:
+            self.failed.append(str(Path(self.directory) / f"update_{update:08d}.npz"))
+            warnings.warn(
+                f"fit could not write the checkpoint of update {update} in {str(self.directory)!r} "
+                f"({type(err).__name__}: {err}); training goes on and its result is returned in memory "
+                "(result.trajectory.paths lists the checkpoints written): free space or give another checkpoint_dir "
+                "for the next run",
+                RuntimeWarning,
+                skip_file_prefixes=(os.path.dirname(os.path.abspath(__file__)),),  # the caller of fit
+            )
 
     def result(self) -> Trajectory:
         """The points kept so far."""
         return self.kept
 
 
-def check_resume(checkpoint, config: dict, params, chains, n_updates: int) -> None:
-    """Refuse to resume a checkpoint with options other than its own, or with params / chains of the caller."""
+def check_resume(checkpoint, config: dict, params, chains, n_updates: int, fingerprint: str | None = None) -> None:
+    """Refuse to resume a checkpoint with options other than its own, with params / chains of the caller, or on
+    other data than it was trained on (``fingerprint``: :func:`data_fingerprint` of the data given; a checkpoint
+    of an earlier version, which records none, is resumed with a warning)."""
     if params is not None or chains is not None:
         raise ValueError("resume= continues the checkpoint's parameters and chains: give neither params= nor chains=")
     ignore = {"n_updates"} if config.get("lr_schedule") == "constant" else set()
@@ -257,6 +446,19 @@ def check_resume(checkpoint, config: dict, params, chains, n_updates: int) -> No
             f"{k}: {checkpoint.config.get(k)!r} there, {jsonable(config.get(k))!r} here" for k in changed
         )
         raise ValueError(f"the checkpoint was written with other options ({detail}): resume with the same ones")
+    if fingerprint is not None and checkpoint.data_fingerprint is None:
+        warnings.warn(
+            f"the checkpoint {checkpoint.path} records no fingerprint of its training data (it was written by an "
+            "earlier version): fit cannot check that data= are those it was trained on, and resumes on them",
+            RuntimeWarning,
+            skip_file_prefixes=(os.path.dirname(os.path.abspath(__file__)),),
+        )
+    elif fingerprint is not None and fingerprint != checkpoint.data_fingerprint:
+        raise ValueError(
+            f"the checkpoint {checkpoint.path} was written by a run on other training data (of the same shape "
+            f"({config.get('n_samples')}, {config.get('n_visible')}) but other values or another order of the rows): "
+            "resume on the data the run was trained on, or start a new run on these"
+        )
     if checkpoint.update >= n_updates:
         raise ValueError(f"the checkpoint is at update {checkpoint.update}; n_updates = {n_updates} leaves nothing "
                          "to do (n_updates counts all updates, those before the checkpoint included)")

@@ -235,3 +235,81 @@ def test_training_never_imports_pymc_and_loads_lazily():
 
     code = "import sys, pymc_rbm; pymc_rbm.training.fit; assert 'pymc' not in sys.modules, 'pymc imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ------------------------------------------------------------------ hardening: missing values, results kept
+def _masked():
+    data = np.ma.array(DATA.copy(), mask=np.zeros(DATA.shape, dtype=bool))
+    data.mask[0, 0] = data.mask[3, 2] = True
+    return data
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(data=_masked()),
+         r"data is a masked array with 2 masked value\(s\) in 2 row\(s\).*drop the incomplete rows"),
+        (dict(data=DATA, eval_data=_masked()), r"eval_data is a masked array with 2 masked value\(s\)"),
+        (dict(data=np.where(np.eye(14, 9, dtype=bool), np.nan, DATA)),
+         r"data hold 9 NaN value\(s\) in 9 row\(s\): fit does not train on missing values; drop the incomplete rows"),
+        (dict(data=DATA * 1e200, visible="gaussian"),
+         r"visible='gaussian' fixes σ at the standard deviation .*data of magnitude up to 1e\+200.*standardise"),
+        (dict(data=DATA * 1e-160, visible="gaussian"), r"data of magnitude up to 1e-160"),
+    ],
+    ids=["masked", "masked-eval-data", "nan", "gaussian-1e200", "gaussian-1e-160"],
+)
+def test_missing_values_and_data_out_of_range_are_refused_naming_the_data(kwargs, match):
+    data = kwargs.pop("data")
+    before = data.copy()
+    with pytest.raises(ValueError, match=match):
+        fit(data, 4, n_updates=3, **kwargs, **FAST)
+    np.testing.assert_array_equal(data, before)
+    if isinstance(data, np.ma.MaskedArray):
+        np.testing.assert_array_equal(data.mask, before.mask)
+
+
+def test_a_masked_array_with_nothing_masked_trains_as_its_data():
+    plain = fit(DATA, 4, n_updates=5, eval_every=None, **FAST)
+    masked = fit(np.ma.array(DATA, mask=False), 4, n_updates=5, eval_every=None, **FAST)
+    assert masked.params == plain.params
+
+
+@pytest.mark.parametrize("returned", ["x", None, [1.0, 2.0], True])
+def test_an_eval_method_that_returns_no_number_is_named(returned):
+    with pytest.raises(TypeError, match=rf"eval_method 'callable' must return log Z as a number .* returned "
+                                        rf"{re.escape(repr(returned))} of type {type(returned).__name__}"):
+        fit(DATA, 4, n_updates=3, eval_method=lambda p: returned, **FAST)
+
+
+def test_a_raising_callback_keeps_the_work_done_on_the_exception():
+    whole = fit(DATA, 4, method="pcd", n_updates=7, eval_every=2, **FAST)
+
+    def callback(step):
+        if step.update == 7:
+            raise RuntimeError("callback failed")
+
+    with pytest.raises(RuntimeError, match="callback failed") as info:
+        fit(DATA, 4, method="pcd", n_updates=10, eval_every=2, callback=callback, **FAST)
+    partial = info.value.partial_result
+    assert partial.stop_reason == "error" and partial.stopped_early and partial.n_updates == 7
+    assert partial.params == whole.params  # the 7 updates done, draw for draw
+    np.testing.assert_array_equal(partial.chains.v, whole.chains.v)
+    assert partial.history.updates.tolist() == [0, 2, 4, 6]
+    assert any("partial_result" in note for note in info.value.__notes__)
+
+
+def test_a_raising_eval_method_keeps_the_work_done_on_the_exception():
+    calls = []
+
+    def eval_method(params):
+        calls.append(params)
+        if len(calls) == 3:
+            raise ArithmeticError("estimator failed")
+        return float(np.log(2.0) * 13)
+
+    with pytest.raises(ArithmeticError, match="estimator failed") as info:
+        fit(DATA, 4, n_updates=10, eval_every=2, eval_method=eval_method, **FAST)
+    partial = info.value.partial_result
+    assert partial.n_updates == 4 and partial.stop_reason == "error"
+    assert partial.history.updates.tolist() == [0, 2]
+    assert partial.trajectory.updates[-1] == 4

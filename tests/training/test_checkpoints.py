@@ -1,0 +1,130 @@
+"""Checkpoints of ``fit`` that are damaged, on other data, or cannot be written: clear errors, no work lost."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from pymc_rbm import RBMParams
+from pymc_rbm.datasets import bars_and_stripes
+from pymc_rbm.training import fit
+from pymc_rbm.training import trajectory as trajectory_module
+from pymc_rbm.training.trajectory import load_checkpoint
+
+DATA = np.repeat(bars_and_stripes(3), 3, axis=0)  # 42 rows, batches of 10
+RUN = dict(method="pcd", batch_size=10, progress=False, eval_every=None)
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    """A directory with the checkpoint of update 10 of a 20-update PCD run with momentum."""
+    fit(DATA, 4, n_updates=10, save_updates=[10], checkpoint_dir=tmp_path / "run", rng=0, **RUN)
+    return tmp_path / "run" / "update_00000010.npz"
+
+
+def _rewrite(path, change):
+    """Rewrite the checkpoint ``path`` with ``change(arrays, meta)`` applied (meta: the parsed JSON, or None to keep
+    the raw entry)."""
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    meta = json.loads(str(arrays["meta"]))
+    if change(arrays, meta) is not False:
+        arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(path, **arrays)
+
+
+def test_a_resume_on_other_data_of_the_same_shape_is_refused(checkpoint):
+    other = DATA[::-1].copy()  # the same rows in another order: other batches
+    before = checkpoint.read_bytes()
+    with pytest.raises(ValueError, match=r"written by a run on other training data \(of the same shape \(42, 9\)"):
+        fit(other, n_updates=20, resume=checkpoint, **RUN)
+    assert checkpoint.read_bytes() == before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fit(DATA, n_updates=20, resume=checkpoint, **RUN).n_updates == 20  # its own data resume silently
+
+
+def test_a_checkpoint_without_a_data_fingerprint_still_resumes_with_a_warning(checkpoint):
+    _rewrite(checkpoint, lambda arrays, meta: meta.pop("data_fingerprint"))
+    whole = fit(DATA, 4, n_updates=20, rng=0, **RUN)
+    with pytest.warns(RuntimeWarning, match="records no fingerprint of its training data"):
+        resumed = fit(DATA, n_updates=20, resume=checkpoint, **RUN)
+    assert resumed.params == whole.params
+
+
+def _set(key, value):
+    return lambda arrays, meta: arrays.__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda arrays, meta: (arrays.__setitem__("meta", np.array("{not json")), False)[1],
+         "its 'meta' entry is not JSON"),
+        (lambda arrays, meta: meta.pop("chains"), r"its 'meta' entry lacks \['chains'\]"),
+        (lambda arrays, meta: arrays.pop("update"), r"it lacks the entries \['update'\]"),
+        (lambda arrays, meta: meta.__setitem__("chains", "LostState"), "its chains are of an unknown kind 'LostState'"),
+        (lambda arrays, meta: meta["train_rng"]["state"].pop("inc"), "its training random state is not a PCG64 state"),
+        (lambda arrays, meta: meta.__setitem__("eval_rng", "seed"), "its evaluation random state names no bit gen"),
+        (_set("optimizer__velocity_0", np.zeros((2, 2))),
+         r"its optimiser state 'velocity_0' is float64 of shape \(2, 2\)"),
+        (lambda arrays, meta: arrays.pop("optimizer__velocity_1"), "its optimiser state holds"),
+        (_set("chains__v", np.zeros((10, 3))), "its chains do not fit the run"),
+        (_set("batch_order", np.zeros(42, dtype=np.int64)), "its batch order is not an order of the 42 rows"),
+        (_set("update", np.float64(10.5)), "its 'update' entry is .* not a count"),
+        (_set("W", np.zeros((9, 4, 2))), "its parameters are not a RBMParams"),
+    ],
+    ids=["meta-not-json", "no-chains", "no-update", "unknown-chains", "rng-no-inc", "rng-not-a-dict",
+         "optimizer-shape", "optimizer-missing", "chains-shape", "batch-order", "update-float", "params"],
+)
+def test_a_damaged_checkpoint_is_named_as_not_valid(checkpoint, change, match):
+    _rewrite(checkpoint, change)
+    before = checkpoint.read_bytes()
+    with pytest.raises(ValueError, match=rf"^not a valid checkpoint: {checkpoint}: {match}"):
+        fit(DATA, n_updates=20, resume=checkpoint, **RUN)
+    assert checkpoint.read_bytes() == before
+
+
+def test_a_checkpoint_dir_that_is_a_file_is_refused_before_training(tmp_path):
+    where = tmp_path / "taken"
+    where.write_text("not a directory")
+    seen = []
+    with pytest.raises(ValueError, match=r"checkpoint_dir=.*taken' is an existing file, not a directory"):
+        fit(DATA, 4, n_updates=5, checkpoint_dir=where, callback=seen.append, rng=0, **RUN)
+    assert not seen  # refused before the first update
+    with pytest.raises(ValueError, match=r"cannot be created: .*taken' is a file"):
+        fit(DATA, 4, n_updates=5, checkpoint_dir=where / "below", rng=0, **RUN)
+    assert where.read_text() == "not a directory"
+
+
+def test_a_checkpoint_that_cannot_be_written_warns_and_keeps_the_result(tmp_path, monkeypatch):
+    savez = np.savez
+
+    def disk_full_at_the_end(file, **arrays):
+        if "update_00000020" in str(file):
+            with open(file, "wb") as f:
+                f.write(b"PK\x03\x04 half a file")
+            raise OSError(28, "No space left on device")
+        savez(file, **arrays)
+
+    whole = fit(DATA, 4, n_updates=20, rng=0, **RUN)
+    monkeypatch.setattr(trajectory_module.np, "savez", disk_full_at_the_end)
+    with pytest.warns(RuntimeWarning, match=r"could not write the checkpoint of update 20 .*No space left on device"):
+        res = fit(DATA, 4, n_updates=20, save_updates=[10, 20], checkpoint_dir=tmp_path, rng=0, **RUN)
+    assert res.n_updates == 20 and not res.stopped_early and res.params == whole.params
+    assert res.trajectory.updates == [10, 20] and [p.rsplit("/", 1)[-1] for p in res.trajectory.paths] == [
+        "update_00000010.npz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["update_00000010.npz"]  # no temporary file left
+
+
+def test_parameter_files_and_checkpoints_record_their_kind(tmp_path):
+    from pymc_rbm.gaussian import GaussianRBMParams
+
+    data = np.random.default_rng(0).normal(size=(30, 3))
+    fit(data, 2, visible="gaussian", n_updates=4, save_updates=[4], checkpoint_dir=tmp_path, rng=0, **RUN)
+    path = tmp_path / "update_00000004.npz"
+    with pytest.raises(ValueError, match="holds GaussianRBMParams parameters .* read it with "
+                                         r"pymc_rbm\.gaussian\.params\.GaussianRBMParams\.load"):
+        RBMParams.load(path)
+    assert GaussianRBMParams.load(path) == load_checkpoint(path).params
