@@ -24,7 +24,8 @@ from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Constant
 
 from pymc_rbm.categorical import MAX_ENUMERATED_STATES, CategoricalRBMParams, as_labels, enumeration_plan
-from pymc_rbm.validation import check_positive_int
+from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.validation import check_estimate_of, check_positive_int
 from pymc_rbm.categorical.random_variable import CategoricalRBMRV, categorical_sizes, core_parameters
 from pymc_rbm.random_variable import given_log_partition, omitted_log_partition, parameter_tensor, random_ancestors
 
@@ -76,8 +77,8 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_states):
         return "omitted", pt.constant(0.0)
     if log_partition is None:
         return omitted_log_partition(W, vbias, hbias)
-    if hasattr(log_partition, "log_z") and hasattr(log_partition, "check_model"):  # a LogPartitionEstimate
-        log_partition = log_partition.log_z
+    if isinstance(log_partition, LogPartitionEstimate):
+        log_partition = check_estimate_of(log_partition, CategoricalRBMParams, (W, vbias, hbias))
     return given_log_partition(log_partition)
 
 
@@ -97,11 +98,13 @@ class CategoricalRBM(Discrete):
         Constants, data or random variables.
     vbias : tensor_like of float, shape (n_visible, n_states)
     hbias : tensor_like of float, shape (n_hidden,)
-    log_partition : {"auto", "exact"}, float, tensor or None
+    log_partition : {"auto", "exact"}, float, tensor, LogPartitionEstimate or None
         As for :class:`~pymc_rbm.RBM`: ``"exact"`` enumerates the layer with
         fewer configurations (``2**n_hidden`` or ``n_states**n_visible``) at
         every evaluation, differentiably, and is refused beyond ``max_states``;
-        a number or tensor is an estimate; ``None`` leaves ``log Z`` out
+        a finite number, tensor or :class:`~pymc_rbm.estimators.LogPartitionEstimate`
+        is an estimate (one computed for another model than constant or data
+        parameters is refused); ``None`` leaves ``log Z`` out
         (constant parameters only); ``"auto"`` (default) is ``"exact"`` within
         ``max_states``, else ``None`` with a warning for constants, else an error.
     max_states : int, default 2**20
@@ -118,6 +121,15 @@ class CategoricalRBM(Discrete):
     a layer can be enumerated and no other term involves the variable,
     :class:`CategoricalReplicaExchange` for other constant parameters, and
     :class:`CategoricalMetropolisedGibbs` where they are random variables.
+
+    Missing values: observed data with missing cells (a masked array, or NaN;
+    the values under a mask are not read) is imputed by PyMC. Where whole
+    rows are missing, they form a ``CategoricalRBM`` variable
+    ``<name>_unobserved`` that the steps above sample; where single cells
+    are missing, ``<name>_unobserved`` holds the missing cells of all rows,
+    and ``pm.sample`` gives it :class:`~pymc_rbm.step_methods.ImputedCells`
+    (replica exchange on the RBM with the observed cells clamped) where the
+    parameters are constants or data and no other model term involves it.
 
     Examples
     --------
@@ -179,7 +191,12 @@ class CategoricalRBM(Discrete):
 
 
 def _check_observed(observed, W, vbias):
-    """Labels (or one-hot data, converted) checked against the constant shapes, where they are known now."""
+    """Labels (or one-hot data, converted) checked against the constant shapes, where they are known now.
+
+    Missing cells (masked, or NaN) are not read: data with some is returned
+    as a new masked array of labels (0 under the mask), which PyMC imputes;
+    a unit of one-hot data is missing where all its entries are.
+    """
     value = observed
     if hasattr(value, "get_value") or (hasattr(value, "owner") and not isinstance(value, Constant)):
         return observed
@@ -190,7 +207,33 @@ def _check_observed(observed, W, vbias):
         return observed
     n, q = int(sw[0]), int(sw[1])
     dummy = CategoricalRBMParams(np.zeros((n, q, 1)), np.zeros((n, q)), np.zeros(1))
-    return as_labels(value, dummy, name="observed data of the CategoricalRBM")
+    name = "observed data of the CategoricalRBM"
+    try:
+        data = np.asarray(np.ma.getdata(value))
+    except Exception:  # noqa: BLE001 - ragged lists and the like: as_labels says what is wrong
+        return as_labels(value, dummy, name=name)
+    missing = np.ma.getmaskarray(value) if np.ma.isMaskedArray(value) else np.zeros(data.shape, dtype=bool)
+    if data.dtype.kind == "f":
+        missing = missing | np.isnan(data)
+    if not missing.any():
+        return as_labels(data, dummy, name=name)
+    one_hot = data.ndim >= 2 and data.shape[-2:] == (n, q) and q != n  # as as_labels reads it
+    if one_hot:
+        units = missing.all(axis=-1)
+        partly = missing.any(axis=-1) & ~units
+        if partly.any():
+            where = tuple(int(i) for i in np.argwhere(partly)[0])
+            raise ValueError(
+                f"{name} is one-hot with some but not all of the {q} entries of a unit missing (first at unit index "
+                f"{where}); mask (or set to NaN) all the entries of a missing unit, or none"
+            )
+        filled = np.where(missing, np.arange(q) == 0, data)  # label 0 under the mask, never read
+    else:
+        units, filled = missing, np.where(missing, 0, data)
+    labels = as_labels(filled, dummy, one_hot=one_hot, name=name)
+    if units.all():
+        raise ValueError(f"every cell of the {name} is missing (masked or NaN): leave observed out for a free variable")
+    return np.ma.array(labels, mask=units)
 
 
 # Register the step methods with pm.sample, which then picks the categorical steps for CategoricalRBM variables by

@@ -18,10 +18,11 @@ from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Constant, Variable
 
 from pymc_rbm.gaussian.exact import MAX_HIDDEN_ENUMERATED
-from pymc_rbm.gaussian.params import core_parameters
+from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.gaussian.params import GaussianRBMParams, core_parameters
 from pymc_rbm.gaussian.random_variable import GaussianRBMRV
-from pymc_rbm.random_variable import random_ancestors
-from pymc_rbm.validation import check_float_array
+from pymc_rbm.random_variable import given_log_partition, random_ancestors
+from pymc_rbm.validation import check_estimate_of, check_float_array
 
 __all__ = ["GaussianRBM"]
 
@@ -50,11 +51,14 @@ class GaussianRBM(Continuous):
     vbias : tensor_like of float, shape (n_visible,)
     hbias : tensor_like of float, shape (n_hidden,)
     sigma : tensor_like of float, shape (n_visible,), default ones
-    log_partition : {"exact"}, float, tensor or None, default "exact"
+    log_partition : {"exact"}, float, tensor, LogPartitionEstimate or None, default "exact"
         ``"exact"`` (the hidden layer enumerated in the graph, so the
         parameters may be random variables and gradients are exact;
         needs a static ``n_hidden`` of at most ``max_hidden``), an
-        estimate, or None (left out: constant parameters only).
+        estimate (a finite real scalar; a
+        :class:`~pymc_rbm.estimators.LogPartitionEstimate` computed for
+        another model than constant parameters is refused), or None (left
+        out: constant parameters only).
     max_hidden : int, default 16
 
     Notes
@@ -63,6 +67,8 @@ class GaussianRBM(Continuous):
     :class:`~pymc_rbm.step_methods.gaussian.GaussianReplicaExchange` where the
     parameters are constants and the other terms of ``v``, if any, are one per
     unit, else with NUTS on ``-F(v)``; its forward draws are exact (the mixture).
+    Observed data must be real with ``n_visible`` units in its last axis;
+    missing cells (NaN, or masked) are imputed by PyMC.
 
     Examples
     --------
@@ -77,6 +83,11 @@ class GaussianRBM(Continuous):
 
     rv_type = GaussianRBMRV
 
+    def __new__(cls, name, W, *args, observed=None, **kwargs):
+        if observed is not None:
+            _check_observed(observed, W)
+        return super().__new__(cls, name, W, *args, observed=observed, **kwargs)
+
     @classmethod
     def rv_op(cls, W, vbias, hbias, sigma, log_z, *, log_partition="exact", max_hidden=MAX_HIDDEN_ENUMERATED,
               size=None, rng=None):
@@ -90,6 +101,7 @@ class GaussianRBM(Continuous):
              **kwargs):
         W = _as_parameter(W, "W")
         vbias, hbias = _as_parameter(vbias, "vbias"), _as_parameter(hbias, "hbias")
+        sigma_given = sigma
         sigma = pt.ones_like(vbias) if sigma is None else _as_parameter(sigma, "sigma")
         if isinstance(sigma, Constant) and not np.all(sigma.data > 0):
             raise ValueError("sigma must be > 0 (standard deviations of the visible units)")
@@ -119,7 +131,10 @@ class GaussianRBM(Continuous):
                 raise ValueError("log_partition=None is only correct while the parameters are constants")
             mode, log_z = "omitted", pt.constant(0.0)
         else:
-            mode, log_z = "given", pt.as_tensor_variable(log_partition, dtype="float64")
+            if isinstance(log_partition, LogPartitionEstimate):
+                tensors = (W, vbias, hbias) if sigma_given is None else (W, vbias, hbias, sigma)
+                log_partition = check_estimate_of(log_partition, GaussianRBMParams, tensors)
+            mode, log_z = given_log_partition(log_partition)
         return super().dist([W, vbias, hbias, sigma, log_z], log_partition=mode, max_hidden=max_hidden, **kwargs)
 
     def support_point(rv, size, W, vbias, hbias, sigma, log_z):
@@ -129,6 +144,35 @@ class GaussianRBM(Continuous):
         if not rv_size_is_none(size):
             v = pt.full((*size, v.shape[-1]), v)
         return v
+
+
+def _check_observed(observed, W) -> None:
+    """Refuse observed data that is not real numbers with ``n_visible`` units in its last axis, where its values are
+    known now (arrays, constants and data; a symbolic graph is left to PyMC). NaN and masked cells are missing
+    values, which PyMC imputes; infinite ones are refused."""
+    value = observed
+    if hasattr(value, "get_value"):  # pm.Data / shared variable
+        value = value.get_value()
+    elif isinstance(value, Constant):
+        value = value.data
+    elif hasattr(value, "owner"):
+        return
+    name = "observed data of the GaussianRBM"
+    data = check_float_array(np.ma.getdata(value), name, finite=False)
+    n_visible = _as_parameter(W, "W").type.shape[0]
+    if data.ndim == 0 or (n_visible is not None and data.shape[-1] != n_visible):
+        raise ValueError(
+            f"{name} has shape {data.shape}, but each row must hold the n_visible = {n_visible} units of W: pass "
+            f"an array of shape (n_rows, {n_visible}) (or ({n_visible},) for one row)"
+        )
+    missing = np.isnan(data) | np.ma.getmaskarray(value)
+    if missing.all():
+        raise ValueError(f"every cell of the {name} is missing (masked or NaN): leave observed out for a free variable")
+    infinite = np.isinf(data) & ~missing
+    if infinite.any():
+        raise ValueError(
+            f"{name} contains {int(infinite.sum())} infinite value(s); mark missing values as NaN (or mask them)"
+        )
 
 
 # Register the step methods with pm.sample, which then picks the Gaussian steps for GaussianRBM variables by itself

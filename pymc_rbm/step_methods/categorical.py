@@ -45,10 +45,10 @@ from pymc_rbm.categorical.params import at_beta, energy
 from pymc_rbm.categorical.random_variable import categorical_params_of, categorical_sizes, is_categorical_rbm_variable
 from pymc_rbm.kernels.layer import GIBBS, LayerRule, check_alpha
 from pymc_rbm.random_variable import random_ancestors
-from pymc_rbm.step_methods.categorical_base import CategoricalStep
+from pymc_rbm.step_methods.categorical_base import CategoricalStep, TiltedTarget
 from pymc_rbm.step_methods.layer_ladder import LadderStep
 from pymc_rbm.step_methods.terms import free_in_model, other_terms_involve
-from pymc_rbm.validation import check_positive_int
+from pymc_rbm.validation import check_bool, check_positive_int
 
 __all__ = [
     "CategoricalExactDraws",
@@ -260,16 +260,38 @@ class CategoricalReplicaExchange(LadderStep, CategoricalStep):
         Weight of Metropolised Gibbs against Gibbs in the sweeps.
     sweeps : int, default 1
         Rounds (sweep of every replica, then swaps) per recorded draw.
+    tilt_every_rung : bool, default False
+        Where the other terms are per-unit evidence that involves no other
+        random variable (a clamp of observed cells:
+        :class:`~pymc_rbm.step_methods.ImputedCells`), let every replica carry
+        it: replica ``r`` then samples ``∝ p_{β_r}(v) L(v)``, ``L`` cancels from
+        every swap, and the hottest rung draws nearly independent states that
+        agree with the evidence. Refused where the other terms involve other
+        random variables (the hot replicas, kept between draws, would be
+        stale for the point).
     model, rng, initial_point, compile_kwargs, blocked, random_start
         As for :class:`CategoricalMetropolisedGibbs`.
     """
 
     name = "categorical_replica_exchange"
 
-    def __init__(self, vars=None, *, alpha: float = 1.0, **kwargs):
+    def __init__(self, vars=None, *, alpha: float = 1.0, tilt_every_rung: bool = False, **kwargs):
         self.alpha = check_alpha(alpha)
         self.rule = LayerRule(self.alpha)
+        self.tilt_every_rung = check_bool(tilt_every_rung, "tilt_every_rung")
         super().__init__(vars, **kwargs)
+        others = sorted(set(self.other_terms.input_names) - {self._name})
+        if self.tilt_every_rung and others:
+            raise ValueError(
+                f"tilt_every_rung=True needs other model terms of {self._name!r} that involve no other random "
+                f"variable (the hot replicas are kept between draws); these involve {others}: leave it False"
+            )
+
+    def _tilted(self, target):
+        """The ladder's target, tilted on the cold replica's rows (or on every rung's: ``tilt_every_rung``)."""
+        if self.evidence is None or not self.tilt_every_rung:
+            return super()._tilted(target)
+        return TiltedTarget(target, np.tile(self.evidence, (self.betas.size, 1, 1)))
 
     def _ladder_target(self, betas_per_row):
         return at_beta(self.params, betas_per_row, betas_per_row.size)
@@ -278,7 +300,10 @@ class CategoricalReplicaExchange(LadderStep, CategoricalStep):
         return energy(V.astype(np.int64), Hh, self.params)
 
     def _evidence_change(self, v_cold, v_new) -> np.ndarray:
-        """``log L(v') - log L(v)`` per row from the per-unit evidence (:attr:`uses_evidence`)."""
+        """``log L(v') - log L(v)`` per row from the per-unit evidence (:attr:`uses_evidence`); 0 where every rung
+        carries it (it cancels from the swap)."""
+        if self.tilt_every_rung:
+            return np.zeros(v_cold.shape[0])
         rows, units = np.arange(v_cold.shape[0])[:, None], np.arange(v_cold.shape[1])
         ev = self.evidence
         return (ev[rows, units, v_new.astype(np.int64)] - ev[rows, units, v_cold.astype(np.int64)]).sum(axis=-1)

@@ -86,22 +86,50 @@ class CategoricalStep(LayerStep):
     def _free_energy(self, v):
         return free_energy(v, self.params)
 
+    def _chain_start(self, point):
+        self._received = np.asarray(point[self._name])  # the state a random start replaces: see _unit_evidence
+        return super()._chain_start(point)
+
+    def _check_start(self, value) -> None:
+        """Refuse a chain's first value (e.g. from ``initvals``) that is not labels in ``[0, n_states)``."""
+        q = self.params.n_states
+        a = np.asarray(value)
+        with np.errstate(invalid="ignore"):
+            bad = ~((a >= 0) & (a < q) & (a == np.floor(a)))
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"the start value of {self._name!r} (initvals or the initial point) must hold integer labels in "
+                f"[0, {q}) (values in {{0, …, {q - 1}}}); found {a[where].item()!r} at index {where} "
+                f"({int(bad.sum())} bad entries)"
+            )
+
     def _unit_evidence(self, point):
-        """``ℓ_{ki}(c) - ℓ_{ki}(0)`` for every row ``k``, unit ``i`` and label ``c``, shape (n_chains, n_visible, q).
+        """``ℓ_{ki}(c) - ℓ_{ki}(r_{ki})`` for every row ``k``, unit ``i`` and label ``c``, shape (n_chains, n_visible, q).
 
         From one vectorised evaluation of the row terms at ``q·n + 1`` states
-        (all labels 0, then unit ``i`` of every row set to ``c``). None (the
-        step then corrects by Metropolis instead) where a row's terms are
-        ``-inf`` at the all-zeros state, whose values the differences need.
+        (a reference state ``r``, then unit ``i`` of every row set to ``c``);
+        the offset ``ℓ_{ki}(r_{ki})`` is the same for every label of a unit,
+        so it changes no conditional. The reference is the point's state where
+        the terms are finite there (a chain's state), else the state a random
+        start replaced (a clamp of observed cells rules out most others), else
+        all labels 0. None (the step then corrects by Metropolis instead)
+        where a row's terms are ``-inf`` at all three.
         """
         n, q, shape = self._shape[-1], self.params.n_states, self._shape
         rows = self._n_chains
-        stack = np.zeros((q * n + 1, rows, n), dtype=self._out_dtype)
-        for c in range(q):
-            stack[1 + c * n + np.arange(n), :, np.arange(n)] = c
-        values = self.other_terms.row_values(point, stack.reshape((q * n + 1, *shape)))  # (q n + 1, rows)
-        base = values[0]
-        if not np.all(np.isfinite(base)):
+        received = getattr(self, "_received", None)
+        for reference in (point[self._name], received, np.zeros(shape)):
+            if reference is None:
+                continue
+            stack = np.repeat(np.asarray(reference, dtype=self._out_dtype).reshape(1, rows, n), q * n + 1, axis=0)
+            for c in range(q):
+                stack[1 + c * n + np.arange(n), :, np.arange(n)] = c
+            values = self.other_terms.row_values(point, stack.reshape((q * n + 1, *shape)))  # (q n + 1, rows)
+            base = values[0]
+            if np.all(np.isfinite(base)):
+                break
+        else:
             return None
         with np.errstate(invalid="ignore"):
             ev = (values[1:] - base).reshape(q, n, rows).transpose(2, 1, 0)

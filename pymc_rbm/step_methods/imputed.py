@@ -1,6 +1,7 @@
 """The missing cells of an RBM observed with gaps, sampled by the RBM step methods.
 
-``RBM("v", ..., observed=np.ma.masked_invalid(data))`` with single cells
+``RBM("v", ..., observed=np.ma.masked_invalid(data))`` (or a
+:class:`~pymc_rbm.categorical.CategoricalRBM` so observed) with single cells
 missing makes PyMC split the RBM into an observed part and a free variable
 ``v_unobserved`` holding the missing cells of every row (a
 ``PartialObservedRV``); ``v`` is then their join. The full conditional of the
@@ -13,8 +14,10 @@ observed cell but its own (``log L = 0`` where the cell holds its datum,
 ``-inf`` where it does not, nothing on a missing cell). :class:`ImputedCells`
 samples exactly that: it keeps a small model of its own, the RBM over the
 whole ``(K, n_visible)`` matrix with the clamp as a ``Potential`` of per-unit
-terms, and runs :class:`~pymc_rbm.step_methods.ReplicaExchange` on it, whose
-ladder carries the clamp at every rung (the RBM tempered, the evidence kept,
+terms, and runs :class:`~pymc_rbm.step_methods.ReplicaExchange` on it
+(:class:`~pymc_rbm.step_methods.categorical.CategoricalReplicaExchange` with
+``tilt_every_rung=True`` for a categorical RBM), whose ladder carries the
+clamp at every rung (the RBM tempered, the evidence kept,
 so the bottom rung draws the missing cells independently, exactly) and is
 adapted during tuning to the barrier of this conditional. A draw maps the
 point's missing cells into the matrix, makes the inner step's draw, and reads
@@ -39,7 +42,9 @@ from pytensor.graph.basic import Constant
 
 from pytensor.graph.traversal import ancestors
 
+from pymc_rbm.categorical.random_variable import categorical_params_of, is_categorical_rbm_variable
 from pymc_rbm.random_variable import is_rbm_variable, random_ancestors, rbm_params_of
+from pymc_rbm.step_methods.categorical import CategoricalReplicaExchange
 from pymc_rbm.step_methods.tempered import ReplicaExchange
 from pymc_rbm.step_methods.terms import other_terms
 
@@ -52,18 +57,25 @@ def _parts(var):
     if node is None or not isinstance(node.op, PartialObservedRV) or var is not node.outputs[1]:
         return None
     rbm, mask = node.inputs[0], node.inputs[1]
-    if not is_rbm_variable(rbm) or not isinstance(mask, Constant):
+    if not (is_rbm_variable(rbm) or is_categorical_rbm_variable(rbm)) or not isinstance(mask, Constant):
         return None
     return rbm, np.asarray(mask.data, dtype=bool), node.outputs[0]
 
 
+def _params_of(rbm) -> tuple:
+    """The symbolic weights and biases of a binary or categorical RBM variable."""
+    return tuple(categorical_params_of(rbm) if is_categorical_rbm_variable(rbm) else rbm_params_of(rbm))
+
+
 def is_imputed_rbm_variable(var) -> bool:
-    """Whether ``var`` holds the missing cells of an :class:`~pymc_rbm.RBM` observed with gaps (``<name>_unobserved``)."""
+    """Whether ``var`` holds the missing cells of an :class:`~pymc_rbm.RBM` or a
+    :class:`~pymc_rbm.categorical.CategoricalRBM` observed with gaps (``<name>_unobserved``)."""
     return _parts(var) is not None
 
 
 class ImputedCells(BlockedStep):
-    """The missing cells of an RBM observed with gaps, by replica exchange on the RBM with the rest clamped.
+    """The missing cells of an RBM (binary or categorical) observed with gaps, by replica exchange on the RBM with the
+    rest clamped.
 
     See :mod:`pymc_rbm.step_methods.imputed` for the construction.
 
@@ -79,7 +91,9 @@ class ImputedCells(BlockedStep):
         As for every step method.
     **options
         Passed to the inner :class:`~pymc_rbm.step_methods.ReplicaExchange`
-        (``sweeps``, ``max_temperatures``, ``record_hidden``, ...).
+        (``sweeps``, ``max_temperatures``, ``record_hidden``, ...), or
+        :class:`~pymc_rbm.step_methods.categorical.CategoricalReplicaExchange`
+        for a categorical RBM (``sweeps``, ``n_replicas``, ``alpha``, ...).
 
     Notes
     -----
@@ -108,11 +122,11 @@ class ImputedCells(BlockedStep):
         candidates = [model.values_to_rvs.get(v, v) for v in (vars or model.value_vars)]
         found = [rv for rv in candidates if is_imputed_rbm_variable(rv)]
         if len(found) != 1 or (vars is not None and len(candidates) != 1):
-            raise ValueError("ImputedCells samples one variable: the missing cells of an RBM observed with gaps "
-                             "(<name>_unobserved, made by PyMC from a masked observed array)")
+            raise ValueError("ImputedCells samples one variable: the missing cells of an RBM or CategoricalRBM "
+                             "observed with gaps (<name>_unobserved, made by PyMC from a masked observed array)")
         rv = found[0]
         rbm, mask, observed_rv = _parts(rv)
-        if random_ancestors(*rbm_params_of(rbm)):
+        if random_ancestors(*_params_of(rbm)):
             raise ValueError(f"ImputedCells needs the weights and biases of {rv.name!r} to be constants or data")
         self.vars = [model.rvs_to_values[rv]]
         self._name = self.vars[0].name
@@ -126,8 +140,12 @@ class ImputedCells(BlockedStep):
             pm.Potential(f"{rv.name}_observed",
                          pt.switch(pt.as_tensor(~mask), pt.switch(pt.eq(v, self._matrix), 0.0, -np.inf), 0.0))
         self._inner_name = v.name
-        self._inner = ReplicaExchange([v], model=inner, rng=rng, initial_point={v.name: self._matrix.copy()},
-                                      compile_kwargs=compile_kwargs, **options)
+        if is_categorical_rbm_variable(rbm):
+            inner_step, options = CategoricalReplicaExchange, {"tilt_every_rung": True, **options}
+        else:
+            inner_step = ReplicaExchange
+        self._inner = inner_step([v], model=inner, rng=rng, initial_point={v.name: self._matrix.copy()},
+                                 compile_kwargs=compile_kwargs, **options)
         self.stats_dtypes_shapes = self._inner.stats_dtypes_shapes
         self.stats_dtypes = self._inner.stats_dtypes
 
@@ -139,7 +157,7 @@ class ImputedCells(BlockedStep):
         if parts is None:
             return Competence.INCOMPATIBLE
         rbm, _, observed_rv = parts
-        if random_ancestors(*rbm_params_of(rbm)):
+        if random_ancestors(*_params_of(rbm)):
             return Competence.INCOMPATIBLE
         try:
             model = modelcontext(None)
@@ -174,11 +192,9 @@ class ImputedCells(BlockedStep):
         out[self._name] = inner[self._inner_name][self._mask].astype(self._matrix.dtype)
         return out, stats
 
-    @staticmethod
-    def _progressbar_config(n_chains=1):
-        return ReplicaExchange._progressbar_config(n_chains)
+    def _progressbar_config(self, n_chains=1):
+        return self._inner._progressbar_config(n_chains)
 
-    @staticmethod
-    def _make_progressbar_update_functions():
-        return ReplicaExchange._make_progressbar_update_functions()
+    def _make_progressbar_update_functions(self):
+        return self._inner._make_progressbar_update_functions()
 
