@@ -31,13 +31,18 @@ model's logp ``-inf`` as a whole.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
+import pytensor.tensor as pt
 from pytensor.graph.basic import Constant
-from pytensor.graph.traversal import io_toposort
+from pytensor.graph.traversal import ancestors, io_toposort
 from pytensor.raise_op import CheckAndRaise
-from pytensor.scalar.basic import AND
+from pytensor.scalar.basic import AND, Add, Mul, Neg, Sub
 from pytensor.tensor.basic import (
     Alloc,
     ARange,
+    Join,
     MakeVector,
     ScalarFromTensor,
     TensorFromScalar,
@@ -50,7 +55,8 @@ from pytensor.tensor.math import Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.subtensor import AdvancedSubtensor, Subtensor
 
-__all__ = ["axis_map", "factorised_axes", "factorises_over_units"]
+__all__ = ["Factorisation", "axis_map", "factorisation", "factorised_axes", "factorises_over_units", "summands",
+           "unit_labels"]
 
 #: An axis of the value that is lost (summed over, or mixed with other positions of the same axis).
 LOST = None
@@ -319,3 +325,352 @@ def factorises_over_units(terms, value_var) -> bool:
     that each involve one unit of one row."""
     maps = factorised_axes(terms, value_var)
     return maps is not None and all(None not in m for m in maps)
+
+
+# ----------------------------------------------------------------------------- sums of pieces
+def _involves(graph, value_var) -> bool:
+    return value_var in set(ancestors([graph]))
+
+
+def _static(x) -> bool:
+    return None not in x.type.shape
+
+
+def summands(term, value_var) -> list:
+    """Graphs whose elements, all added up, give the elements of ``term`` added up: ``term`` split at its sums.
+
+    ``x.sum(axis)`` gives the pieces of ``x``; ``a + b`` and ``a - b`` (operands of the sum's own static
+    shape, no broadcasting) give those of ``a`` and of ``b`` (negated); ``-a``, ``c * a`` and ``a / c`` for
+    a ``c`` of one element that does not involve ``value_var`` give those of ``a``, scaled; a reshape,
+    transpose or change of dimensions of ``x`` gives those of ``x``. Anything else is one piece.
+
+    Parameters
+    ----------
+    term : TensorVariable
+        A model term (its elements add up to its log-probability).
+    value_var : TensorVariable
+        The RBM variable's value.
+
+    Returns
+    -------
+    list of TensorVariable
+        The pieces; their totals add up to ``term``'s total (exactly, up to the order of the additions).
+    """
+    node = term.owner
+    if node is None:
+        return [term]
+    op = node.op
+    if (isinstance(op, CAReduce) and isinstance(op.scalar_op, Add)) or isinstance(op, (DimShuffle, Reshape,
+                                                                                       SpecifyShape)):
+        return summands(node.inputs[0], value_var)
+    if not isinstance(op, Elemwise) or not _static(term):
+        return [term]
+    inputs, scalar = node.inputs, op.scalar_op
+    same_shape = all(x.type.shape == term.type.shape for x in inputs)
+    if isinstance(scalar, Add) and same_shape:
+        return [p for x in inputs for p in summands(x, value_var)]
+    if isinstance(scalar, Sub) and same_shape:
+        return summands(inputs[0], value_var) + [-p for p in summands(inputs[1], value_var)]
+    if isinstance(scalar, Neg):
+        return [-p for p in summands(inputs[0], value_var)]
+    involved = [i for i, x in enumerate(inputs) if _involves(x, value_var)]
+    if len(involved) != 1 or inputs[involved[0]].type.shape != term.type.shape:
+        return [term]
+    (i,) = involved
+    others = [pt.squeeze(x) for j, x in enumerate(inputs) if j != i and all(d == 1 for d in x.type.shape)]
+    if len(others) != len(inputs) - 1:  # a factor of several elements weights the pieces unequally
+        return [term]
+    if isinstance(scalar, Mul):
+        factor = others[0]
+        for x in others[1:]:
+            factor = factor * x
+        return [factor * p for p in summands(inputs[i], value_var)]
+    if type(scalar).__name__ == "TrueDiv" and i == 0:
+        return [p / others[0] for p in summands(inputs[0], value_var)]
+    return [term]
+
+
+# ----------------------------------------------------------------------------- which unit each element reads
+#: The label of an element that does not depend on the value, and of one that depends on several labels.
+NO_LABEL, MIXED = -1, -2
+#: The most pairs of elements a matrix product's labels are formed from (beyond: not read).
+MAX_PRODUCT_PAIRS = 10**7
+
+
+class _Unreadable(Exception):
+    """The labels cannot be followed through a node of the graph (the message says why)."""
+
+
+class _Conditions:
+    """A check's condition that is a conjunction of conditions on single positions: ``ok`` where each of those
+    involves one label (a unit, or a row), so that the check holds exactly where each label's conditions hold."""
+
+    def __init__(self, ok: bool):
+        self.ok = ok
+
+
+def _merge(*labels):
+    """The label of an element computed from elements with the given labels (broadcast together)."""
+    out = labels[0]
+    for b in labels[1:]:
+        out = np.where(out == b, out, np.where(out == NO_LABEL, b, np.where(b == NO_LABEL, out, MIXED)))
+    return out
+
+
+def _reduce(labels, axes):
+    """:func:`_merge` along ``axes``: the label of a sum (or maximum, or product) over them."""
+    has = labels >= 0
+    found = has.any(axis=axes)
+    low = np.where(has, labels, np.iinfo(np.int64).max).min(axis=axes, initial=np.iinfo(np.int64).max)
+    high = np.where(has, labels, NO_LABEL).max(axis=axes, initial=NO_LABEL)
+    mixed = (labels == MIXED).any(axis=axes) | (found & (low != high))
+    return np.where(mixed, MIXED, np.where(found, high, NO_LABEL))
+
+
+def _constant_value(x):
+    """The value of a constant (an index), or :class:`_Unreadable`."""
+    if isinstance(x, Constant):
+        return np.asarray(x.data)
+    if getattr(x.type, "ndim", 0) == 0:
+        try:
+            return np.asarray(get_underlying_scalar_constant_value(x))
+        except (NotScalarConstantError, TypeError, ValueError):
+            pass
+    raise _Unreadable(f"the index {x} is not a constant")
+
+
+def _no_labels(x):
+    if not _static(x):
+        raise _Unreadable(f"the shape of {x} is not known before sampling")
+    return np.full(x.type.shape, NO_LABEL, dtype=np.int64)
+
+
+def _indexed(node, carried, shape):
+    """The labels of ``array[i_0, …]`` where only the indices involve the value (``table[x]``)."""
+    op = node.op
+    if not isinstance(op, AdvancedSubtensor) or any(isinstance(e, slice) for e in op.idx_list):
+        raise _Unreadable(f"{op} reads at positions computed from the value")
+    block = len(shape) - (node.inputs[0].type.ndim - len(node.inputs) + 1)
+    labels = _merge(*(np.broadcast_to(m, shape[:block]) for m in carried.values()))
+    return np.broadcast_to(labels.reshape(labels.shape + (1,) * (len(shape) - block)), shape)
+
+
+def _product(node, carried, shape):
+    """The labels of a matrix product: each element merges a row of the first operand and a column of the
+    second."""
+    x, y = (carried[i] if i in carried else _no_labels(node.inputs[i]) for i in (0, 1))
+    x = x[None, :, None] if x.ndim == 1 else x[..., :, :, None]
+    y = y[None, :, None] if y.ndim == 1 else y[..., None, :, :]
+    if np.prod(np.broadcast_shapes(x.shape, y.shape)) > MAX_PRODUCT_PAIRS:
+        raise _Unreadable(f"the product {node.op} is too large to read")
+    return _reduce(_merge(x, y), -2).reshape(shape)
+
+
+def _labels_out(node, carried):
+    """The labels of ``node``'s output, from those of its inputs that involve the value (``carried``)."""
+    op, out = node.op, node.outputs[0]
+    conditions = [m for m in carried.values() if isinstance(m, _Conditions)]
+    if isinstance(op, CheckAndRaise):
+        if 0 not in carried or isinstance(carried[0], _Conditions):
+            raise _Unreadable(f"the check {op} on the value guards a term that does not involve it")
+        for i, m in carried.items():
+            if i > 0 and not (m.ok if isinstance(m, _Conditions) else bool((m != MIXED).all())):
+                raise _Unreadable(f"the check {op} has a condition that couples several positions")
+        return carried[0]
+    is_and = isinstance(op, CAReduce) and isinstance(op.scalar_op, AND)
+    if conditions:
+        if len(conditions) == len(carried) and (is_and or isinstance(op, (MakeVector, ScalarFromTensor,
+                                                                          TensorFromScalar))):
+            return _Conditions(all(m.ok for m in conditions))
+        raise _Unreadable(f"{op} computes with the conditions of a check")
+    if is_and and op.axis is None:
+        return _Conditions(bool((carried[0] != MIXED).all()))
+    if not _static(out):
+        raise _Unreadable(f"the shape of the output of {op} is not known before sampling")
+    shape = out.type.shape
+    if isinstance(op, Elemwise):
+        return _merge(*(np.broadcast_to(m, shape) for m in carried.values()))
+    if isinstance(op, Dot) or (isinstance(op, Blockwise) and isinstance(getattr(op, "core_op", None), Dot)):
+        return _product(node, carried, shape)
+    if isinstance(op, Join):
+        return np.concatenate([carried[i] if i in carried else _no_labels(x) for i, x in enumerate(node.inputs)],
+                              axis=op.axis)
+    if isinstance(op, (Subtensor, AdvancedSubtensor)) and 0 not in carried:
+        return _indexed(node, carried, shape)
+    if set(carried) != {0}:
+        raise _Unreadable(f"{op} reads at positions computed from the value")
+    labels = carried[0]
+    if isinstance(op, CAReduce):
+        return _reduce(labels, tuple(range(labels.ndim)) if op.axis is None else tuple(op.axis))
+    if isinstance(op, SpecifyShape):
+        return labels
+    if isinstance(op, Reshape):
+        return labels.reshape(shape)
+    if isinstance(op, Alloc):
+        return np.broadcast_to(labels, shape)
+    if isinstance(op, (DimShuffle, Subtensor, AdvancedSubtensor)):  # move the labels as the op moves values
+        storage = [[None]]
+        op.perform(node, [labels, *(_constant_value(x) for x in node.inputs[1:])], storage)
+        return np.asarray(storage[0][0], dtype=np.int64)
+    raise _Unreadable(f"{op} is not known to the analysis")
+
+
+def unit_labels(term, value_var, labels, what: str = "units") -> tuple:
+    """Which label (unit, or row) of ``value_var`` each element of ``term`` depends on.
+
+    The labels are followed through the graph as the values would be, by
+    position: every op moves, copies or combines them (an elementwise op
+    merges the labels of the elements it combines, a reduction merges them
+    along its axes, indexing with constant indices, slices, transposes,
+    reshapes and broadcasts move them, a matrix product merges a row of
+    one operand with a column of the other). Parameter checks whose
+    conditions are conjunctions of conditions on single labels keep the
+    labels of the term they check (see the module docstring). Needs the
+    static shapes of the graph.
+
+    Parameters
+    ----------
+    term : TensorVariable
+        A model term, of a static shape.
+    value_var : TensorVariable
+        The RBM variable's value.
+    labels : ndarray of int of the shape of ``value_var``
+        The label of every position: ``arange(size).reshape(shape)`` for units, the row index for rows.
+    what : str
+        What the labels stand for, in the reason given.
+
+    Returns
+    -------
+    found : ndarray of int of the shape of ``term``, or None
+        The label of every element; :data:`NO_LABEL` where an element does not
+        depend on the value, :data:`MIXED` where it depends on several labels.
+        None where the graph cannot be read.
+    reason : str
+        Where ``found`` is None or holds :data:`MIXED`: the op that could not be read, or that first
+        combined several labels; else ``""``.
+    """
+    maps = {value_var: np.asarray(labels, dtype=np.int64)}
+    first_mixed = ""
+    try:
+        for node in io_toposort([value_var], [term]):
+            carried = {i: maps[x] for i, x in enumerate(node.inputs) if x in maps}
+            if not carried or isinstance(node.op, (Shape, Shape_i)):  # a shape does not depend on the values
+                continue
+            if len(node.outputs) != 1:
+                raise _Unreadable(f"{node.op} has several outputs")
+            out = maps[node.outputs[0]] = _labels_out(node, carried)
+            if (not first_mixed and isinstance(out, np.ndarray) and (out == MIXED).any()
+                    and not any(isinstance(m, np.ndarray) and (m == MIXED).any() for m in carried.values())):
+                first_mixed = f"{node.op} combines several {what}"
+        found = maps[term] if term in maps else _no_labels(term)
+        if isinstance(found, _Conditions):
+            raise _Unreadable("only a check involves the value")
+    except _Unreadable as error:
+        return None, str(error)
+    return found, first_mixed if (found == MIXED).any() else ""
+
+
+# ----------------------------------------------------------------------------- log L per unit, or per row
+class Factorisation(NamedTuple):
+    """How ``log L`` splits over the positions of an RBM variable (:func:`factorisation`)."""
+
+    #: ``"units"``, ``"rows"`` or None (the general path).
+    structure: str | None
+    #: The graph of ``log L`` per unit (the value's shape) or per row (its shape without the last axis); None.
+    per_position: object
+    #: Where ``structure`` is None: the index of the term that could not be split, and why.
+    term: int | None = None
+    reason: str = ""
+
+
+def _gather(piece, labels, n_positions):
+    """``piece``'s elements added up by their labels: shape (n_positions,); those of no label shared equally."""
+    if labels.ndim == 0:
+        piece, labels = piece[None], labels[None]
+    flat = labels.reshape(-1)
+    kept = np.flatnonzero(flat >= 0)
+    kept = kept[np.argsort(flat[kept], kind="stable")]
+    target = flat[kept]
+    counts = np.bincount(target, minlength=n_positions)
+    width = max(int(counts.max(initial=0)), 1)
+    slot = np.arange(kept.size) - (np.cumsum(counts) - counts)[target]
+    index = np.zeros((n_positions, width), dtype=np.int64)
+    mask = np.zeros((n_positions, width), dtype=bool)
+    index[target, slot], mask[target, slot] = kept, True
+
+    def at(flat_index):
+        return piece[tuple(pt.as_tensor(c) for c in np.unravel_index(flat_index, labels.shape))]
+
+    values = at(index)
+    values = values if mask.all() else pt.switch(mask, values, 0.0)
+    per = values.sum(axis=-1) if width > 1 else values[:, 0]
+    free = np.flatnonzero(flat == NO_LABEL)
+    return per + at(free).sum() / n_positions if free.size else per
+
+
+def _per_position(piece, value_var, kept: int):
+    """``piece`` added up to one value per position of the value's first ``kept`` axes, or None, and why not."""
+    m = axis_map(piece, value_var)
+    if m is not None and None not in m[:kept]:
+        order = list(m[:kept]) + [a for a in range(piece.type.ndim) if a not in m[:kept]]
+        return piece.transpose(order).sum(axis=tuple(range(kept, piece.type.ndim))), ""
+    shape = value_var.type.shape
+    if None in shape:
+        return None, "the shape of the variable is not known before sampling"
+    n_units, ndim = int(np.prod(shape)), len(shape)
+    what = "units" if kept == ndim else "rows"
+    labels = np.arange(n_units).reshape(shape) // (1 if kept == ndim else shape[-1])
+    found, reason = unit_labels(piece, value_var, labels, what)
+    if found is None or reason:
+        return None, reason
+    n_positions = int(np.prod(shape[:kept]))
+    return _gather(piece, found, n_positions).reshape(shape[:kept]), ""
+
+
+def factorisation(terms, value_var) -> Factorisation:
+    """How the terms ``log L = Σ_t term_t`` split over the units, or the rows, of ``value_var``.
+
+    Every term is split at its sums (:func:`summands`); each piece is then
+    read by :func:`axis_map` or, where that loses an axis, by
+    :func:`unit_labels`; the pieces that do not involve the value are shared
+    equally among the positions. ``"units"`` where every piece is a sum of
+    elements that each depend on one unit, else ``"rows"`` where each depends
+    on one row, else None. The graph returned adds up each piece by position
+    (the per-unit, or per-row, contributions of every term): its total is
+    ``log L``, exactly.
+
+    Parameters
+    ----------
+    terms : list of TensorVariable
+        The model terms that involve ``value_var``.
+    value_var : TensorVariable
+        The RBM variable's value, of shape ``(..., n_visible)``.
+
+    Returns
+    -------
+    Factorisation
+    """
+    ndim = value_var.type.ndim
+    pieces = [(j, p) for j, t in enumerate(terms) for p in summands(t, value_var)]
+    failure = (None, "")
+    for kept in (ndim, ndim - 1) if ndim >= 2 else (ndim,):
+        parts, constants = [], []
+        for j, piece in pieces:
+            if not _involves(piece, value_var):
+                constants.append(piece.sum())
+                continue
+            part, reason = _per_position(piece, value_var, kept)
+            if part is None:
+                failure = (j, reason)
+                break
+            parts.append(part)
+        else:
+            if not parts:  # the value enters only through its shape
+                break
+            total = parts[0]
+            for part in parts[1:]:
+                total = total + part
+            for c in constants:
+                total = total + c / total.size
+            return Factorisation("units" if kept == ndim else "rows", total)
+    return Factorisation(None, None, *failure)

@@ -19,6 +19,8 @@ often proposals are accepted.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytensor.tensor as pt
 from pytensor.graph.replace import vectorize_graph
@@ -26,7 +28,7 @@ from pymc.model import modelcontext
 from pytensor.graph.traversal import ancestors, io_toposort
 
 from pymc_rbm.kernels.informed import flip_tilt
-from pymc_rbm.step_methods.structure import factorised_axes, factorises_over_units
+from pymc_rbm.step_methods.structure import factorisation
 
 __all__ = [
     "EXACT_TILT_MAX_UNITS",
@@ -84,12 +86,12 @@ def other_terms_are_unit_evidence(model, rv) -> bool:
     """Whether the model terms other than ``rv``'s own that involve it are per-unit evidence.
 
     True when their log-probability is a sum of pieces that each involve one
-    unit of one row of ``rv`` (:func:`~pymc_rbm.step_methods.structure.factorises_over_units`,
+    unit of one row of ``rv`` (:func:`~pymc_rbm.step_methods.structure.factorisation`,
     read off the graph without compiling); False when no other term involves ``rv``.
     """
     value_var = model.rvs_to_values[rv]
     terms = [t for t in model.logp(vars=other_terms(model, rv), sum=False) if value_var in set(ancestors([t]))]
-    return bool(terms) and factorises_over_units(terms, value_var)
+    return bool(terms) and factorisation(terms, value_var).structure == "units"
 
 
 class OtherTerms:
@@ -160,29 +162,21 @@ class OtherTerms:
         self._setup_structure(model, rest, value_var, inputs, stacked, compile_kwargs)
 
     def _setup_structure(self, model, rest, value_var, inputs, stacked, compile_kwargs) -> None:
-        """Compile ``log L`` per unit or per row, over a stack of values, where ``L`` factorises so."""
-        maps = factorised_axes(rest, value_var)
-        ndim = value_var.type.ndim
-        if maps is None:
-            return
-        if all(None not in m for m in maps):
-            kept, structure = ndim, "units"
-        elif ndim >= 2 and all(None not in m[: ndim - 1] for m in maps):
-            kept, structure = ndim - 1, "rows"
-        else:
-            return
-        parts = []
-        for term, m in zip(rest, maps):
-            order = list(m[:kept]) + [a for a in range(term.type.ndim) if a not in m[:kept]]
-            parts.append(term.transpose(order).sum(axis=tuple(range(kept, term.type.ndim))))
-        total = parts[0]
-        for part in parts[1:]:
-            total = total + part
-        try:
-            batched = vectorize_graph(total, replace={value_var: stacked})
-            many_inputs = [stacked if v is value_var else v for v in inputs]
-            fn = model.compile_fn(batched, inputs=many_inputs, point_fn=False, **compile_kwargs)
-        except Exception:  # noqa: BLE001 - no batched form: the general path
+        """Compile ``log L`` per unit or per row, over a stack of values, where ``L`` factorises so
+        (:func:`~pymc_rbm.step_methods.structure.factorisation`); say why not where a variable of several rows
+        is left to the general path."""
+        found = factorisation(rest, value_var)
+        structure, total = found.structure, found.per_position
+        reason = found.reason
+        if structure is not None:
+            try:
+                batched = vectorize_graph(total, replace={value_var: stacked})
+                many_inputs = [stacked if v is value_var else v for v in inputs]
+                fn = model.compile_fn(batched, inputs=many_inputs, point_fn=False, **compile_kwargs)
+            except Exception as error:  # noqa: BLE001 - no batched form: the general path
+                structure, reason = None, f"its per-row form has no batched form ({type(error).__name__})"
+        if structure is None:
+            self._say_general_path(value_var, found.term, reason)
             return
         fn.trust_input = True
         self.structure = structure
@@ -191,6 +185,24 @@ class OtherTerms:
         else:
             self._rows = fn
             self._gradient_graph = (model, total, value_var, inputs, compile_kwargs)  # per row: row by row
+
+    def _say_general_path(self, value_var, term, reason: str) -> None:
+        """Warn that ``log L`` of a variable of several rows is evaluated whole at every move, naming the term."""
+        shape = value_var.type.shape
+        rows = int(np.prod(shape[:-1])) if None not in shape else None
+        if value_var.type.ndim < 2 or rows == 1:
+            return  # one row: the general path costs what the per-row one would
+        name = self.names[term] if term is not None else ", ".join(self.names)
+        warnings.warn(
+            f"The model term {name!r} could not be split by the rows of the RBM variable {value_var.name!r}"
+            f"{f' ({reason})' if reason else ''}, so every move evaluates log L of the whole variable, "
+            f"{'about ' + str(rows) + ' times' if rows else 'several times'} slower than row by row. Terms are "
+            "split when they are elementwise in v, read units by constant indices or slices (v[rows, cols], "
+            "v[:, idx], v[:, :3]), or are sums of such pieces (pm.Potential('lik', (mask * logp).sum())); "
+            "a term that couples several rows is exact but takes this path.",
+            UserWarning,
+            stacklevel=2,
+        )
 
     def use_tilt(self, tilt: str, n_visible: int) -> None:
         """Set how the informed moves tilt (:data:`TILTS`) for a layer of ``n_visible`` units."""

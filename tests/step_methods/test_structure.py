@@ -46,14 +46,15 @@ FACTORISED = {
     "row loadings, matmul": (lambda v, s: pm.Normal("y", v @ M, s, observed=Y[:, :2]), "rows"),
     "units and a row readout": (lambda v, s: (pm.Normal("y", s * v, 1.0, observed=Y),
                                               pm.Normal("z", v.sum(axis=-1), 1.0, observed=Y[:, 0])), "rows"),
+    # each element reads one unit, elsewhere than its own position: still one unit per element
+    "rows in another order": (lambda v, s: pm.Normal("y", v[::-1], 1.0, observed=Y), "units"),
+    "rows reshaped": (lambda v, s: pm.Normal("y", v.reshape((N, K)), 1.0, observed=Y.reshape(N, K)), "units"),
 }
 
 COUPLED = {
     "a term summing over rows": lambda v, s: pm.Normal("y", v.mean(axis=0), s, observed=Y[0]),
     "a Potential of the whole value": lambda v, s: pm.Potential("p", -(v.sum() - 5.0) ** 2),
-    "rows in another order": lambda v, s: pm.Normal("y", v[::-1], 1.0, observed=Y),
     "a product of rows": lambda v, s: pm.Normal("y", v @ v.T, 1.0, observed=np.zeros((K, K))),
-    "rows reshaped": lambda v, s: pm.Normal("y", v.reshape((N, K)), 1.0, observed=Y.reshape(N, K)),
     "rows mixed by a matrix": lambda v, s: pm.Normal("y", pm.math.dot(np.ones((K, K)), v), 1.0, observed=Y),
 }
 
