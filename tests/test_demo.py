@@ -2,6 +2,7 @@
 
 import runpy
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +35,12 @@ def _mixing_rows(out: str) -> dict[str, list[str]]:
 
 def test_demo_writes_its_outputs(tmp_path, capsys):
     argv = ["--output", str(tmp_path), "--draws", "200", "--chains", "2", "--sample-draws", "200", "--tune", "200"]
-    assert main(argv) == 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(argv) == 0
     out = capsys.readouterr().out
+    # the wormholes sit next to flip-the-state, which moves v: nothing to warn about
+    assert not [w for w in caught if "no other step moved" in str(w.message)]
     assert "log Z (exact" in out and "bars-and-stripes patterns" in out and "τ Gibbs" in out
     # cells: time, pattern changes per 1000 draws, chains that changed ("k", "of", "n"), states,
     # TV (all states), TV (patterns), τ
@@ -54,8 +59,13 @@ def test_demo_writes_its_outputs(tmp_path, capsys):
     assert rows["Gibbs"][-1] == "stuck" and rows["flip-the-state"][-1] == "stuck"
     # the default's draws of this model are independent (ExactDraws): τ near 1, the estimate scattering around it
     assert 0.5 < float(rows["default: pm.sample()"][-1]) < 2.0
-    table2 = out.split("Table 2")[-1]
-    assert "bundled RBM      inf" in table2 and "τ Gibbs = inf" in table2
+    # Table 2 comes from the RBM at a β where both local samplers move between patterns: finite τ and ESS
+    table2 = out.split("Table 2):")[-1]
+    assert "where both move between patterns" in table2
+    cells = next(line for line in table2.splitlines() if line.startswith("bundled RBM at β = 0.4 ")).split()[6:]
+    tau_gibbs, tau_flip, ess_gibbs, ess_flip = float(cells[0]), float(cells[3]), float(cells[-2]), float(cells[-1])
+    assert 0.5 < tau_gibbs < 20 and 0.5 < tau_flip < 20
+    assert ess_gibbs == pytest.approx(2 * 200 / tau_gibbs, abs=1) and ess_flip == pytest.approx(400 / tau_flip, abs=1)
     assert "replica exchange: ladder of" in out
     assert "default: pm.sample() gives v the step " in out  # which one: the step methods' competence decides
     for name in ("prior_draws.png", "pattern_mixing.png", "autocorrelation.png"):
@@ -126,14 +136,15 @@ def test_wormholes_example_runs(monkeypatch, capsys):
     assert "exact" in out and "NUTS" in out
 
 
-def test_the_demo_warm_up_drops_only_the_short_run_warning():
-    """PyMC warns about a 10-draw run; the demo's warm-up run is short on purpose, so only that warning goes."""
+def test_the_demo_warm_up_drops_its_progress_and_only_the_short_run_warning():
+    """PyMC warns about a 10-draw run; the demo's warm-up run is short on purpose, so only that warning goes,
+    with the progress lines of the run."""
     import logging
 
     import pymc as pm
 
     from pymc_rbm import RBM, RBMParams
-    from pymc_rbm.demo import _warm_up
+    from pymc_rbm.demo import _quiet
 
     records = []
     handler = logging.Handler()
@@ -149,13 +160,14 @@ def test_the_demo_warm_up_drops_only_the_short_run_warning():
             kwargs = dict(draws=10, tune=0, chains=1, cores=1, progressbar=False, compute_convergence_checks=False)
             pm.sample(**kwargs)
             assert any("samples per chain" in r.getMessage() for r in records)
+            assert any(r.getMessage().startswith("Sampling 1 chain") for r in records)  # the progress
             records.clear()
-            with _warm_up():
+            with _quiet():
                 pm.sample(**kwargs)
                 logger.warning("another warning")
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
     messages = [r.getMessage() for r in records]
-    assert "another warning" in messages and not any("samples per chain" in m for m in messages)
+    assert messages == ["another warning"]
     assert not logger.filters  # the filter is gone after the warm-up
