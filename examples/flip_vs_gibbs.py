@@ -6,10 +6,10 @@ patterns, next to flip-the-state with point wormholes, replica exchange and
 ``pm.sample``'s default (exact draws on this enumerable model), with the
 total variation of each to the exact distribution; saves
 ``pattern_mixing.png`` (the pattern of every draw per chain and the pattern
-frequencies against exact) and ``autocorrelation.png`` (F(v) of the chains
-that moved between patterns). On this sharp model both local samplers stay
-in the pattern they start in, so Table 2 reports them as stuck (τ = inf)
-rather than with the τ of their draws.
+frequencies against exact) and ``autocorrelation.png`` (F(v) in Table 2's
+runs). On this sharp model both local samplers stay in the pattern they
+start in, so τ is undefined for them: Table 2 is computed on the same RBM
+at β = 0.4 (weights and biases times 0.4), where both move between patterns.
 
     ./dev python examples/flip_vs_gibbs.py --output example_output
 """
