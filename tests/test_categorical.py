@@ -357,3 +357,106 @@ def test_exact_draws_follow_the_distribution(params):
     assert draws.shape == (20000, params.n_visible) and draws.dtype == np.int64
     counts = np.bincount(params.visible.index(draws), minlength=params.n_states**params.n_visible)
     ht.assert_frequencies(counts, visible_distribution(params))
+
+
+# ----------------------------------------------------------------------------- the PyMC distribution: bad input
+CP = CategoricalRBMParams.random(4, 3, 2, rng=0)
+
+
+def _model(observed=None, **kwargs):
+    """A model holding ``CategoricalRBM("v", CP...)``; the inputs are checked to be left as they were."""
+    import copy
+
+    import pymc as pm
+
+    from pymc_rbm.categorical import CategoricalRBM
+
+    before = copy.deepcopy(observed)
+    with pm.Model() as model:
+        CategoricalRBM("v", CP.W, CP.vbias, CP.hbias, observed=observed, **kwargs)
+    if observed is not None:
+        assert type(observed) is type(before)
+        assert_array_equal(np.ma.getdata(observed), np.ma.getdata(before))
+        assert_array_equal(np.ma.getmaskarray(observed), np.ma.getmaskarray(before))
+    return model
+
+
+def _joint_logp(model, **values):
+    return float(model.compile_logp()({k: np.asarray(x, dtype=np.int64) for k, x in values.items()}))
+
+
+@pytest.mark.filterwarnings("ignore:Data in v contains missing values")
+@pytest.mark.parametrize(
+    "observed",
+    [
+        np.ma.array([[0, 1, 2, 1]], mask=[[0, 0, 1, 0]]),
+        np.ma.array([[0, 1, 7, 1]], mask=[[0, 0, 1, 0]]),  # the value under the mask is not read, nor validated
+        np.array([[0.0, 1.0, np.nan, 1.0]]),  # NaN in a plain array: missing, as for RBM and GaussianRBM
+        np.ma.array(np.eye(3)[[[0, 1, 2, 1]]], mask=np.repeat([[0, 0, 1, 0]], 3, axis=-1).reshape(1, 4, 3)),  # one-hot
+    ],
+    ids=["masked", "masked-filler-out-of-range", "nan", "one-hot-masked"],
+)
+def test_missing_cells_are_a_free_variable_and_never_scored(observed):
+    model = _model(observed)
+    assert [rv.name for rv in model.free_RVs] == ["v_unobserved"]
+    for label in range(3):  # logp = log p(v) of the completed row, whatever was under the mask
+        expected = log_prob_exact([[0, 1, label, 1]], CP).sum()
+        assert_allclose(_joint_logp(model, v_unobserved=[label]), expected, rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:Data in v contains missing values")
+def test_a_fully_masked_row_is_a_free_categorical_rbm():
+    from pymc_rbm.categorical.random_variable import is_categorical_rbm_variable
+
+    observed = np.ma.array([[0, 1, 2, 1], [2, 2, 2, 2]], mask=[[0, 0, 0, 0], [1, 1, 1, 1]])
+    model = _model(observed)
+    (missing,) = model.free_RVs
+    assert missing.name == "v_unobserved" and is_categorical_rbm_variable(missing)
+    row = np.array([[1, 0, 0, 2]])
+    expected = log_prob_exact([[0, 1, 2, 1]], CP).sum() + log_prob_exact(row, CP).sum()
+    assert_allclose(_joint_logp(model, v_unobserved=row), expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "observed, match",
+    [
+        (np.ma.array([[0, 1, 2, 1]], mask=[[1, 1, 1, 1]]), "every cell of the observed data .* is missing"),
+        (np.full((2, 4), np.nan), "every cell of the observed data .* is missing"),
+        (np.ma.array(np.eye(3)[[[0, 1, 2, 1]]], mask=np.arange(12).reshape(1, 4, 3) == 6),  # 1 of unit 2's entries
+         r"some but not all of the 3 entries of a unit missing \(first at unit index \(0, 2\)\)"),
+        (np.ma.array([[0, 1, 5, 1]], mask=[[1, 0, 0, 0]]), r"integer labels in \[0, 3\).*found \S*5"),  # unmasked: read
+    ],
+    ids=["all-masked", "all-nan", "one-hot-partly-masked", "out-of-range-unmasked"],
+)
+def test_missing_cells_that_cannot_be_imputed_are_refused(observed, match):
+    with pytest.raises(ValueError, match=match):
+        _model(observed)
+
+
+def test_an_estimate_of_log_z_of_another_model_is_refused():
+    from pymc_rbm.estimators import log_partition
+
+    other = CategoricalRBMParams.random(4, 3, 2, rng=1)
+    with pytest.raises(ValueError, match="computed for another model"):
+        _model([[0, 1, 2, 1]], log_partition=log_partition(other, "exact"))
+    own = log_partition(CP, "exact")  # its own estimate: the exact logp
+    model = _model([[0, 1, 2, 1]], log_partition=own)
+    assert_allclose(_joint_logp(model), log_prob_exact([[0, 1, 2, 1]], CP).sum(), rtol=1e-12)
+    assert_allclose(_joint_logp(_model([[0, 1, 2, 1]], log_partition=float(own) + 1.0)),  # a plain number: as given
+                    log_prob_exact([[0, 1, 2, 1]], CP).sum() - 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("kind", ["CategoricalRBM", "RBM"])
+def test_a_non_finite_log_partition_is_refused(kind, value):
+    import pymc as pm
+
+    from pymc_rbm import RBM, RBMParams
+
+    with pytest.raises(ValueError, match="log_partition must be finite"):
+        if kind == "RBM":
+            p = RBMParams.random(3, 2, rng=0)
+            with pm.Model():
+                RBM("v", p.W, p.vbias, p.hbias, log_partition=value, observed=[[0, 1, 1]])
+        else:
+            _model([[0, 1, 2, 1]], log_partition=value)

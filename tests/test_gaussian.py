@@ -162,3 +162,70 @@ def test_a_batched_variable_has_a_start_and_draws():
     assert start.shape == (4, 2)
     assert_allclose(start, np.tile(P2.vbias + P2.sigma * (P2.W @ (1 / (1 + np.exp(-P2.hbias)))), (4, 1)))
     assert pm.draw(v, random_seed=0).shape == (4, 2)
+
+
+# ----------------------------------------------------------------------------- the PyMC distribution: bad input
+G = GaussianRBMParams.random(3, 2, rng=0)
+
+
+def _gaussian_model(observed, **kwargs):
+    """``GaussianRBM("v", G...)`` observed; ``observed`` is checked to be left as it was."""
+    import copy
+
+    from pymc_rbm.gaussian import GaussianRBM
+
+    before = copy.deepcopy(observed)
+    with pm.Model() as model:
+        GaussianRBM("v", G.W, G.vbias, G.hbias, G.sigma, observed=observed, **kwargs)
+    np.testing.assert_array_equal(np.asarray(observed), np.asarray(before))
+    return model
+
+
+@pytest.mark.parametrize(
+    "observed, match",
+    [
+        (np.zeros((2, 1)), r"has shape \(2, 1\), but each row must hold the n_visible = 3 units"),
+        (np.zeros((2, 4)), r"has shape \(2, 4\), but each row must hold the n_visible = 3 units"),
+        (np.float64(0.5), r"has shape \(\), but each row must hold the n_visible = 3 units"),
+        (np.array([["a", "b", "c"]]), "observed data of the GaussianRBM must be numeric"),
+        (np.array([[0.0, np.inf, 1.0]]), "contains 1 infinite value"),
+        (np.full((2, 3), np.nan), "every cell of the observed data of the GaussianRBM is missing"),
+    ],
+    ids=["width-1", "width-4", "scalar", "strings", "inf", "all-nan"],
+)
+def test_observed_data_of_the_wrong_shape_or_kind_is_refused_early(observed, match):
+    with pytest.raises(ValueError, match=match):
+        _gaussian_model(observed)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, "ais"])
+def test_a_non_finite_or_non_numeric_log_partition_is_refused(value):
+    with pytest.raises(ValueError, match="log_partition must be"):
+        _gaussian_model(np.zeros((2, 3)), log_partition=value)
+
+
+def test_its_own_estimate_of_log_z_is_taken_and_another_models_refused():
+    from pymc_rbm.estimators import log_partition
+
+    data = np.random.default_rng(1).normal(size=(2, 3))
+    model = _gaussian_model(data, log_partition=log_partition(G))
+    assert_allclose(float(model.compile_logp()({})), log_prob_exact(data, G).sum(), rtol=1e-12)
+    with pytest.raises(ValueError, match="computed for another model"):
+        _gaussian_model(data, log_partition=log_partition(GaussianRBMParams.random(3, 2, rng=1)))
+    unit = GaussianRBMParams(G.W, G.vbias, G.hbias)  # sigma left out: ones, checked as such
+    from pymc_rbm.gaussian import GaussianRBM
+
+    with pm.Model() as default_sigma:
+        GaussianRBM("v", unit.W, unit.vbias, unit.hbias, observed=data, log_partition=log_partition(unit))
+    assert_allclose(float(default_sigma.compile_logp()({})), log_prob_exact(data, unit).sum(), rtol=1e-12)
+    with pytest.raises(ValueError, match="computed for another model"), pm.Model():
+        GaussianRBM("v", unit.W, unit.vbias, unit.hbias, observed=data, log_partition=log_partition(G))
+
+
+@pytest.mark.filterwarnings("ignore:Data in v contains missing values")
+def test_missing_cells_are_imputed():
+    model = _gaussian_model(np.array([[0.5, np.nan, -1.0], [0.1, 0.2, 0.3]]))
+    assert [rv.name for rv in model.free_RVs] == ["v_unobserved"]
+    x = 0.7
+    expected = log_prob_exact(np.array([[0.5, x, -1.0], [0.1, 0.2, 0.3]]), G).sum()
+    assert_allclose(float(model.compile_logp()({"v_unobserved": np.array([x])})), expected, rtol=1e-12)
