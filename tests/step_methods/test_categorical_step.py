@@ -466,3 +466,86 @@ def test_using_the_distribution_alone_registers_its_steps():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "CategoricalExactDraws" in out and "CategoricalReplicaExchange" in out
+
+
+# ----------------------------------------------------------------------------- the clamp on every rung
+def _tiny_every_rung_matrix(rule, *, with_rest_in_swap=False):
+    """Two rungs, each tilted by the reads (the hot one samples ``p_β(v, h) L(v)``), swapped by the tempered ratio
+    alone (``L`` cancels); ``with_rest_in_swap`` is the negative control that counts ``L`` once more."""
+    v, h = _tiny_states()
+    lr = np.repeat(_tiny_log_rest(v), len(h))
+    tilt = -0.5 * (TINY_READS[:, None] - 0.8 * np.arange(3)[None, :]) ** 2
+    Th, Tv = layer_matrices(CategoricalRBMParams(TINY.W, TINY.vbias + tilt, TINY.hbias), rule)
+    Th_hot, Tv_hot = layer_matrices(CategoricalRBMParams(TINY.W, TINY.vbias + tilt / BETA_HOT, TINY.hbias), rule,
+                                    BETA_HOT)  # β (vbias + tilt / β + W h) = β (vbias + W h) + tilt
+    K = np.kron(Th @ Tv, Th_hot @ Tv_hot)
+    E = _tiny_energies()
+    M = len(E)
+    S = np.zeros((M * M, M * M))
+    for a in range(M):
+        for b in range(M):
+            log_ratio = (1.0 - BETA_HOT) * (E[a] - E[b]) + (lr[b] - lr[a] if with_rest_in_swap else 0.0)
+            acc = min(1.0, np.exp(log_ratio))
+            S[a * M + b, b * M + a] += acc
+            S[a * M + b, a * M + b] += 1.0 - acc
+    return K @ S
+
+
+def test_tilt_every_rung_leaves_the_extended_target_invariant_and_the_step_follows_its_matrix():
+    E = _tiny_energies()
+    v, h = _tiny_states()
+    lr = np.repeat(_tiny_log_rest(v), len(h))
+    cold, hot = np.exp(-E + lr), np.exp(-BETA_HOT * E + lr)
+    extended = np.kron(cold / cold.sum(), hot / hot.sum())
+    K = _tiny_every_rung_matrix(LayerRule(1.0))
+    ht.assert_stationary(extended, K)
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(extended, _tiny_every_rung_matrix(LayerRule(1.0), with_rest_in_swap=True))
+    M = len(v) * len(h)
+    n_draws = 250
+    start = np.repeat(np.arange(M * M), n_draws)
+    c0, c1 = start // M, start % M
+    n_rows = len(start)
+    with pm.Model() as model:
+        x = CategoricalRBM("v", TINY.W, TINY.vbias, TINY.hbias, shape=(n_rows, 2))
+        pm.Normal("y", mu=0.8 * x, sigma=1.0, observed=np.tile(TINY_READS, (n_rows, 1)))
+        step = CategoricalReplicaExchange(betas=[1.0, BETA_HOT], rng=4, tilt_every_rung=True)
+    point = model.initial_point()
+    point["v"] = v[c0 // 2].astype(point["v"].dtype)
+    step.visible_state, step.hidden_state = v[c0 // 2].astype(float), h[c0 % 2].copy()
+    step.left_state = point["v"].copy()
+    step.hot_visible, step.hot_hidden = v[c1 // 2].astype(float), h[c1 % 2].copy()
+    out, _ = step.step(point)
+    end0 = (out["v"] @ [3, 1]) * 2 + step.hidden_state[:, 0].astype(int)
+    end1 = (step.hot_visible.astype(int) @ [3, 1]) * 2 + step.hot_hidden[:, 0].astype(int)
+    counts = np.bincount(start * M * M + end0 * M + end1, minlength=(M * M) ** 2).reshape(M * M, M * M)
+    ht.assert_frequencies(counts, K)
+
+
+def test_tilt_every_rung_is_refused_where_the_evidence_involves_other_random_variables():
+    with pm.Model():
+        x = CategoricalRBM("v", TINY.W, TINY.vbias, TINY.hbias)
+        s = pm.HalfNormal("s")
+        pm.Normal("y", mu=0.8 * x, sigma=s, observed=TINY_READS)
+        with pytest.raises(ValueError, match=r"tilt_every_rung=True needs .* involve \['s_log__'\]"):
+            CategoricalReplicaExchange([x], tilt_every_rung=True)
+        with pytest.raises(TypeError, match="tilt_every_rung must be True or False"):
+            CategoricalReplicaExchange([x], tilt_every_rung=1)
+
+
+# ----------------------------------------------------------------------------- bad start values
+@pytest.mark.parametrize("step_class", [None, CategoricalGibbs, CategoricalMetropolisedGibbs,
+                                        CategoricalReplicaExchange, CategoricalExactDraws],
+                         ids=["default", "gibbs", "metropolised", "replica-exchange", "exact-draws"])
+@pytest.mark.parametrize("start", [[5, 0, 0], [0, -1, 0]], ids=["too-large", "negative"])
+def test_a_start_label_out_of_range_is_refused_with_the_variable_and_value(step_class, start):
+    start = np.array(start)
+    before = start.copy()
+    with pm.Model():
+        CategoricalRBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias)
+        step = None if step_class is None else step_class()
+        bad = start[np.flatnonzero((start < 0) | (start >= Q))[0]]
+        with pytest.raises(ValueError, match=rf"start value of 'v' .* integer labels in \[0, 3\).*found {bad}"):
+            pm.sample(draws=5, tune=0, chains=1, step=step, initvals={"v": start}, random_seed=0,
+                      progressbar=False, compute_convergence_checks=False)
+    np.testing.assert_array_equal(start, before)
