@@ -40,6 +40,7 @@ from pymc_rbm.random_variable import (  # LogPartition, log_partition_mode, rbm_
     AUTO_ENUMERATION_BITS,
     RBMRV,
     LogPartition,
+    checked_estimate,
     core_parameters,
     given_log_partition,
     layer_sizes,
@@ -61,7 +62,7 @@ _INTERNAL_FILES = (os.path.dirname(__file__), *(os.path.dirname(m.__file__) for 
 
 
 def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
-    """The log-partition mode and the ``log_z`` input of the RV."""
+    """The log-partition mode, the ``log_z`` input of the RV and the fingerprint its logp checks (or None)."""
     if isinstance(log_partition, str):
         if log_partition not in ("auto", "exact"):
             raise ValueError(
@@ -72,7 +73,7 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
         if log_partition == "exact":
             if sizes is not None:  # refused here, before PyTensor tries to fold the enumeration of constants
                 check_enumerable(min(sizes), max_bits, n_other=max(sizes))
-            return "exact", pt.constant(0.0)
+            return "exact", pt.constant(0.0), None
         if sizes is None:
             raise ValueError(
                 "log_partition='auto' needs the layer sizes of W while the model is built, and they are not "
@@ -80,7 +81,7 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
             )
         n_small = min(sizes)
         if n_small <= max_bits:
-            return "exact", pt.constant(0.0)
+            return "exact", pt.constant(0.0), None
         log_partition = None
         random = random_ancestors(W, vbias, hbias)
         if random:
@@ -101,14 +102,14 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
             UserWarning,
             skip_file_prefixes=_INTERNAL_FILES,  # point at the user's line, through RBM(...) or RBM.dist(...)
         )
-        return "omitted", pt.constant(0.0)
+        return "omitted", pt.constant(0.0), None
     if log_partition is None:
-        return omitted_log_partition(W, vbias, hbias)
+        return (*omitted_log_partition(W, vbias, hbias), None)
+    fingerprint = None
     if isinstance(log_partition, LogPartitionEstimate):
-        if all(isinstance(x, Constant) for x in (W, vbias, hbias)):
-            log_partition.check_model(RBMParams(W.data, vbias.data, hbias.data))
+        fingerprint = checked_estimate(log_partition, RBMParams, W, vbias, hbias)
         log_partition = log_partition.log_z
-    return given_log_partition(log_partition)
+    return (*given_log_partition(log_partition), fingerprint)
 
 
 class RBM(Discrete):
@@ -135,8 +136,11 @@ class RBM(Discrete):
           parameters may be random variables; refused (with the size) when
           the smaller layer exceeds ``max_bits`` units.
         - a number, tensor or :class:`~pymc_rbm.estimators.LogPartitionEstimate`:
-          an estimate the user supplies (an estimate computed for another
-          model than constant ``W`` and biases is refused).
+          an estimate the user supplies. A ``LogPartitionEstimate`` computed
+          for another model than the parameters (constants, or data at their
+          current value) is refused, and so is one for parameters that
+          depend on random variables (their ``log Z`` changes with every
+          draw). A number or tensor is taken as it is.
         - ``None``: left out. Allowed only while the parameters are constants
           (then it changes nothing for sampling); refused otherwise.
         - ``"auto"`` (default): ``"exact"`` when the smaller layer has at most
@@ -160,6 +164,18 @@ class RBM(Discrete):
 
     Notes
     -----
+    Parameters that are data (``pm.Data``) with a ``LogPartitionEstimate``:
+    the estimate is ``log Z`` of their values when the model is built. After
+    ``pm.set_data`` gives them other values it no longer applies; forward
+    draws (``pm.sample_posterior_predictive``) are still right, as they do
+    not use ``log Z``, but evaluating the logp (``compile_logp``,
+    ``pm.compute_log_likelihood``, sampling) raises a ValueError saying so
+    instead of giving values off by the change of ``log Z``. To change the
+    parameters and ``log Z`` together, pass
+    ``log_partition=pm.Data("log_z", float(estimate))`` and set both with
+    ``pm.set_data`` (a tensor is not checked), or build the model again with an
+    estimate of the new parameters.
+
     Forward draws (``pm.draw``, ``pm.sample_prior_predictive``) are exact
     when a layer has at most ``max_bits`` units. Observed data must be binary
     with ``n_visible`` units in its last dimension; anything else is refused
@@ -209,12 +225,18 @@ class RBM(Discrete):
         log_partition="exact",
         max_bits=AUTO_ENUMERATION_BITS,
         gibbs_sweeps=1000,
+        estimate_fingerprint=None,
         size=None,
         rng=None,
     ):
         if rng is None:
             rng = pt.random.shared_rng(seed=None)
-        op = RBMRV(log_partition=log_partition, max_bits=max_bits, gibbs_sweeps=gibbs_sweeps)
+        op = RBMRV(
+            log_partition=log_partition,
+            max_bits=max_bits,
+            gibbs_sweeps=gibbs_sweeps,
+            estimate_fingerprint=estimate_fingerprint,
+        )
         return op(W, vbias, hbias, log_z, size=size, rng=rng, return_next_rng=True)[1]
 
     def __new__(cls, name, W, vbias, hbias, *args, observed=None, **kwargs):
@@ -244,12 +266,13 @@ class RBM(Discrete):
             )
         _check_static_shapes(W, vbias, hbias)
         _check_shape(kwargs.get("shape"), W)
-        mode, log_z = _resolve_log_partition(log_partition, W, vbias, hbias, max_bits)
+        mode, log_z, fingerprint = _resolve_log_partition(log_partition, W, vbias, hbias, max_bits)
         return super().dist(
             [W, vbias, hbias, log_z],
             log_partition=mode,
             max_bits=max_bits,
             gibbs_sweeps=gibbs_sweeps,
+            estimate_fingerprint=fingerprint,
             **kwargs,
         )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytensor
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
 from pymc.logprob.abstract import _logprob
@@ -25,6 +26,7 @@ from pytensor.gradient import grad_not_implemented
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Apply, Constant, Variable
 from pytensor.graph.op import Op
+from pytensor.graph.utils import MissingInputError
 from pytensor.graph.traversal import ancestors
 from pytensor.raise_op import Assert
 from pytensor.tensor.random.op import RandomVariable
@@ -47,6 +49,9 @@ __all__ = [
     "RBMRV",
     "EnumeratedLogPartition",
     "EnumeratedMoments",
+    "EstimateFingerprintCheck",
+    "checked_estimate",
+    "current_values",
     "core_parameters",
     "finite_params",
     "given_log_partition",
@@ -69,7 +74,9 @@ LOG_PARTITION_MODES = ("exact", "given", "omitted")
 # Under PyTensor's Numba backend the Ops below run their NumPy ``perform`` in
 # object mode, by design (the work is NumPy/BLAS, not per-element code).
 warnings.filterwarnings(
-    "ignore", message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV)", category=UserWarning
+    "ignore",
+    message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV|EstimateFingerprintCheck)",
+    category=UserWarning,
 )
 
 
@@ -158,6 +165,114 @@ def _float_inputs(*tensors) -> list:
     return [x if x.dtype in ("float32", "float64") else pt.cast(x, "float64") for x in tensors]
 
 
+class EstimateFingerprintCheck(Op):
+    """``log_z`` as it is, once the parameters are checked to be those the estimate ``log_z`` was computed for.
+
+    The logp of an RBM whose parameters are data (``pm.Data``) and whose
+    ``log Z`` is a :class:`~pymc_rbm.estimators.LogPartitionEstimate`: after
+    ``pm.set_data`` changes them, the estimate no longer applies, and the
+    evaluation raises a ValueError instead of giving a logp off by the change
+    of ``log Z``. Hashing the parameters costs one pass over them per
+    evaluation.
+
+    Parameters
+    ----------
+    fingerprint : str
+        :meth:`~pymc_rbm.params.RBMParams.fingerprint` of the parameters of the estimate.
+    params_type : type
+        The parameter class whose fingerprint it is (``RBMParams``, ``CategoricalRBMParams``).
+    """
+
+    __props__ = ("fingerprint", "params_type")
+
+    def __init__(self, fingerprint: str, params_type: type = RBMParams):
+        self.fingerprint = str(fingerprint)
+        self.params_type = params_type
+
+    def make_node(self, log_z, W, vbias, hbias):
+        log_z = pt.as_tensor_variable(log_z)
+        return Apply(self, [log_z, *_float_inputs(W, vbias, hbias)], [log_z.type()])
+
+    def perform(self, node, inputs, outputs):
+        log_z, *params = inputs
+        try:
+            now = self.params_type(*params).fingerprint()
+        except (TypeError, ValueError):  # not an RBM any more (shapes, NaN): not the estimate's model either
+            now = None
+        if now != self.fingerprint:
+            raise ValueError(
+                f"the estimate of log Z given as log_partition (log_z = {float(log_z):.6g}) was computed for other "
+                "values of W, vbias and hbias than they have now (pm.set_data changed them?), so the logp would be "
+                "off by the change of log Z. Build the model again with an estimate of log Z for the new values, or "
+                "give log_partition=pm.Data('log_z', ...) and set it together with the parameters"
+            )
+        outputs[0][0] = np.array(log_z)
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[0]]
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [cotangents[0], *(x.zeros_like() for x in inputs[1:])]
+
+
+def checked_estimate(estimate, params_type, W, vbias, hbias) -> str | None:
+    """Refuse a ``log Z`` estimate of another model than the current parameters; what the logp must still check.
+
+    Parameters
+    ----------
+    estimate : LogPartitionEstimate
+    params_type : type
+        ``RBMParams`` or ``CategoricalRBMParams``: the kind of model.
+    W, vbias, hbias : TensorVariable
+        The distribution's parameters: constants, data (``pm.Data``, checked
+        at its current value) or expressions of them.
+
+    Returns
+    -------
+    str or None
+        The estimate's fingerprint where a parameter is data that
+        ``pm.set_data`` can change (the logp checks it again with
+        :class:`EstimateFingerprintCheck`); None where they are constants or
+        the estimate has no fingerprint.
+
+    Raises
+    ------
+    ValueError
+        When the estimate was computed for other parameter values, or the
+        parameters depend on random variables (an estimate is ``log Z`` of one
+        fixed model, while theirs changes with every draw).
+    """
+    if estimate.fingerprint is None:
+        return None
+    random = random_ancestors(W, vbias, hbias)
+    if random:
+        raise ValueError(
+            f"log_partition={estimate!r} is log Z of one fixed model, but W or the biases depend on the random "
+            f"variable(s) {sorted({str(r) for r in random})}, so log Z changes with them; use "
+            "log_partition='exact' (small layers) or a tensor that computes log Z of the parameters"
+        )
+    values = current_values(W, vbias, hbias)
+    if values is not None:
+        estimate.check_model(params_type(*values))
+    if all(isinstance(x, Constant) for x in (W, vbias, hbias)):
+        return None
+    return estimate.fingerprint
+
+
+def current_values(*tensors) -> list | None:
+    """The values of tensors of constants and data (``pm.Data`` at its current value), or None when not computable.
+
+    Constants and shared variables are read; other expressions are computed
+    once, where their graph has no input other than constants and data.
+    """
+    if all(isinstance(x, (Constant, SharedVariable)) for x in tensors):
+        return [x.data if isinstance(x, Constant) else x.get_value(borrow=True) for x in tensors]
+    try:
+        return pytensor.function([], list(tensors), mode="FAST_COMPILE")()
+    except MissingInputError:
+        return None
+
+
 def finite_params(params_type, W, vbias, hbias):
     """``params_type(W, vbias, hbias)`` of numeric inputs, or None when they are not finite (an invalid point)."""
     if not (np.all(np.isfinite(W)) and np.all(np.isfinite(vbias)) and np.all(np.isfinite(hbias))):
@@ -205,13 +320,18 @@ class RBMRV(RandomVariable):
         Largest smaller layer enumerated, for ``log Z`` and for draws.
     gibbs_sweeps : int
         Sweeps of the approximate sampler used beyond ``max_bits``.
+    estimate_fingerprint : str, optional
+        With ``log_partition="given"``: the fingerprint of the parameters that
+        the given estimate of ``log Z`` was computed for, where they are data
+        that can change (``pm.set_data``); the logp refuses other values
+        (:class:`EstimateFingerprintCheck`). None: nothing to check.
     """
 
     name = "rbm"
     signature = "(v,h),(v),(h),()->(v)"
     dtype = "int64"
     _print_name = ("RBM", "\\operatorname{RBM}")
-    __props__ = RandomVariable.__props__ + ("log_partition", "max_bits", "gibbs_sweeps")
+    __props__ = RandomVariable.__props__ + ("log_partition", "max_bits", "gibbs_sweeps", "estimate_fingerprint")
 
     def __init__(
         self,
@@ -219,6 +339,7 @@ class RBMRV(RandomVariable):
         log_partition: str = "exact",
         max_bits: int = AUTO_ENUMERATION_BITS,
         gibbs_sweeps: int = 1000,
+        estimate_fingerprint: str | None = None,
         **kwargs,
     ):
         if log_partition not in LOG_PARTITION_MODES:
@@ -226,6 +347,7 @@ class RBMRV(RandomVariable):
         self.log_partition = log_partition
         self.max_bits = int(max_bits)
         self.gibbs_sweeps = int(gibbs_sweeps)
+        self.estimate_fingerprint = estimate_fingerprint
         super().__init__(*args, **kwargs)
 
     def rng_fn(self, rng, W, vbias, hbias, log_z, size):
@@ -286,6 +408,8 @@ def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
     if op.log_partition == "exact":
         logp = logp - LogPartition(op.max_bits)(W, vbias, hbias)
     elif op.log_partition == "given":
+        if op.estimate_fingerprint is not None:
+            log_z = EstimateFingerprintCheck(op.estimate_fingerprint, RBMParams)(log_z, W, vbias, hbias)
         logp = logp - log_z
     binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
     logp = pt.switch(binary, logp, -np.inf)
@@ -360,10 +484,11 @@ def random_ancestors(*tensors) -> list:
 
 
 def parameter_tensor(value, name: str):
-    """A float64 tensor of a distribution's parameter; constants are checked now (finite, real, numeric).
+    """A tensor of a distribution's parameter; constants are checked now (finite, real, numeric) and made float64.
 
     PyTensor variables (random variables, ``pm.Data``, expressions) pass as
-    they are. Anything else is converted with ``np.asarray`` first, so
+    they are, in their own dtype (float32 under ``floatX="float32"``; the
+    enumeration Ops compute in float64 whatever it is). Anything else is converted with ``np.asarray`` first, so
     arrays of other libraries (objects with ``__array__``, e.g. torch or JAX
     arrays on the CPU) work, and a NaN, an infinity, a complex or
     non-numeric entry is refused with the parameter's name before the model

@@ -20,6 +20,9 @@ from pymc_rbm.estimators import (
     log_partition_exact,
 )
 
+# the check of a log Z estimate against pm.Data parameters runs in Numba's object mode on purpose, as the other Ops
+pytestmark = pytest.mark.filterwarnings("ignore:Numba will use object mode to run EstimateFingerprintCheck:UserWarning")
+
 
 def _logp_all_states(params, **kwargs):
     v = RBM.dist(params.W, params.vbias, params.hbias, **kwargs)
@@ -119,6 +122,64 @@ def test_given_estimate_is_subtracted():
         v = RBM.dist(params.W, params.vbias, params.hbias, log_partition=given)
         assert log_partition_mode(v) == "given"
         assert logsumexp(pm.logp(v, binary_states(4).astype(np.int64)).eval()) == pytest.approx(0, abs=1e-12)
+
+
+_DATA = np.random.default_rng(8).integers(0, 2, (5, 6))
+
+
+def _data_model(params, log_partition, hbias=None):
+    """An RBM on pm.Data W (and hbias where given) with ``log_partition``; its model and compiled logp."""
+    with pm.Model() as model:
+        W = pm.Data("W", params.W)
+        c = params.hbias if hbias is None else pm.Data("c", hbias)
+        RBM("v", W, params.vbias, c, log_partition=log_partition, observed=_DATA)
+    return model, model.compile_logp()
+
+
+def test_estimate_of_another_model_is_refused_for_data_parameters():
+    params, other = RBMParams.random(6, 4, rng=1), RBMParams.random(6, 4, rng=2)
+    W_before = params.W.copy()
+    with pytest.raises(ValueError, match="'exact' estimate of log Z .* computed for another model"):
+        _data_model(params, log_partition_exact(other))
+    with pytest.raises(ValueError, match="computed for another model"):  # W is the estimate's, the data hbias not
+        _data_model(params, log_partition_exact(params), hbias=params.hbias + 0.5)
+    np.testing.assert_array_equal(params.W, W_before)
+    _data_model(params, log_partition_exact(params), hbias=params.hbias)  # the estimate's own model is taken
+
+
+def test_estimate_of_data_parameters_is_exact_until_set_data_changes_them():
+    params, other = RBMParams.random(6, 4, rng=1), RBMParams.random(6, 4, rng=2)
+    expected = log_likelihood(params, _DATA).sum()
+    model, logp = _data_model(params, log_partition_exact(params))
+    assert logp({}) == pytest.approx(expected, abs=1e-10)
+    with model:
+        pm.set_data({"W": other.W})
+        with pytest.raises(ValueError, match="other values of W, vbias and hbias .*pm.set_data"):
+            logp({})
+        with pytest.raises(ValueError, match="pm.set_data"):
+            model.compile_logp()({})
+        assert pm.draw(model["v"], random_seed=0).shape == (5, 6)  # draws do not use log Z
+        pm.set_data({"W": params.W})
+    assert logp({}) == pytest.approx(expected, abs=1e-10)
+
+
+def test_data_log_z_set_together_with_the_parameters_is_not_checked():
+    params = RBMParams.random(6, 4, rng=1)
+    other = RBMParams(RBMParams.random(6, 4, rng=2).W, params.vbias, params.hbias)  # another W, the same biases
+    with pm.Model() as model:
+        W, log_z = pm.Data("W", params.W), pm.Data("log_z", log_partition_exact(params).log_z)
+        RBM("v", W, params.vbias, params.hbias, log_partition=log_z, observed=_DATA)
+        logp = model.compile_logp()
+        pm.set_data({"W": other.W, "log_z": log_partition_exact(other).log_z})
+    assert logp({}) == pytest.approx(log_likelihood(other, _DATA).sum(), abs=1e-10)
+
+
+def test_estimate_refused_for_random_parameters():
+    params = RBMParams.random(6, 4, rng=1)
+    with pm.Model():
+        W = pm.Normal("W", shape=(6, 4))
+        with pytest.raises(ValueError, match=r"one fixed model.*\['W'\].*log_partition='exact'"):
+            RBM("v", W, params.vbias, params.hbias, log_partition=log_partition_exact(params))
 
 
 def test_exact_too_large_is_refused_with_the_size():
