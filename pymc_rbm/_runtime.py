@@ -10,6 +10,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 __all__ = [
     "LOG_EVERY_SECONDS",
     "Progress",
@@ -21,6 +23,7 @@ __all__ = [
     "map_blocks",
     "on_one_blas_thread",
     "single_blas_thread",
+    "spawn",
 ]
 
 #: Products of at least this many multiply-adds may be split over BLAS threads (OpenBLAS forms smaller ones on
@@ -140,7 +143,31 @@ def chain_blocks(n_chains: int, rng) -> tuple[list[slice], list]:
     """
     n_blocks = max(1, -(-int(n_chains) // CHAINS_PER_BLOCK))
     bounds = [n_chains * i // n_blocks for i in range(n_blocks + 1)]
-    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])], rng.spawn(n_blocks)
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])], spawn(rng, n_blocks)
+
+
+def spawn(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
+    """``n`` independent child generators of ``rng``: ``rng.spawn(n)``, also where its seed cannot spawn.
+
+    A generator made from a legacy ``numpy.random.RandomState`` (``np.random.default_rng(RandomState(0))``)
+    has no seed sequence to spawn from; its children are then spawned from a seed sequence seeded by four
+    of its own draws, so they depend on its state only (and advance it, as scikit-learn's use of a
+    RandomState does).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n : int
+
+    Returns
+    -------
+    list of numpy.random.Generator
+    """
+    try:
+        return rng.spawn(n)
+    except TypeError:
+        seed = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+        return [np.random.default_rng(child) for child in seed.spawn(n)]
 
 
 _POOL: ThreadPoolExecutor | None = None

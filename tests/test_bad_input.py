@@ -451,6 +451,29 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      Warns(RuntimeWarning, "collapsed",
            lambda r, i: r.stderr >= np.std(r.diagnostics["log_z_runs"], ddof=1) - 1e-12
            and r.diagnostics["stderr_rule"] == "spread")),
+    ("estimators: categorical exact takes rng= as binary does (issue 49)",
+     lambda i: est.log_partition(_categorical(), "exact", rng=3),
+     Ok(lambda r, i: r.log_z == est.log_partition(_categorical(), "exact").log_z)),
+    ("estimators: a legacy RandomState seeds AIS (issue 49)",
+     lambda i: est.ais(i["p"], n_chains=4, n_steps=10, rng=np.random.RandomState(0)),
+     Ok(lambda r, i: r.log_z == est.ais(i["p"], n_chains=4, n_steps=10, rng=np.random.RandomState(0)).log_z)),
+    ("estimators: TAP with a fractional number of starts (issue 49)", lambda i: est.log_partition_tap(i["p"], n_starts=2.5),
+     Raises(ValueError, "n_starts must be a positive integer, got 2.5")),
+    ("estimators: mixture mean field with init_scale NaN (issue 49)",
+     lambda i: est.log_partition_mixture_mean_field(i["p"], init_scale=np.nan),
+     Raises(ValueError, "init_scale must be a finite number")),
+    ("estimators: AIS from base biases that overflow (issue 49)",
+     lambda i: est.ais(i["p"], n_chains=4, n_steps=10, base=np.full(6, 1e308), rng=0),
+     Raises(ValueError, "overflow the base's log partition function")),
+    ("estimators: RTS on W = 0 is exact and quiet (issue 49)",
+     lambda i: est.rts(RBMParams(np.zeros((6, 4)), np.zeros(6), np.zeros(4)), rng=0),
+     Ok(lambda r, i: abs(r.log_z - 10 * np.log(2.0)) < 1e-9)),
+    ("estimators: AIS whose runs all have one weight warns (issue 49)",
+     lambda i: est.ais(RBMParams(i["W"], np.full(6, -1e3), np.full(4, -1e3)), n_chains=20, n_steps=50, rng=1),
+     Warns(RuntimeWarning, "same log weight", lambda r, i: r.diagnostics["checks"]["distinct_weights"] == 1)),
+    ("estimators: AIS on one of two modes warns (issue 46)",
+     lambda i: est.ais(_two_modes(), n_chains=20, n_steps=200, rng=0),
+     Warns(RuntimeWarning, "no chain visited", lambda r, i: r.log_z < est.log_partition_exact(_two_modes()).log_z - 0.5)),
     # --- training -------------------------------------------------------------------------------------
     ("training: learning rate 1e6 (issue 15)", lambda i: _fit(i["bas"], method="exact", learning_rate=1e6, n_updates=20,
                                                               eval_every=5),
@@ -599,6 +622,17 @@ def _resized_data_w(what: str):
         logp = model.compile_logp()
         pm.set_data({"W": np.zeros((6, 5))})
         return logp({"v": np.zeros(6, dtype=np.int64)}) if what == "logp" else pm.draw(v)
+
+
+def _categorical():
+    from pymc_rbm import CategoricalRBMParams
+
+    return CategoricalRBMParams.random(4, 3, 2, rng=0)
+
+
+def _two_modes():
+    """All units off or all on, at the same energy (12 x 8)."""
+    return RBMParams(np.full((12, 8), 1.5), np.full(12, -6.0), np.full(8, -9.0))
 
 
 def _replica_exchange():

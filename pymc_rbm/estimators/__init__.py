@@ -126,6 +126,7 @@ def _categorical_log_partition_exact(params: CategoricalRBMParams, **options) ->
     from pymc_rbm.categorical.exact import MAX_ENUMERATED_STATES, enumeration_plan
     from pymc_rbm.categorical.exact import log_partition_exact as categorical_exact
 
+    options.pop("rng", None)  # exact: no randomness, as for binary units
     max_states = options.pop("max_states", MAX_ENUMERATED_STATES)
     plan = enumeration_plan(params, max_states)
     return LogPartitionEstimate(
@@ -141,6 +142,7 @@ def _gaussian_log_partition_exact(params, **options) -> LogPartitionEstimate:
     """:func:`pymc_rbm.gaussian.exact.log_partition_exact` (the hidden layer enumerated) as an estimate of ``log Z``."""
     from pymc_rbm.gaussian.exact import log_partition_exact as gaussian_exact
 
+    options.pop("rng", None)
     return LogPartitionEstimate(
         fingerprint=params.fingerprint(),
         log_z=gaussian_exact(params, **options),

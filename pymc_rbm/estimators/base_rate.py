@@ -188,6 +188,13 @@ def base_rate_vbias(params: RBMParams, data=None, *, base=None, smoothing: float
     b = np.array(base, dtype=np.float64, copy=True)
     if b.shape != (n,) or not np.all(np.isfinite(b)):
         raise ValueError(f"base biases must be {n} finite numbers, got shape {b.shape}")
+    with np.errstate(over="ignore"):
+        log_z = float(np.logaddexp(0.0, b).sum())
+    if not np.isfinite(log_z):
+        raise ValueError(
+            f"base biases as large as {np.abs(b).max():.3g} overflow the base's log partition function; "
+            "give base-rate logits of a sensible size (a probability p is the logit log(p / (1 - p)))"
+        )
     return b
 
 

@@ -308,6 +308,8 @@ def mixture_mean_field_arrays(
         raise ValueError(f"n_components must be >= 1, got {n_components!r}")
     if n_starts < 1:
         raise ValueError(f"n_starts must be >= 1, got {n_starts!r}")
+    if not (np.isfinite(init_scale) and init_scale >= 0.0):
+        raise ValueError(f"init_scale must be a finite number >= 0, got {init_scale!r}")
     temps = check_temperatures(temperatures)
     rng = np.random.default_rng(0 if rng is None else rng)
     B, n = b.shape

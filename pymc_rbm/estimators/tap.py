@@ -42,6 +42,7 @@ from scipy.special import log_expit
 
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.tap_equations import TAPSolution, check_order, solve_tap, tap_free_energy, tap_pair_moments
+from pymc_rbm.validation import check_positive_int
 from pymc_rbm.params import RBMParams
 
 __all__ = [
@@ -233,6 +234,8 @@ def log_partition_tap(
     (True, True)
     """
     order = check_order(order, (2, 3))
+    n_starts = check_positive_int(n_starts, "n_starts")
+    n_data_starts = check_positive_int(n_data_starts, "n_data_starts", 0)
     sol, best = solve_tap(
         params,
         order=order,

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from pymc_rbm._runtime import spawn
 from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
 from pymc_rbm.training.families import INITS, family_for, family_of
@@ -188,7 +189,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
         check_resume(checkpoint, config, params, chains, n_updates, fingerprint)
         params, chains = checkpoint.params, checkpoint.chains
 
-    init_rng, train_rng, eval_rng = np.random.default_rng(rng).spawn(3)
+    init_rng, train_rng, eval_rng = spawn(np.random.default_rng(rng), 3)
     params = family.astype(initial_params(family, n_visible, n_hidden, params, init_scale, init_rng, init, v), dtype)
     phase = negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden,
                            family)
