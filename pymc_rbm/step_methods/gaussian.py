@@ -170,8 +170,9 @@ def replica_exchange_pays(var, model=None) -> bool:
 
     True for a free :class:`~pymc_rbm.gaussian.distribution.GaussianRBM` variable whose
     parameters are constants or data and whose other model terms, if any,
-    are per-unit evidence (:func:`~pymc_rbm.step_methods.structure.factorises_over_units`),
-    which the cold replica's sweeps take in as a tilt (:class:`GaussianStep`).
+    are per-unit evidence (:func:`~pymc_rbm.step_methods.structure.factorisation`: elementwise readings of the
+    units, readings by constant indices or slices such as ``v[:, :3]``, and sums of them such as a summed
+    ``pm.Potential``), which the cold replica's sweeps take in as a tilt (:class:`GaussianStep`).
     Where another term couples the units, the step would propose from the
     RBM alone and accept by ``L``, which an informative likelihood rarely
     accepts: NUTS samples that posterior instead.

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 import pytensor.tensor as pt
 from pytensor.graph.basic import Constant
-from pytensor.graph.traversal import ancestors, io_toposort
+from pytensor.graph.traversal import io_toposort
 from pytensor.raise_op import CheckAndRaise
 from pytensor.scalar.basic import AND, Add, Mul, Neg, Sub
 from pytensor.tensor.basic import (
@@ -321,15 +321,23 @@ def factorised_axes(terms, value_var) -> tuple | None:
 
 
 def factorises_over_units(terms, value_var) -> bool:
-    """Whether every term keeps every axis of ``value_var`` (:func:`axis_map`): ``log L`` is a sum of pieces
-    that each involve one unit of one row."""
-    maps = factorised_axes(terms, value_var)
-    return maps is not None and all(None not in m for m in maps)
+    """Whether ``log L`` is a sum of pieces that each involve one unit of one row (:func:`factorisation`)."""
+    return factorisation(terms, value_var).structure == "units"
 
 
 # ----------------------------------------------------------------------------- sums of pieces
 def _involves(graph, value_var) -> bool:
-    return value_var in set(ancestors([graph]))
+    """Whether ``graph`` depends on the values of ``value_var`` (not only on its shape)."""
+    seen, stack = set(), [graph]
+    while stack:
+        x = stack.pop()
+        if x is value_var:
+            return True
+        if x in seen or x.owner is None or isinstance(x.owner.op, (Shape, Shape_i)):
+            continue
+        seen.add(x)
+        stack.extend(x.owner.inputs)
+    return False
 
 
 def _static(x) -> bool:
@@ -428,15 +436,23 @@ def _reduce(labels, axes):
 
 
 def _constant_value(x):
-    """The value of a constant (an index), or :class:`_Unreadable`."""
+    """The value of a graph of constants and static shapes (an index, such as the ``arange`` of PyMC's
+    ``take_along_axis``), computed op by op; :class:`_Unreadable` where it depends on anything else."""
     if isinstance(x, Constant):
         return np.asarray(x.data)
-    if getattr(x.type, "ndim", 0) == 0:
-        try:
-            return np.asarray(get_underlying_scalar_constant_value(x))
-        except (NotScalarConstantError, TypeError, ValueError):
-            pass
-    raise _Unreadable(f"the index {x} is not a constant")
+    node = x.owner
+    if node is not None and isinstance(node.op, (Shape, Shape_i)) and _static(node.inputs[0]):
+        shape = np.array(node.inputs[0].type.shape, dtype=np.int64)
+        return shape if isinstance(node.op, Shape) else shape[node.op.i]
+    if node is None or len(node.outputs) != 1:
+        raise _Unreadable(f"the index {x} is not a constant")
+    storage = [[None]]
+    inputs = [_constant_value(i) for i in node.inputs]
+    try:
+        node.op.perform(node, inputs, storage)
+    except Exception as error:  # noqa: BLE001 - an op without a Python implementation: not folded
+        raise _Unreadable(f"the index {x} could not be computed ({type(error).__name__})") from error
+    return np.asarray(storage[0][0])
 
 
 def _no_labels(x):
@@ -565,8 +581,8 @@ def unit_labels(term, value_var, labels, what: str = "units") -> tuple:
         found = maps[term] if term in maps else _no_labels(term)
         if isinstance(found, _Conditions):
             raise _Unreadable("only a check involves the value")
-    except _Unreadable as error:
-        return None, str(error)
+    except _Unreadable as error:  # where labels were combined before, that is the reason
+        return None, first_mixed or str(error)
     return found, first_mixed if (found == MIXED).any() else ""
 
 
