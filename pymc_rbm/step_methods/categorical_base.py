@@ -105,12 +105,13 @@ class CategoricalStep(LayerStep):
             )
 
     def _unit_evidence(self, point):
-        """``ℓ_{ki}(c) - ℓ_{ki}(r_{ki})`` for every row ``k``, unit ``i`` and label ``c``, shape (n_chains, n_visible, q).
+        """``ℓ_{ki}(c) - ℓ_{ki}(0)`` for every row ``k``, unit ``i`` and label ``c``, shape (n_chains, n_visible, q).
 
         From one vectorised evaluation of the row terms at ``q·n + 1`` states
-        (a reference state ``r``, then unit ``i`` of every row set to ``c``);
-        the offset ``ℓ_{ki}(r_{ki})`` is the same for every label of a unit,
-        so it changes no conditional. The reference is the point's state where
+        (a reference state ``r``, then unit ``i`` of every row set to ``c``).
+        Where ``L`` rules out label 0 of a unit the offset is ``ℓ_{ki}(r_{ki})``
+        instead: the same for every label of the unit, it changes no
+        conditional. The reference is the point's state where
         the terms are finite there (a chain's state), else the state a random
         start replaced (a clamp of observed cells rules out most others), else
         all labels 0. None (the step then corrects by Metropolis instead)
@@ -134,6 +135,8 @@ class CategoricalStep(LayerStep):
         with np.errstate(invalid="ignore"):
             ev = (values[1:] - base).reshape(q, n, rows).transpose(2, 1, 0)
         ev = np.where(np.isnan(ev), -np.inf, ev)
+        offset = ev[..., :1]
+        ev = np.where(np.isfinite(offset), ev - offset, ev)  # relative to label 0 where L allows it
         return np.maximum(ev, -1e300)  # -inf (a label L rules out) as a finite field of probability 0
 
     def _tilted(self, target):
