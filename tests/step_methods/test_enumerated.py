@@ -433,7 +433,7 @@ def test_default_choice(params):
         assert list(assign_step_methods(likelihood)[1]) == [ReplicaExchange]
     with pm.Model() as potential:
         v = RBM("v", params.W, params.vbias, params.hbias)
-        pm.Potential("rest", v.sum())
+        pm.Potential("rest", v[0] * v[1])  # couples two units (v.sum() would be per-unit evidence)
         assert list(assign_step_methods(potential)[1]) == [ReplicaExchange]
     with pm.Model() as random:
         s = pm.HalfNormal("s")

@@ -15,8 +15,10 @@ themselves are checked by fixed-seed runs against exact means and mixture
 weights, replica exchange rung by rung (negative control: a wrong swap
 energy), and inside larger models against closed-form posteriors: a Normal
 reading of each unit (the quadratic tilt is exact, every move accepted), a
-Student-t reading (the tilt a proposal) and a term that couples the units
-(the Metropolis correction; NUTS by default).
+Student-t reading (the tilt a proposal), the same Normal reading of some
+units of each row written as a slice or a summed Potential (still the
+replica exchange, not NUTS) and a term that couples the units (the
+Metropolis correction; NUTS by default).
 """
 
 from __future__ import annotations
@@ -270,6 +272,33 @@ def test_a_term_that_couples_the_units_is_corrected_and_left_to_nuts():
         assert np.abs(means - exact).max() <= 0.08, step.__name__  # about 1 move in 5 accepted: noisier
         assert 0.05 < accept < 0.99
     assert chosen == [pm.NUTS]
+
+
+SOME = np.array([[1.0], [-0.5]])  # y_k ~ N(v_k0, s): unit 0 of each of two rows read, unit 1 not
+READINGS = {
+    "sliced Normal": lambda v, s: pm.Normal("y", v[:, :1], s, observed=SOME),
+    "summed Potential": lambda v, s: pm.Potential("lik", pm.logp(pm.Normal.dist(v[:, :1], s), SOME).sum()),
+}
+
+
+@pytest.mark.parametrize("form", list(READINGS))
+def test_a_sliced_or_summed_reading_of_some_units_keeps_replica_exchange(form):
+    """``y_k ~ N(v[k, 0], s)`` for two rows, written ``pm.Normal(v[:, :1])`` or as a summed Potential: per-unit
+    evidence, so ``pm.sample`` keeps replica exchange (not NUTS), the tilt is the exact conditional (every move
+    accepted), and each row's posterior mean is the conjugate one."""
+    s = 0.8
+    with pm.Model() as model:
+        v = GaussianRBM("v", LIK.W, LIK.vbias, LIK.hbias, LIK.sigma, shape=(2, 2))
+        READINGS[form](v, s)
+        _, chosen = assign_step_methods(model)
+        idata = pm.sample(draws=3000, tune=300, chains=2, cores=1, random_seed=5, progressbar=False,
+                          compute_convergence_checks=False)
+    assert list(chosen) == [GaussianReplicaExchange]
+    assert float(idata.sample_stats["accept"].min()) > 1 - 1e-9
+    means = idata.posterior["v"].mean(("chain", "draw")).values
+    for k in range(2):
+        exact = conjugate_posterior_mean(LIK, SOME[k], np.array([[1.0, 0.0]]), s)
+        assert np.abs(means[k] - exact).max() <= 0.06, (k, means[k], exact)
 
 
 def test_random_parameters_are_left_to_nuts_and_refused_by_replica_exchange():
