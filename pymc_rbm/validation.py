@@ -12,7 +12,6 @@ import numpy as np
 __all__ = [
     "check_binary",
     "check_bool",
-    "check_estimate_of",
     "check_float_array",
     "check_float_dtype",
     "check_positive_int",
@@ -308,41 +307,3 @@ def read_npz_array(archive, key: str, path) -> np.ndarray:
         return archive[key]
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
         raise ValueError(f"{path}: the array {key!r} is corrupt or truncated ({err})") from None
-
-
-def check_estimate_of(estimate, make_params, tensors) -> float:
-    """The ``log_z`` of a log-partition estimate, after refusing one computed for another model.
-
-    Parameters
-    ----------
-    estimate : LogPartitionEstimate
-        The estimate a distribution was given as ``log_partition``.
-    make_params : callable
-        Builds the model's parameters (``CategoricalRBMParams``, ...) from the
-        values of ``tensors``.
-    tensors : sequence of PyTensor variables
-        The distribution's parameters. The estimate is checked only where all
-        of them have values now (constants, or data: shared variables); random
-        parameters have none, and the estimate is then taken as it is.
-
-    Returns
-    -------
-    float
-        ``estimate.log_z``.
-
-    Raises
-    ------
-    ValueError
-        The estimate's fingerprint is not that of the model
-        (:meth:`~pymc_rbm.estimators.LogPartitionEstimate.check_model`).
-    """
-    values = []
-    for x in tensors:
-        if hasattr(x, "get_value"):  # pm.Data / shared variable
-            values.append(np.asarray(x.get_value(borrow=True)))
-        elif hasattr(x, "data") and getattr(x, "owner", None) is None:  # a constant
-            values.append(np.asarray(x.data))
-        else:
-            return estimate.log_z
-    estimate.check_model(make_params(*values))
-    return estimate.log_z

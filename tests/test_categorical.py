@@ -460,3 +460,25 @@ def test_a_non_finite_log_partition_is_refused(kind, value):
                 RBM("v", p.W, p.vbias, p.hbias, log_partition=value, observed=[[0, 1, 1]])
         else:
             _model([[0, 1, 2, 1]], log_partition=value)
+
+
+def test_an_estimate_is_checked_against_data_parameters_and_refused_for_random_ones():
+    import pymc as pm
+
+    from pymc_rbm.categorical import CategoricalRBM
+    from pymc_rbm.estimators import log_partition
+
+    own, other = log_partition(CP, "exact"), CategoricalRBMParams.random(4, 3, 2, rng=1)
+    with pm.Model() as model:
+        W = pm.Data("W", CP.W)
+        CategoricalRBM("v", W, CP.vbias, CP.hbias, log_partition=own, observed=[[0, 1, 2, 1]])
+    assert_allclose(float(model.compile_logp()({})), log_prob_exact([[0, 1, 2, 1]], CP).sum(), rtol=1e-12)
+    with model:
+        pm.set_data({"W": other.W})  # the estimate no longer applies: the logp says so instead of being off
+    with pytest.raises(ValueError, match="computed for other values of W, vbias and hbias"):
+        model.compile_logp()({})
+    with pytest.raises(ValueError, match="computed for another model"), pm.Model():
+        CategoricalRBM("v", pm.Data("W", other.W), CP.vbias, CP.hbias, log_partition=own, observed=[[0, 1, 2, 1]])
+    with pytest.raises(ValueError, match=r"log Z of one fixed model.*\['s'\]"), pm.Model():
+        s = pm.HalfNormal("s")
+        CategoricalRBM("v", s * CP.W, CP.vbias, CP.hbias, log_partition=own, observed=[[0, 1, 2, 1]])

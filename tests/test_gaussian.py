@@ -229,3 +229,17 @@ def test_missing_cells_are_imputed():
     x = 0.7
     expected = log_prob_exact(np.array([[0.5, x, -1.0], [0.1, 0.2, 0.3]]), G).sum()
     assert_allclose(float(model.compile_logp()({"v_unobserved": np.array([x])})), expected, rtol=1e-12)
+
+
+def test_an_estimate_is_checked_against_data_parameters_and_refused_for_random_ones():
+    from pymc_rbm.estimators import log_partition
+    from pymc_rbm.gaussian import GaussianRBM
+
+    data = np.zeros((1, 3))
+    other = GaussianRBMParams.random(3, 2, rng=1)
+    with pytest.raises(ValueError, match="computed for another model"), pm.Model():
+        GaussianRBM("v", pm.Data("W", other.W), G.vbias, G.hbias, G.sigma, log_partition=log_partition(G),
+                    observed=data)
+    with pytest.raises(ValueError, match=r"log Z of one fixed model.*\['s'\]"), pm.Model():
+        s = pm.HalfNormal("s")
+        GaussianRBM("v", G.W, G.vbias, G.hbias, s * G.sigma, log_partition=log_partition(G), observed=data)

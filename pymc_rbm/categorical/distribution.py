@@ -25,9 +25,15 @@ from pytensor.graph.basic import Constant
 
 from pymc_rbm.categorical import MAX_ENUMERATED_STATES, CategoricalRBMParams, as_labels, enumeration_plan
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.validation import check_estimate_of, check_positive_int
+from pymc_rbm.validation import check_positive_int
 from pymc_rbm.categorical.random_variable import CategoricalRBMRV, categorical_sizes, core_parameters
-from pymc_rbm.random_variable import given_log_partition, omitted_log_partition, parameter_tensor, random_ancestors
+from pymc_rbm.random_variable import (
+    checked_estimate,
+    given_log_partition,
+    omitted_log_partition,
+    parameter_tensor,
+    random_ancestors,
+)
 
 __all__ = [
     "CategoricalRBM",
@@ -77,8 +83,8 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_states):
         return "omitted", pt.constant(0.0)
     if log_partition is None:
         return omitted_log_partition(W, vbias, hbias)
-    if isinstance(log_partition, LogPartitionEstimate):
-        log_partition = check_estimate_of(log_partition, CategoricalRBMParams, (W, vbias, hbias))
+    if isinstance(log_partition, LogPartitionEstimate):  # checked against the model by dist
+        log_partition = log_partition.log_z
     return given_log_partition(log_partition)
 
 
@@ -103,8 +109,11 @@ class CategoricalRBM(Discrete):
         fewer configurations (``2**n_hidden`` or ``n_states**n_visible``) at
         every evaluation, differentiably, and is refused beyond ``max_states``;
         a finite number, tensor or :class:`~pymc_rbm.estimators.LogPartitionEstimate`
-        is an estimate (one computed for another model than constant or data
-        parameters is refused); ``None`` leaves ``log Z`` out
+        is an estimate (a ``LogPartitionEstimate`` computed for another model
+        than the parameters, constants or data at their current value, is
+        refused, and so is one for random parameters; where the parameters
+        are data, the logp raises once ``pm.set_data`` has changed them);
+        ``None`` leaves ``log Z`` out
         (constant parameters only); ``"auto"`` (default) is ``"exact"`` within
         ``max_states``, else ``None`` with a warning for constants, else an error.
     max_states : int, default 2**20
@@ -147,10 +156,11 @@ class CategoricalRBM(Discrete):
 
     @classmethod
     def rv_op(cls, W, vbias, hbias, log_z, *, log_partition="exact", max_states=MAX_ENUMERATED_STATES,
-              gibbs_sweeps=1000, size=None, rng=None):
+              gibbs_sweeps=1000, estimate_fingerprint=None, size=None, rng=None):
         if rng is None:
             rng = pt.random.shared_rng(seed=None)
-        op = CategoricalRBMRV(log_partition=log_partition, max_states=max_states, gibbs_sweeps=gibbs_sweeps)
+        op = CategoricalRBMRV(log_partition=log_partition, max_states=max_states, gibbs_sweeps=gibbs_sweeps,
+                              estimate_fingerprint=estimate_fingerprint)
         return op(W, vbias, hbias, log_z, size=size, rng=rng, return_next_rng=True)[1]
 
     def __new__(cls, name, W, vbias, hbias, *args, observed=None, **kwargs):
@@ -177,9 +187,12 @@ class CategoricalRBM(Discrete):
                 raise ValueError(f"{what} ({got}) do not match W of shape {sw}")
         if sw[1] is not None and sw[1] < 2:
             raise ValueError(f"categorical units need at least 2 states, W has shape {sw}")
+        fingerprint = None
+        if isinstance(log_partition, LogPartitionEstimate):
+            fingerprint = checked_estimate(log_partition, CategoricalRBMParams, W, vbias, hbias)
         mode, log_z = _resolve_log_partition(log_partition, W, vbias, hbias, max_states)
         return super().dist([W, vbias, hbias, log_z], log_partition=mode, max_states=max_states,
-                            gibbs_sweeps=gibbs_sweeps, **kwargs)
+                            gibbs_sweeps=gibbs_sweeps, estimate_fingerprint=fingerprint, **kwargs)
 
     def support_point(rv, size, W, vbias, hbias, log_z):
         """One mean-field pass: each unit's most probable label given ``h = sigmoid(hbias)``."""

@@ -35,7 +35,12 @@ from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.energy import RBMTensors
-from pymc_rbm.random_variable import LOG_PARTITION_MODES, EnumeratedLogPartition, EnumeratedMoments
+from pymc_rbm.random_variable import (
+    LOG_PARTITION_MODES,
+    EnumeratedLogPartition,
+    EnumeratedMoments,
+    EstimateFingerprintCheck,
+)
 
 __all__ = [
     "CategoricalLogPartition",
@@ -90,20 +95,26 @@ class CategoricalRBMRV(RandomVariable):
     Exact (:func:`~pymc_rbm.categorical.sample_exact`) where a layer has at
     most ``max_states`` configurations; otherwise ``gibbs_sweeps`` block-Gibbs
     sweeps from uniformly random labels per draw, with a warning.
+    ``estimate_fingerprint`` (with ``log_partition="given"``, parameters that
+    are data): the fingerprint of the parameters the given estimate of
+    ``log Z`` was computed for; the logp refuses other values
+    (:class:`~pymc_rbm.random_variable.EstimateFingerprintCheck`).
     """
 
     name = "categorical_rbm"
     signature = "(v,q,h),(v,q),(h),()->(v)"
     dtype = "int64"
     _print_name = ("CategoricalRBM", "\\operatorname{CategoricalRBM}")
-    __props__ = RandomVariable.__props__ + ("log_partition", "max_states", "gibbs_sweeps")
+    __props__ = RandomVariable.__props__ + ("log_partition", "max_states", "gibbs_sweeps", "estimate_fingerprint")
 
-    def __init__(self, *args, log_partition="exact", max_states=MAX_ENUMERATED_STATES, gibbs_sweeps=1000, **kwargs):
+    def __init__(self, *args, log_partition="exact", max_states=MAX_ENUMERATED_STATES, gibbs_sweeps=1000,
+                 estimate_fingerprint=None, **kwargs):
         if log_partition not in LOG_PARTITION_MODES:
             raise ValueError(f"log_partition mode must be one of {LOG_PARTITION_MODES}, got {log_partition!r}")
         self.log_partition = log_partition
         self.max_states = int(max_states)
         self.gibbs_sweeps = int(gibbs_sweeps)
+        self.estimate_fingerprint = estimate_fingerprint
         super().__init__(*args, **kwargs)
 
     def rng_fn(self, rng, W, vbias, hbias, log_z, size):
@@ -157,6 +168,8 @@ def _categorical_rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwarg
     if op.log_partition == "exact":
         logp = logp - CategoricalLogPartition(op.max_states)(W, vbias, hbias)
     elif op.log_partition == "given":
+        if op.estimate_fingerprint is not None:
+            log_z = EstimateFingerprintCheck(op.estimate_fingerprint, CategoricalRBMParams)(log_z, W, vbias, hbias)
         logp = logp - log_z
     valid = pt.all(pt.ge(value, 0) & pt.lt(value, q), axis=-1)
     logp = pt.switch(valid, logp, -np.inf)

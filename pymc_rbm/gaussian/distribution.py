@@ -21,8 +21,8 @@ from pymc_rbm.gaussian.exact import MAX_HIDDEN_ENUMERATED
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.gaussian.params import GaussianRBMParams, core_parameters
 from pymc_rbm.gaussian.random_variable import GaussianRBMRV
-from pymc_rbm.random_variable import given_log_partition, random_ancestors
-from pymc_rbm.validation import check_estimate_of, check_float_array
+from pymc_rbm.random_variable import current_values, given_log_partition, random_ancestors
+from pymc_rbm.validation import check_float_array
 
 __all__ = ["GaussianRBM"]
 
@@ -57,8 +57,9 @@ class GaussianRBM(Continuous):
         needs a static ``n_hidden`` of at most ``max_hidden``), an
         estimate (a finite real scalar; a
         :class:`~pymc_rbm.estimators.LogPartitionEstimate` computed for
-        another model than constant parameters is refused), or None (left
-        out: constant parameters only).
+        another model than the parameters, constants or data at their
+        current value, is refused, and so is one for random parameters), or
+        None (left out: constant parameters only).
     max_hidden : int, default 16
 
     Notes
@@ -101,7 +102,6 @@ class GaussianRBM(Continuous):
              **kwargs):
         W = _as_parameter(W, "W")
         vbias, hbias = _as_parameter(vbias, "vbias"), _as_parameter(hbias, "hbias")
-        sigma_given = sigma
         sigma = pt.ones_like(vbias) if sigma is None else _as_parameter(sigma, "sigma")
         if isinstance(sigma, Constant) and not np.all(sigma.data > 0):
             raise ValueError("sigma must be > 0 (standard deviations of the visible units)")
@@ -132,8 +132,7 @@ class GaussianRBM(Continuous):
             mode, log_z = "omitted", pt.constant(0.0)
         else:
             if isinstance(log_partition, LogPartitionEstimate):
-                tensors = (W, vbias, hbias) if sigma_given is None else (W, vbias, hbias, sigma)
-                log_partition = check_estimate_of(log_partition, GaussianRBMParams, tensors)
+                log_partition = _checked_estimate(log_partition, W, vbias, hbias, sigma)
             mode, log_z = given_log_partition(log_partition)
         return super().dist([W, vbias, hbias, sigma, log_z], log_partition=mode, max_hidden=max_hidden, **kwargs)
 
@@ -144,6 +143,22 @@ class GaussianRBM(Continuous):
         if not rv_size_is_none(size):
             v = pt.full((*size, v.shape[-1]), v)
         return v
+
+
+def _checked_estimate(estimate, W, vbias, hbias, sigma) -> float:
+    """``estimate.log_z``, after refusing an estimate of another model than the parameters (constants, or data at
+    their current value) and one for parameters that depend on random variables (their ``log Z`` changes with them)."""
+    random = random_ancestors(W, vbias, hbias, sigma)
+    if random:
+        raise ValueError(
+            f"log_partition={estimate!r} is log Z of one fixed model, but the parameters depend on the random "
+            f"variable(s) {sorted({str(r) for r in random})}, so log Z changes with them; use log_partition='exact' "
+            "or a tensor that computes log Z of the parameters"
+        )
+    values = current_values(W, vbias, hbias, sigma)
+    if values is not None:
+        estimate.check_model(GaussianRBMParams(*values))
+    return estimate.log_z
 
 
 def _check_observed(observed, W) -> None:
