@@ -172,8 +172,8 @@ def ladder_model(params, n_rows, with_rest):
     shape = (n_rows, NV) if n_rows else (NV,)
     with pm.Model() as model:
         v = RBM("v", params.W, params.vbias, params.hbias, shape=shape)
-        if with_rest:
-            pm.Potential("rest", (v @ C + D * v[..., 0] * v[..., 1]).sum())
+        if with_rest:  # a cumulative sum: not split by rows, so L takes the general path (row by row)
+            pm.Potential("rest", pm.math.cumsum(v @ C + D * v[..., 0] * v[..., 1])[-1])
     return model
 
 
