@@ -31,7 +31,7 @@ from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.params import RBMParams
 
-__all__ = ["MISSED_MASS_NATS", "MIN_WEIGHT_ESS", "check_coverage", "mean_field_modes"]
+__all__ = ["MISSED_MASS_NATS", "MIN_WEIGHT_ESS", "check_coverage", "mean_field_modes", "top_states"]
 
 #: An estimate is flagged when the modes its chains missed would raise it by more than this (nats).
 MISSED_MASS_NATS = 0.05
@@ -173,3 +173,23 @@ def check_coverage(estimate: LogPartitionEstimate, params, *, samples=None, log_
         warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
     estimate.diagnostics["checks"] = checks
     return checks
+
+
+def top_states(path, ladder):
+    """The starting states of a tempered ladder (RTS, SAMS) at the labels of the model (``s = 1``), or None.
+
+    Parameters
+    ----------
+    path : AnnealingPath
+    ladder : Ladder
+        Of :mod:`pymc_rbm.estimators.ladder`, with ``states`` and ``labels``.
+
+    Returns
+    -------
+    ndarray of shape (n, n_visible) or None
+        None for Gaussian units or when no state starts at the model.
+    """
+    if path.gaussian or path.categorical:
+        return None
+    at_top = np.isin(ladder.labels, np.flatnonzero(ladder.s >= 1.0))
+    return ladder.states[at_top] if at_top.any() else None

@@ -150,6 +150,7 @@ from pymc_rbm.estimators.ladder import (
 )
 from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import single_model_path
+from pymc_rbm.estimators.coverage import check_coverage, top_states
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.rts_rounds import RoundRecorder, run_rounds
@@ -358,7 +359,7 @@ def rts_estimate(
     start_estimate = None if start.start is None else start.start.estimate
     stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS", stacklevel=4)
     rule = rule if agrees else "start"
-    return LogPartitionEstimate(
+    estimate = LogPartitionEstimate(
         fingerprint=fingerprint_of(path.models[0]),
         log_z=log_z,
         method="rts",
@@ -387,6 +388,8 @@ def rts_estimate(
             "operator": path.alpha,
         },
     )
+    check_coverage(estimate, path.models[0], samples=top_states(path, start.ladder), stacklevel=4)
+    return estimate
 
 
 # ------------------------------------------------------------- estimator

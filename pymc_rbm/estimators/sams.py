@@ -112,6 +112,7 @@ import numpy as np
 from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
 from pymc_rbm.estimators.ladder import Ladder, bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
+from pymc_rbm.estimators.coverage import check_coverage, top_states
 from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import as_path
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
@@ -683,4 +684,7 @@ def sams(
             bar=bar,
         )
     estimates = sams_estimates(path, options, start, zeta, gains, recorder, interrupted=guard.interrupted, t_begin=t_begin)
-    return estimates[0] if single else estimates
+    if single:
+        check_coverage(estimates[0], path.models[0], samples=top_states(path, start.ladder), stacklevel=3)
+        return estimates[0]
+    return estimates
