@@ -114,7 +114,7 @@ from pymc_rbm.energy import hidden_activation
 from pymc_rbm.estimators.base_rate import mean_field_fields, mixture_reference
 from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.kernels import replica_rounds
-from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder
+from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder, rungs_for_barrier
 
 __all__ = ["LadderTuning", "CARRY_MIN_PREDICTED", "CARRY_MIN_SHARE", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS",
            "EXPLORER_STICKY", "EXPLORER_TARGET", "MIXTURE_REFIT_COMPONENTS", "MIXTURE_REFIT_MIN_TUNE",
@@ -474,7 +474,7 @@ class LadderTuning:
         """Rungs of a ladder of barrier ``Λ``: ``⌈2Λ⌉ + 1``, at least 2, at most what ``max_temperatures`` leaves
         the RBM's ladder."""
         limit = self.max_temperatures - int(self.separate_cold)
-        return int(min(limit, max(2, np.ceil(2.0 * barrier) + 1)))
+        return rungs_for_barrier(barrier, limit)
 
     @property
     def _uniform_may_carry(self) -> bool:
@@ -483,7 +483,8 @@ class LadderTuning:
         come from a ladder that stays in one mode."""
         if self.reference_trial != 2 or self.reference_in_use != "mean_field":
             return False
-        return bool(np.ceil(2.0 * self.reference_trial_barrier) + 1 <= self._rungs_for(np.inf))
+        limit = self._rungs_for(np.inf)
+        return bool(rungs_for_barrier(self.reference_trial_barrier, limit + 1) <= limit)
 
     def _back_to_uniform(self) -> None:
         """Go back to the uniform reference measured in tuning (``reference_trial`` 3), on the ladder its rejection

@@ -17,7 +17,13 @@ from pymc.step_methods.state import dataclass_state
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.kernels.tempering import equalized_ladder, exchange_pairs, swap_pairs, tempered_log_ratio
+from pymc_rbm.kernels.tempering import (
+    equalized_ladder,
+    exchange_pairs,
+    rungs_for_barrier,
+    swap_pairs,
+    tempered_log_ratio,
+)
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.step_methods.layer_base import LayerStep, LayerStepState
 from pymc_rbm.validation import check_positive_int
@@ -144,7 +150,7 @@ class LadderStep(LayerStep):
         if not np.all(np.isfinite(rates)):
             return
         total = float(np.sum(1.0 - rates))  # Λ
-        n = int(min(self.max_replicas, max(self.initial_betas.size, np.ceil(2.0 * total) + 1)))
+        n = rungs_for_barrier(total, self.max_replicas, min(self.initial_betas.size, self.max_replicas))
         betas = equalized_ladder(self.betas[::-1], (1.0 - rates)[::-1], n)[::-1]  # the kernel's ladders increase
         if np.all(np.diff(betas) < 0):
             self.betas = np.ascontiguousarray(betas)

@@ -79,6 +79,7 @@ from pymc_rbm.kernels.model_ladder import (
     rung_free_energies,
 )
 from pymc_rbm.kernels.operators import operator_rule
+from pymc_rbm.kernels.tempering import rungs_for_barrier
 from pymc_rbm.step_methods.base import RBMStep
 
 __all__ = ["ModelLadder"]
@@ -360,7 +361,7 @@ class ModelLadder(RBMStep):
         if isinstance(self.rung_choice, int):
             n = self.rung_choice
         else:
-            n = int(min(m, max(2, np.ceil(2.0 * self.barrier_estimate) + 1)))
+            n = rungs_for_barrier(self.barrier_estimate, m)
         idx = equal_rejection_rungs(rejection, n)
         s = self._state
         self._state = init_model_ladder(self.rng, s.v[idx], self._subset(idx))
