@@ -345,6 +345,12 @@ def _tiny_extended_matrix(rule, *, with_rest_in_swap=True, evidence="reads"):
     cold = Th @ Tv
     Th_hot, Tv_hot = layer_matrices(TINY, rule, BETA_HOT)
     K = np.kron(cold, Th_hot @ Tv_hot)
+    return K @ _tiny_swap_matrix(lr, with_rest_in_swap)
+
+
+def _tiny_swap_matrix(lr, with_rest_in_swap):
+    """The swap of the two rungs' joint states by the tempered ratio (``lr``, the rest's log values, counted again
+    in the negative control ``with_rest_in_swap``)."""
     E = _tiny_energies()
     M = len(E)
     S = np.zeros((M * M, M * M))
@@ -354,7 +360,7 @@ def _tiny_extended_matrix(rule, *, with_rest_in_swap=True, evidence="reads"):
             acc = min(1.0, np.exp(log_ratio))
             S[a * M + b, b * M + a] += acc
             S[a * M + b, a * M + b] += 1.0 - acc
-    return K @ S
+    return S
 
 
 def _tiny_extended_target(evidence="reads"):
@@ -479,16 +485,7 @@ def _tiny_every_rung_matrix(rule, *, with_rest_in_swap=False):
     Th_hot, Tv_hot = layer_matrices(CategoricalRBMParams(TINY.W, TINY.vbias + tilt / BETA_HOT, TINY.hbias), rule,
                                     BETA_HOT)  # β (vbias + tilt / β + W h) = β (vbias + W h) + tilt
     K = np.kron(Th @ Tv, Th_hot @ Tv_hot)
-    E = _tiny_energies()
-    M = len(E)
-    S = np.zeros((M * M, M * M))
-    for a in range(M):
-        for b in range(M):
-            log_ratio = (1.0 - BETA_HOT) * (E[a] - E[b]) + (lr[b] - lr[a] if with_rest_in_swap else 0.0)
-            acc = min(1.0, np.exp(log_ratio))
-            S[a * M + b, b * M + a] += acc
-            S[a * M + b, a * M + b] += 1.0 - acc
-    return K @ S
+    return K @ _tiny_swap_matrix(lr, with_rest_in_swap)
 
 
 def test_tilt_every_rung_leaves_the_extended_target_invariant_and_the_step_follows_its_matrix():
