@@ -151,6 +151,18 @@ def chain_draws(
 
 
 # ----------------------------------------------------------- estimators
+def _warn_stuck(stuck: np.ndarray, subject: str, index: str, n_draws: int, consequence: str) -> None:
+    """One StuckChainWarning naming the entries (chains or rows, ``index``) where ``stuck`` (1-D bool) holds."""
+    found = np.flatnonzero(stuck)
+    warnings.warn(
+        f"{found.size} of {stuck.size} {subject} never changed over {n_draws} draws "
+        f"({index} {found[:10].tolist()}{'...' if found.size > 10 else ''}): the sampler is stuck there, so "
+        f"{consequence} (ArviZ would report ESS = n draws)",
+        StuckChainWarning,
+        skip_file_prefixes=_HERE,  # the first line outside pymc_rbm.diagnostics
+    )
+
+
 def _check_method(method: str) -> str:
     if method != "ar" and method not in _ARVIZ_METHODS:
         raise ValueError(f"method must be 'ar' or one of the ArviZ ESS methods {_ARVIZ_METHODS}, got {method!r}")
@@ -244,13 +256,7 @@ def chain_taus(
     stuck = np.ptp(x, axis=1) == 0.0
     if not stuck.any():
         return _taus(x, method, combine, order_max)
-    warnings.warn(
-        f"{int(stuck.sum())} of {x.shape[0]} chain(s) of {what} never changed over {x.shape[1]} draws "
-        f"(chains {np.flatnonzero(stuck)[:10].tolist()}{'...' if stuck.sum() > 10 else ''}): the sampler is "
-        "stuck there, so the autocorrelation time is reported as inf (ArviZ would report ESS = n draws)",
-        StuckChainWarning,
-        skip_file_prefixes=_HERE,  # the first line outside pymc_rbm.diagnostics
-    )
+    _warn_stuck(stuck, f"chain(s) of {what}", "chains", x.shape[1], "the autocorrelation time is reported as inf")
     if combine != "none":
         return math.inf
     taus = np.full(x.shape[0], math.inf)
@@ -310,6 +316,10 @@ def integrated_autocorr_time(
         ``"mean"``: the mean of single-chain ``τ``, as the paper's Table 2
         ("mean autocorrelation times [...] for single Markov chains").
         ``"none"``: the single-chain ``τ`` of every chain.
+        Sub-chains count as chains here, so ``"pooled"`` fits rows of one
+        distribution only; for rows with data of their own (their means of
+        ``F`` differ by right) use ``"mean"``, or
+        :func:`ess_free_energy`, whose default counts each row for itself.
     sample_dims : pair of str, default ("chain", "draw")
         Chain and draw dimensions of xarray input.
     order_max : int, optional
@@ -369,30 +379,37 @@ def ess_free_energy(
     group: str = "sample_stats",
     method: str = "mean",
     per_second: bool = False,
-    rows: str = "pooled",
+    rows: str = "sum",
 ):
     """Effective sample size of the free energy recorded by ``pm.sample``.
 
-    ``ESS = n_chains · n_draws / τ`` with ``τ`` from
-    :func:`integrated_autocorr_time` (``combine="pooled"``).
+    For one row, ``ESS = n_chains · n_draws / τ`` with ``τ`` from
+    :func:`integrated_autocorr_time` (``combine="pooled"``): the ESS of the
+    mean of ``F(v)`` over all chains and draws, ArviZ's multi-chain ESS,
+    which differences between the chains' means lower.
 
     A batched RBM variable, ``RBM("v", ..., shape=(K, n_visible))``, records
-    one free energy per row, and the two ways of counting give numbers far
-    apart; both are right, for different questions:
+    one free energy per row. Each row's ESS is computed from that row's own
+    chains; ``rows`` says how they are reported:
 
-    - ``rows="pooled"`` (default): the rows count as chains, and the ESS is
-      that of the average of ``F(v)`` over all rows and chains, close to the
-      sum of the per-row ESS. This is the right count when the K rows are
-      K independent chains of one distribution (the RBM alone, or rows that
-      share one likelihood), the usual reason to batch: it says how many
-      independent draws the whole run is worth.
-    - ``rows="each"``: one ESS per row, each from that row's chains alone.
-      This is what ``az.ess`` and ``az.summary`` report (one entry per
-      element of ``sample_stats["free_energy"]``; they use the ``"bulk"``
-      method by default, this function ``"mean"``). Use it when the rows are
-      different distributions, e.g. K images each with its own data: pooling
-      them would mix K different targets. With 4 chains of 1000 draws and
-      K = 32 rows, ``"pooled"`` gives about 32 times what each row gives.
+    - ``rows="sum"`` (default): ``Σ_k ESS_k``, the number of independent
+      draws the whole run is worth, each row's draws counted towards its
+      own distribution. Row ``k``'s ``ESS_k`` is that of the mean of
+      ``F_k`` over its chains (its variance is ``Var(F_k) / ESS_k``). It is
+      right whether the rows share one distribution (the RBM alone, batched
+      to run K chains at once) or each has data of its own.
+    - ``rows="each"``: the K per-row ESS, what ``az.ess`` and ``az.summary``
+      report for ``sample_stats["free_energy"]`` (with their ``"bulk"``
+      method by default; this function uses ``"mean"``).
+    - ``rows="pooled"``: the rows count as chains, and the ESS is that of
+      the average of ``F(v)`` over all rows and chains, with the
+      differences between the rows' means counted against mixing, as R-hat
+      counts them. Only for rows that share one distribution: then it is
+      close to the sum while the rows mix, and a stricter check than the
+      sum that they do (with one chain it is the only check across rows).
+      Rows with their own data have different means of ``F`` by right, and
+      the pooled ESS collapses: for 20 such rows of 1000 draws whose ESS is
+      about 1000 each, it is about 100, where the sum is about 20000.
 
     Parameters
     ----------
@@ -406,15 +423,22 @@ def ess_free_energy(
     per_second : bool, default False
         Divide by the sampling time, ``idata.posterior.attrs["sampling_time"]``
         (a DataTree from ``pm.sample`` only).
-    rows : {"pooled", "each"}, default "pooled"
-        How to count the rows of a batched variable, see above; the same
-        for a variable with one row.
+    rows : {"sum", "each", "pooled"}, default "sum"
+        How to report the rows of a batched variable, see above; all three
+        are the same for a variable with one row.
 
     Returns
     -------
     float, or ndarray of shape (K,) for ``rows="each"``
-        0.0 for a stuck chain (``τ = inf``): for ``"pooled"`` when any
-        chain of any row is stuck, for ``"each"`` in the rows concerned.
+        A row with a chain that never changed (``τ = inf``) counts 0.0, for
+        ``"sum"`` and ``"each"``; ``"pooled"`` is 0.0 when any chain of any
+        row never changed.
+
+    Warns
+    -----
+    StuckChainWarning
+        Once, naming the rows (or, for ``"pooled"``, the chains) whose
+        free energy never changed in a chain.
 
     Examples
     --------
@@ -426,23 +450,34 @@ def ess_free_energy(
     >>> idata = xr.DataTree.from_dict({"sample_stats": stats})
     >>> 1800 < ess_free_energy(idata) < 2200  # iid draws: ESS ≈ 2000
     True
-    >>> batched = rng.normal(size=(2, 1000, 3))  # 2 chains of a variable with 3 rows
+
+    Three rows with their own means of ``F`` (2 chains of iid draws each):
+    the sum is about 3 x 2000, the pooled ESS collapses.
+
+    >>> batched = rng.normal(size=(2, 1000, 3)) + np.array([0.0, 5.0, 10.0])
     >>> ess_free_energy(batched, rows="each").shape, 5400 < ess_free_energy(batched) < 6600
     ((3,), True)
+    >>> ess_free_energy(batched, rows="pooled") < 100
+    True
     """
-    if rows not in ("pooled", "each"):
-        raise ValueError(f'rows must be "pooled" or "each", got {rows!r}')
+    if rows not in ("sum", "each", "pooled"):
+        raise ValueError(f'rows must be "sum", "each" or "pooled", got {rows!r}')
+    _check_method(method)
     x = chain_draws(idata, var_name=var_name, group=group)
     if rows == "pooled":
         tau = chain_taus(x, method=method, what=var_name)
         ess = 0.0 if math.isinf(tau) else x.size / tau
     else:
-        n_rows = x.shape[0] // _n_chains(idata, var_name, group)
-        per_row = x.reshape(-1, n_rows, x.shape[1])  # row c * n_rows + s of x is row s of chain c
-        ess = np.empty(n_rows)
-        for r in range(n_rows):
-            tau = chain_taus(per_row[:, r], method=method, what=f"{var_name} row {r}")
-            ess[r] = 0.0 if math.isinf(tau) else per_row[:, r].size / tau
+        n_chains = _n_chains(idata, var_name, group)
+        per_row = x.reshape(n_chains, -1, x.shape[1]).swapaxes(0, 1)  # (K, n_chains, n_draws)
+        stuck = (np.ptp(per_row, axis=2) == 0.0).any(axis=1)
+        if stuck.any():
+            _warn_stuck(stuck, f"row(s) of {var_name} had a chain that", "rows", x.shape[1],
+                        "the ESS of those rows is reported as 0")
+        ess = np.zeros(per_row.shape[0])
+        if not stuck.all():
+            ess[~stuck] = _ess_of_rows(per_row[~stuck], method)
+        ess = float(ess.sum()) if rows == "sum" else ess
     if per_second:
         try:
             seconds = float(idata["posterior"].attrs["sampling_time"])
@@ -452,6 +487,13 @@ def ess_free_energy(
             ) from None
         ess = ess / seconds
     return ess
+
+
+def _ess_of_rows(per_row: np.ndarray, method: str) -> np.ndarray:
+    """Multi-chain ESS of every row of ``per_row`` (K, n_chains, n_draws), none of whose chains is constant."""
+    if method == "ar":
+        return np.array([row.size / _tau_ar(row) for row in per_row])
+    return np.asarray(_array_stats().ess(per_row, chain_axis=1, draw_axis=2, method=method), dtype=float)
 
 
 def _n_chains(data, var_name: str, group: str) -> int:

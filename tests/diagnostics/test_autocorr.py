@@ -138,7 +138,8 @@ def test_sub_chains_count_as_chains():
     np.testing.assert_array_equal(chain_draws(idata), x)
     assert integrated_autocorr_time(idata) == integrated_autocorr_time(x)
     assert integrated_autocorr_time(idata, combine="none").shape == (6,)
-    assert ess_free_energy(idata) == pytest.approx(x.size / integrated_autocorr_time(x))
+    assert ess_free_energy(idata, rows="pooled") == pytest.approx(x.size / integrated_autocorr_time(x))
+    assert ess_free_energy(idata) == pytest.approx(ess_free_energy(idata, rows="each").sum())
 
 
 def test_ess_per_second_uses_sampling_time():
@@ -202,8 +203,8 @@ def test_autocorrelation_of_ar1():
     assert np.isnan(autocorrelation(np.ones((2, 10)), max_lag=2)).all()
 
 
-def test_ess_of_a_batched_variable_pooled_or_per_row():
-    """rows="each" is ArviZ's per-element ESS of the stat; "pooled" counts all rows, about their sum."""
+def test_ess_of_a_batched_variable_each_sum_or_pooled():
+    """rows="each" is ArviZ's per-element ESS of the stat; the default sums it; "pooled" is about the sum here."""
     from arviz_stats.base import array_stats
 
     x = np.stack([ar1(0.5, 4, 1000, seed=s) for s in range(5)], axis=-1)  # 4 chains, 5 rows, τ = 3
@@ -212,16 +213,41 @@ def test_ess_of_a_batched_variable_pooled_or_per_row():
     assert each.shape == (5,)
     for r in range(5):
         assert each[r] == pytest.approx(float(array_stats.ess(x[:, :, r], chain_axis=0, draw_axis=1, method="mean")))
-    pooled = ess_free_energy(idata)
+    assert ess_free_energy(idata) == pytest.approx(each.sum()) and ess_free_energy(idata, rows="sum") == ess_free_energy(idata)
+    pooled = ess_free_energy(idata, rows="pooled")  # one distribution in every row: pooling is about the sum
     assert pooled == pytest.approx(each.sum(), rel=0.15)
     assert pooled == pytest.approx(x.size / 3.0, rel=0.15) and each.mean() == pytest.approx(4000 / 3.0, rel=0.15)
     np.testing.assert_allclose(ess_free_energy(x, rows="each"), each)  # a plain array, (chain, draw, row)
+    np.testing.assert_allclose(ess_free_energy(x, rows="each", method="ar"), 4000 / 3.0, rtol=0.15)
     with pytest.raises(ValueError, match="rows must be"):
         ess_free_energy(idata, rows="mean")
 
 
+def test_ess_of_rows_with_their_own_means_is_the_sum_of_the_rows():
+    """Rows with their own data have their own mean of F: the default counts each row for itself, pooling collapses."""
+    means = np.linspace(-40.0, 40.0, 20)  # 20 rows, F about its own mean in each
+    x = np.stack([ar1(0.5, 2, 2000, seed=100 + r) + means[r] for r in range(20)], axis=-1)  # (chain, draw, row)
+    before = x.copy()
+    each = ess_free_energy(x, rows="each")
+    assert each.shape == (20,) and each.mean() == pytest.approx(4000 / 3.0, rel=0.1)  # τ = 3 in every row
+    assert ess_free_energy(x) == pytest.approx(each.sum(), rel=0.2)
+    assert ess_free_energy(x) == pytest.approx(20 * 4000 / 3.0, rel=0.2)
+    # the pooled ESS counts the differences between the rows' means against mixing, as an R-hat failure
+    assert ess_free_energy(x, rows="pooled") < 0.05 * each.sum()
+    # the sum is unchanged by shifting a row, as it is with one distribution in every row
+    assert ess_free_energy(x - means) == pytest.approx(ess_free_energy(x))
+    np.testing.assert_array_equal(x, before)
+
+
 def test_ess_per_row_of_a_stuck_row_is_zero():
-    x = np.stack([ar1(0.5, 2, 500), np.ones((2, 500))], axis=-1)
-    with pytest.warns(StuckChainWarning):
+    x = np.stack([ar1(0.5, 2, 500), np.ones((2, 500)), ar1(0.5, 2, 500, seed=1)], axis=-1)
+    x[1, :, 2] = 3.0  # row 2: one chain never moved
+    with pytest.warns(StuckChainWarning, match=r"2 of 3 row\(s\) of free_energy had a chain that never changed.*rows \[1, 2\]"):
         each = ess_free_energy(x, rows="each")
-    assert each[1] == 0.0 and each[0] > 100
+    assert each[1] == each[2] == 0.0 and each[0] > 100
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        total = ess_free_energy(x)
+    assert total == each[0] and len(caught) == 1  # one warning for all rows
+    with pytest.warns(StuckChainWarning):
+        assert ess_free_energy(x, rows="pooled") == 0.0
