@@ -155,9 +155,10 @@ def install() -> None:
         if not any(is_rbm_variable(rv) for rv in model.free_RVs):
             return original(idata, model)
         # ArviZ's R-hat divides by a zero within-chain variance for units that never change (a constant
-        # chain); that NumPy warning says nothing a user can act on, and the checks below say what it means
+        # chain; PyMC then skips its NaN R-hat); that NumPy warning says nothing a user can act on, and the
+        # checks below say what it means (stuck, or concentrated where all chains hold one value)
         with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", r"(invalid value|divide by zero) encountered in scalar divide",
+            warnings.filterwarnings("ignore", r"(invalid value|divide by zero) encountered in (scalar )?divide",
                                     RuntimeWarning)
             found = original(idata, model)
         return found + rbm_convergence_checks(idata, model)
