@@ -16,7 +16,9 @@ package, one module each:
   moves between the modes of Artificial Modes.
 
 :mod:`~pymc_rbm.diagnostics.mixing` puts the usual signs of a sampler that
-does not mix into words, as ``pm.sample`` reports them after sampling.
+does not mix into words, as ``pm.sample`` reports them after sampling, and
+gives R-hat and ESS of every unit of an RBM variable with the units that
+never change set apart (ArviZ warns for each of them).
 
 The default quantity is the sampler statistic ``"free_energy"`` that the
 package's step methods record per draw in ``sample_stats``: the free energy
@@ -37,7 +39,7 @@ from pymc_rbm.diagnostics.autocorr import (
     integrated_autocorr_time,
 )
 from pymc_rbm.diagnostics.comparison import SamplerComparison, compare_samplers
-from pymc_rbm.diagnostics.mixing import OVERLAP_LIMIT, RHAT_LIMIT, mixing_problems
+from pymc_rbm.diagnostics.mixing import OVERLAP_LIMIT, RHAT_LIMIT, mixing_problems, unit_diagnostics
 from pymc_rbm.diagnostics.modes import NO_CHANGE, ClassChanges, class_changes
 from pymc_rbm.diagnostics.slem import exact_slem
 
@@ -56,4 +58,5 @@ __all__ = [
     "RHAT_LIMIT",
     "OVERLAP_LIMIT",
     "mixing_problems",
+    "unit_diagnostics",
 ]

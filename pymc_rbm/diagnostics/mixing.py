@@ -1,4 +1,7 @@
-"""What is wrong with the chains of an RBM variable, in words: stuck chains, disagreeing chains, a dead ladder."""
+"""What is wrong with the chains of an RBM variable: stuck chains, disagreeing chains, a dead ladder, in words
+(:func:`mixing_problems`); R-hat and ESS of its units, with the units that never change set apart
+(:func:`unit_diagnostics`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-__all__ = ["RHAT_LIMIT", "OVERLAP_LIMIT", "mixing_problems"]
+__all__ = ["RHAT_LIMIT", "OVERLAP_LIMIT", "mixing_problems", "unit_diagnostics"]
 
 #: R-hat of the free energy above which :func:`mixing_problems` says the chains disagree.
 RHAT_LIMIT = 1.05
@@ -197,7 +200,8 @@ def mixing_problems(
                 if np.ptp(held) > 1e-9:
                     worst = math.inf  # still chains hold different free energies
                 continue
-            worst = max(worst, float(array_stats.rhat(series, chain_axis=0, draw_axis=1)))
+            with np.errstate(divide="ignore", invalid="ignore"):  # a folded series can be constant: NaN, ignored
+                worst = max(worst, float(array_stats.rhat(series, chain_axis=0, draw_axis=1)))
         if worst > RHAT_LIMIT:
             out.append(
                 f"The chains of the RBM variable '{name}' disagree: the R-hat of its free energy is {worst:.3f} "
@@ -239,3 +243,87 @@ def mixing_problems(
                     "modes (ReplicaExchange(reference=\"mixture\"), or mixture_reference of data)."
                 )
     return out
+
+
+def unit_diagnostics(data, var_name: str = "v", *, group: str = "posterior") -> xr.Dataset:
+    """Sampled mean, R-hat and bulk ESS of every unit of a binary variable, the units that never change set apart.
+
+    ``az.rhat`` and ``az.summary`` divide by a zero within-chain variance for
+    every unit that held one value in all draws (a pixel that its data, or
+    the RBM, fixes), with a ``RuntimeWarning`` each, and report ESS = n draws
+    for it. Here such units are marked ``constant``, without a warning, and
+    the others get ArviZ's default R-hat and ESS, as ``az.summary`` lists them.
+
+    Parameters
+    ----------
+    data : xarray.DataTree, Dataset or DataArray
+        What ``pm.sample`` returned, one of its groups, or the variable's
+        draws with dimensions ``chain`` and ``draw``.
+    var_name : str, default "v"
+        The variable, read from a DataTree or Dataset.
+    group : str, default "posterior"
+        Group of a DataTree.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over the variable's dimensions besides ``chain`` and ``draw``
+        (``(K, n_visible)`` for ``RBM("v", ..., shape=(K, n_visible))``), with
+        their coordinates:
+
+        - ``mean``: the unit's mean over all draws (its marginal
+          ``p(v_i = 1)`` as sampled);
+        - ``constant``: True where the unit held one value in every draw of
+          every chain;
+        - ``rhat``: ArviZ's rank-normalised split R-hat (``az.rhat``'s
+          default); NaN for a constant unit, ``inf`` where every chain held
+          one value but not all chains the same (the chains disagree and
+          none moves);
+        - ``ess_bulk``: ArviZ's bulk ESS (``az.ess``'s default); NaN for a
+          constant unit, 0.0 where the chains held different values.
+
+    Raises
+    ------
+    ValueError
+        For a missing group or variable, or draws without ``chain`` and
+        ``draw`` dimensions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from pymc_rbm.diagnostics import unit_diagnostics
+    >>> v = np.random.default_rng(0).integers(0, 2, size=(2, 100, 3))
+    >>> v[:, :, 1] = 1  # unit 1 is always on
+    >>> d = unit_diagnostics(xr.DataArray(v, dims=("chain", "draw", "v_dim_0")))
+    >>> d["constant"].values, bool(np.isnan(d["rhat"][1])), bool(d["rhat"][0] < 1.05)
+    (array([False,  True, False]), True, True)
+    """
+    from pymc_rbm.diagnostics.autocorr import _quantity_from_tree
+
+    if isinstance(data, xr.DataTree | xr.Dataset):
+        data = _quantity_from_tree(data, var_name, group)
+    if not isinstance(data, xr.DataArray):
+        raise TypeError(f"data must be a DataTree, Dataset or DataArray, got {type(data).__name__}")
+    missing = [d for d in ("chain", "draw") if d not in data.dims]
+    if missing:
+        raise ValueError(f"the draws have dimensions {data.dims}, but not {missing}")
+    draws = data.transpose("chain", "draw", ...)
+    unit_dims, unit_shape = draws.dims[2:], draws.shape[2:]
+    x = draws.values.astype(np.float64).reshape(*draws.shape[:2], -1)  # (chain, draw, unit)
+    still = np.all(x == x[:, :1], axis=(0, 1))  # every chain held one value
+    constant = still & np.all(x[:, 0] == x[0, 0], axis=0)
+    apart = still & ~constant  # each chain held one value, not all the same one
+    rhat = np.full(x.shape[2], np.nan)
+    ess = np.full(x.shape[2], np.nan)
+    rhat[apart], ess[apart] = math.inf, 0.0
+    if (~still).any():
+        from arviz_stats.base import array_stats  # imported on first use: it takes seconds
+
+        series = np.moveaxis(x[:, :, ~still], -1, 0)  # (unit, chain, draw)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a split half or folded series can be constant
+            rhat[~still] = array_stats.rhat(series, chain_axis=1, draw_axis=2)
+            ess[~still] = array_stats.ess(series, chain_axis=1, draw_axis=2, method="bulk")
+    values = {"mean": x.mean(axis=(0, 1)), "constant": constant, "rhat": rhat, "ess_bulk": ess}
+    coords = {d: draws.coords[d] for d in unit_dims if d in draws.coords}
+    return xr.Dataset({k: (unit_dims, a.reshape(unit_shape)) for k, a in values.items()}, coords=coords)

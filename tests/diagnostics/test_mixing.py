@@ -162,3 +162,53 @@ def test_mixing_problems_take_pm_sample_output():
     assert mixing_problems(idata) == mixing_problems(draws, fe) == []
     assert integrated_autocorr_time(idata) < math.inf and ess_free_energy(idata) > 0
 
+
+
+# ------------------------------------------------------------ unit_diagnostics
+def _unit_draws():
+    """(chain, draw, row, unit) draws with a moving unit, a unit always on, and a unit each chain holds apart."""
+    rng = np.random.default_rng(5)
+    v = (rng.random((2, 300, 2, 3)) < 0.4).astype(np.int8)
+    v[:, :, :, 1] = 1  # never changes
+    v[0, :, 1, 2], v[1, :, 1, 2] = 0, 1  # row 1, unit 2: each chain holds its own value
+    return xr.DataArray(v, dims=("chain", "draw", "v_dim_0", "v_dim_1"), coords={"v_dim_0": [10, 11]})
+
+
+def test_unit_diagnostics_set_constant_units_apart_quietly():
+    import warnings
+
+    from arviz_stats.base import array_stats
+
+    from pymc_rbm.diagnostics import unit_diagnostics
+
+    draws = _unit_draws()
+    before = draws.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # ArviZ alone warns for each constant unit
+        d = unit_diagnostics(draws)
+    assert d["rhat"].dims == ("v_dim_0", "v_dim_1") and list(d["v_dim_0"].values) == [10, 11]
+    np.testing.assert_array_equal(d["constant"], [[False, True, False], [False, True, False]])
+    np.testing.assert_allclose(d["mean"], draws.mean(("chain", "draw")))
+    assert np.isnan(d["rhat"][:, 1]).all() and np.isnan(d["ess_bulk"][:, 1]).all()
+    assert d["rhat"][1, 2] == math.inf and d["ess_bulk"][1, 2] == 0.0  # chains disagree, none moves
+    series = draws.values[:, :, 0, 0].astype(float)  # a moving unit: ArviZ's own numbers
+    assert d["rhat"][0, 0] == pytest.approx(float(array_stats.rhat(series, chain_axis=0, draw_axis=1)))
+    assert d["ess_bulk"][0, 0] == pytest.approx(float(array_stats.ess(series, chain_axis=0, draw_axis=1)))
+    xr.testing.assert_identical(draws, before)
+
+
+def test_unit_diagnostics_read_a_datatree_and_name_bad_input():
+    from pymc_rbm.diagnostics import unit_diagnostics
+
+    draws = _unit_draws()
+    tree = xr.DataTree.from_dict({"posterior": xr.Dataset({"v": draws})})
+    xr.testing.assert_identical(unit_diagnostics(tree), unit_diagnostics(draws))
+    xr.testing.assert_identical(unit_diagnostics(tree["posterior"].to_dataset()), unit_diagnostics(draws))
+    with pytest.raises(ValueError, match="no variable 'w'"):
+        unit_diagnostics(tree, "w")
+    with pytest.raises(ValueError, match="no group 'prior'"):
+        unit_diagnostics(tree, group="prior")
+    with pytest.raises(ValueError, match=r"not \['chain'\]"):
+        unit_diagnostics(draws.rename(chain="c"))
+    with pytest.raises(TypeError, match="DataTree, Dataset or DataArray"):
+        unit_diagnostics(draws.values)
