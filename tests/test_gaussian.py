@@ -24,6 +24,7 @@ from pymc_rbm.gaussian import (
     mean_exact,
     sample_exact,
 )
+from pymc_rbm.estimators import log_likelihood
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
@@ -60,10 +61,19 @@ def test_logp_is_the_mixture_of_gaussians():
     cov = np.diag(p.sigma**2)
     mix = sum(wk * multivariate_normal(p.vbias + p.sigma * (p.W @ h), cov).pdf(v) for wk, h in zip(w, Hs))
     assert np.max(np.abs(log_prob_exact(v, p) - np.log(mix))) < 1e-8
+    assert np.max(np.abs(log_likelihood(p, v) - np.log(mix))) < 1e-8  # the one entry point of every layer type
     h = Hs[5]
     assert_allclose(energy(v[0], h, p), brute_energy(v[0], h, p), rtol=1e-13)
     assert_allclose(-free_energy(v, p), np.log([sum(np.exp(-brute_energy(x, hh, p)) for hh in Hs) for x in v]),
                     rtol=1e-12)
+
+
+def test_log_prob_exact_with_its_arguments_swapped_names_the_order_and_log_likelihood():
+    p = GaussianRBMParams.random(3, 2, rng=0)
+    v = np.zeros((2, 3))
+    with pytest.raises(TypeError, match=r"log_prob_exact takes \(v, params\) with params a GaussianRBMParams, got "
+                                        r"\(GaussianRBMParams, ndarray\); or call pymc_rbm.estimators.log_likelihood"):
+        log_prob_exact(p, v)
 
 
 def test_the_gaussian_layer_is_its_definition():

@@ -37,8 +37,8 @@ from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling
 from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
 from pymc_rbm.estimators.tempered_ladder import log_partition_ladder
 from pymc_rbm.estimators.trajectory import log_partition_trajectory
-from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary, check_real
+from pymc_rbm.params import RBMParams, SpinRBMParams
+from pymc_rbm.validation import check_real
 
 __all__ = [
     "LogPartitionEstimate",
@@ -323,34 +323,80 @@ def moments(params: RBMParams, method: str = "exact", *, rng=None, **options) ->
     return fn(params, **options)
 
 
-def log_likelihood(params: RBMParams, data, log_z=None) -> np.ndarray:
-    """``log p(v)`` of each row of ``data``.
+def log_likelihood(params, data, log_z=None) -> np.ndarray:
+    """``log p(v)`` of each row of ``data``, for an RBM of any layer type: the one entry point.
 
     Parameters
     ----------
-    params : RBMParams
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams
     data : array_like of shape (..., n_visible)
-        Binary data (0/1 or booleans); it is not modified.
+        Checked for the model's visible layer (and not modified): values in
+        {0, 1} (or booleans) for binary units; -1 and +1 for spins; integer
+        labels in ``[0, n_states)``, or one-hot data of shape
+        (..., n_visible, n_states), for categorical (Potts) units
+        (:func:`~pymc_rbm.categorical.params.as_labels`); finite real numbers
+        for Gaussian units.
     log_z : float or LogPartitionEstimate, optional
-        ``log Z``; computed exactly when omitted. NaN and infinite values
-        are refused (every log-likelihood would be NaN or infinite), and so
-        is an estimate computed for another model (its fingerprint differs);
-        a plain number is taken as it is.
+        ``log Z``; computed exactly when omitted (the smaller layer of a
+        binary or spin RBM enumerated, the smaller of the hidden and visible
+        configurations of a categorical one, the ``2**n_hidden`` mixture
+        components of a Gaussian one). NaN and infinite values are refused
+        (every log-likelihood would be NaN or infinite), and so is an
+        estimate computed for another model (its fingerprint differs); a
+        plain number is taken as it is.
 
     Returns
     -------
     ndarray of shape (...)
-        ``-F(v) - log Z`` for each row; take ``.mean()`` for the average
-        log-likelihood.
+        ``-F(v) - log Z`` for each row, ``F`` the free energy of the model's
+        layers; take ``.mean()`` for the average log-likelihood.
+
+    Raises
+    ------
+    TypeError
+        When ``params`` is none of the four parameter classes.
+    ValueError
+        For data that the visible layer cannot take (the message says what
+        is wrong), a non-finite ``log_z``, or an estimate of another model.
+
+    Notes
+    -----
+    :func:`pymc_rbm.gaussian.log_prob_exact` and
+    :func:`pymc_rbm.categorical.log_prob_exact` (arguments ``(v, params)``)
+    give the same numbers for their layer types.
     """
-    if not isinstance(params, RBMParams):
-        raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
-    v = check_binary(data, params.n_visible, name="data")
-    if log_z is None:
-        log_z = log_partition_exact(params).log_z
-    elif isinstance(log_z, LogPartitionEstimate):
-        log_z.check_model(params)
-        log_z = check_real(log_z.log_z, f"log_z (the {log_z.method!r} estimate)")
+    from pymc_rbm.categorical.params import as_labels
+    from pymc_rbm.categorical.params import free_energy as categorical_free_energy
+    from pymc_rbm.gaussian.params import GaussianRBMParams
+    from pymc_rbm.gaussian.params import free_energy as gaussian_free_energy
+
+    if isinstance(params, CategoricalRBMParams):
+        minus_f = -categorical_free_energy(as_labels(data, params), params)
+    elif isinstance(params, GaussianRBMParams):
+        minus_f = -gaussian_free_energy(params.visible.check(data, params.n_visible), params)
+    elif isinstance(params, (RBMParams, SpinRBMParams)):
+        minus_f = -free_energy(params.visible.check(data, params.n_visible), params)
     else:
-        log_z = check_real(log_z, "log_z")
-    return -free_energy(v, params) - log_z
+        raise TypeError(
+            "params must be an RBMParams, a SpinRBMParams, a CategoricalRBMParams or a GaussianRBMParams, got "
+            f"{type(params).__name__}"
+        )
+    return minus_f - _checked_log_z(params, log_z)
+
+
+def _checked_log_z(params, log_z) -> float:
+    """``log Z`` of ``params`` for :func:`log_likelihood`: exact when None, else a checked number or estimate."""
+    if log_z is None:
+        if isinstance(params, SpinRBMParams):  # the binary form has log Z larger by log_offset
+            return log_partition_exact(params.to_binary()).log_z - params.log_offset
+        return log_partition(params, "exact").log_z
+    if isinstance(log_z, LogPartitionEstimate):
+        if log_z.fingerprint is not None and not hasattr(params, "fingerprint"):
+            raise ValueError(
+                f"this {log_z.method!r} estimate of log Z was computed for a model with a fingerprint, which a "
+                f"{type(params).__name__} has not, so it cannot be checked against this one; pass log_z as a "
+                "number (for spins, log Z of params.to_binary() minus params.log_offset)"
+            )
+        log_z.check_model(params)
+        return check_real(log_z.log_z, f"log_z (the {log_z.method!r} estimate)")
+    return check_real(log_z, "log_z")

@@ -68,7 +68,17 @@ def hidden_marginal(params: GaussianRBMParams, *, max_hidden: int = MAX_HIDDEN_E
 
 
 def log_prob_exact(v, params: GaussianRBMParams, *, max_hidden: int = MAX_HIDDEN_ENUMERATED):
-    """``log p(v) = -F(v) - log Z``, shape (...)."""
+    """``log p(v) = -F(v) - log Z``, shape (...).
+
+    :func:`pymc_rbm.estimators.log_likelihood` ``(params, data, log_z=None)``
+    gives the same numbers and takes every layer type (and an estimate of
+    ``log Z``); use it.
+    """
+    if isinstance(v, GaussianRBMParams) or not isinstance(params, GaussianRBMParams):
+        raise TypeError(
+            f"log_prob_exact takes (v, params) with params a GaussianRBMParams, got ({type(v).__name__}, "
+            f"{type(params).__name__}); or call pymc_rbm.estimators.log_likelihood(params, data)"
+        )
     v = params.visible.check(v, params.n_visible)
     return -free_energy(v, params) - log_partition_exact(params, max_hidden=max_hidden)
 

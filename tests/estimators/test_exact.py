@@ -424,3 +424,102 @@ def test_mnist_h10_blocked_equals_naive(mnist_model):
     p = mnist_model("mnist_h10")
     ex._CACHE.clear()
     assert log_partition_exact(p, n_threads=4).log_z == pytest.approx(_naive_log_z(p), rel=1e-13)
+
+
+# ------------------------------------------------- log_likelihood of every layer type
+def _layer_cases():
+    """(name, params, a few rows of data, that layer's own exact log p of the rows)."""
+    from pymc_rbm.categorical import CategoricalRBMParams
+    from pymc_rbm.categorical import log_prob_exact as categorical_log_prob
+    from pymc_rbm.gaussian import GaussianRBMParams
+    from pymc_rbm.gaussian import log_prob_exact as gaussian_log_prob
+
+    binary = _model(4, 3, 2.0, seed=3)
+    V = _brute.all_states(4)
+    spin = _model(4, 3, 2.0, seed=4).to_spin()
+    S = _brute.all_states(4, values=(-1.0, 1.0))
+    table, _, _ = _brute.neg_energy_table(spin.J, spin.vfield, spin.hfield, values=(-1.0, 1.0))
+    categorical = CategoricalRBMParams.random(3, 4, 2, scale=1.5, rng=5)
+    labels = np.array([[0, 1, 3], [2, 2, 0], [3, 0, 1]])
+    gaussian = GaussianRBMParams.random(3, 2, scale=1.5, rng=6)
+    x = np.random.default_rng(7).normal(size=(4, 3))
+    return [
+        ("binary", binary, V[[0, 5, 15]], _brute.log_marginal_visible(binary.W, binary.vbias, binary.hbias)[[0, 5, 15]]),
+        ("spin", spin, S[[0, 6, 15]], (_brute._lse(table, axis=1) - _brute._lse(table))[[0, 6, 15]]),
+        ("categorical", categorical, labels, categorical_log_prob(labels, categorical)),
+        ("gaussian", gaussian, x, gaussian_log_prob(x, gaussian)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4), ids=["binary", "spin", "categorical", "gaussian"])
+def test_log_likelihood_is_each_layers_exact_log_probability(case):
+    _, params, rows, want = _layer_cases()[case]
+    rows0 = rows.copy()
+    got = log_likelihood(params, rows)
+    assert got.shape == (len(rows),)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(rows, rows0)  # not modified
+    # the same with log Z given as the model's own estimate (or a number)
+    if hasattr(params, "fingerprint"):
+        est = log_partition(params, "exact")
+        np.testing.assert_allclose(log_likelihood(params, rows, log_z=est), want, rtol=1e-12, atol=1e-12)
+    else:
+        log_z = log_partition_exact(params.to_binary()).log_z - params.log_offset
+        np.testing.assert_allclose(log_likelihood(params, rows, log_z=log_z), want, rtol=1e-12, atol=1e-12)
+    # batch axes come first: a (2, 1, n) array gives (2, 1)
+    assert log_likelihood(params, rows[:2, None]).shape == (2, 1)
+
+
+def test_log_likelihood_sums_to_one_over_the_states_of_a_categorical_rbm():
+    from pymc_rbm.categorical import CategoricalRBMParams
+    from pymc_rbm.categorical.params import one_hot
+
+    p = CategoricalRBMParams.random(3, 4, 2, scale=2.0, rng=8)  # 3 units of 4 values
+    states = np.array(np.meshgrid(*[np.arange(4)] * 3, indexing="ij")).reshape(3, -1).T
+    ll = log_likelihood(p, states)
+    assert np.exp(ll).sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_array_equal(log_likelihood(p, one_hot(states, 4)), ll)  # one-hot rows read as labels
+
+
+@pytest.mark.parametrize(
+    "case, data, match",
+    [
+        ("spin", [[0.0, 1.0, 1.0, -1.0]], r"data must be binary \(values in \{-1, 1\}\); found 1 other value"),
+        ("spin", np.ones((2, 3)), r"data has 3 units in its last dimension \(shape \(2, 3\)\), but the RBM has n_visible = 4"),
+        ("categorical", [[0, 1, 4]], r"data must hold integer labels in \[0, 4\)"),
+        ("categorical", [[0, 1.5, 2]], r"data must hold integer labels"),
+        ("categorical", np.zeros((2, 4), dtype=int), r"data has 4 units"),
+        ("gaussian", [[0.0, np.nan, 1.0]], r"data contains non-finite values"),
+        ("gaussian", np.zeros((2, 4)), r"data must have 3 units in its last axis, got shape \(2, 4\)"),
+        ("gaussian", np.array([["a", "b", "c"]]), r"data must be real numbers, got dtype <U1"),
+        ("gaussian", np.zeros((2, 3), dtype=bool), r"data must be real numbers, got dtype bool"),
+    ],
+)
+def test_log_likelihood_refuses_data_the_layer_cannot_take(case, data, match):
+    params = {name: p for name, p, _, _ in _layer_cases()}[case]
+    copy = np.array(data, copy=True)
+    with pytest.raises(ValueError, match=match):
+        log_likelihood(params, data)
+    np.testing.assert_array_equal(np.asarray(data), copy)
+
+
+def test_log_likelihood_refuses_estimates_of_other_models_and_non_models():
+    from pymc_rbm.categorical import CategoricalRBMParams
+    from pymc_rbm.gaussian import GaussianRBMParams
+
+    cases = {name: (p, rows) for name, p, rows, _ in _layer_cases()}
+    others = {"binary": RBMParams.random(4, 3, rng=99), "categorical": CategoricalRBMParams.random(3, 4, 2, rng=99),
+              "gaussian": GaussianRBMParams.random(3, 2, rng=99)}
+    for name, other in others.items():
+        params, rows = cases[name]
+        est = log_partition(other, "exact")
+        with pytest.raises(ValueError, match=r"computed for another model than the one given"):
+            log_likelihood(params, rows, log_z=est)
+        with pytest.raises(ValueError, match=r"log_z must be a finite real number, got nan"):
+            log_likelihood(params, rows, log_z=np.nan)
+    spin, rows = cases["spin"]
+    with pytest.raises(ValueError, match=r"pass log_z as a number \(for spins, log Z of params.to_binary\(\) minus"):
+        log_likelihood(spin, rows, log_z=log_partition(spin.to_binary(), "exact"))
+    with pytest.raises(TypeError, match=r"params must be an RBMParams, a SpinRBMParams, a CategoricalRBMParams or a "
+                                        r"GaussianRBMParams, got dict"):
+        log_likelihood({"W": np.zeros((2, 2))}, np.zeros((1, 2)))
