@@ -226,7 +226,10 @@ class Progress:
     is not a terminal (output redirected to a file, a CI log, a notebook), a
     bar would print nothing useful until the end, so a line such as
     ``fit (pcd): 150/300 (50%) after 12 s, about 12 s left`` is written every
-    :data:`LOG_EVERY_SECONDS` seconds, and one when the loop ends.
+    :data:`LOG_EVERY_SECONDS` seconds, and one when the loop ends. The time
+    left is reckoned from the steps after the first, as the bar's is: the
+    first step carries the warm-up (Numba compiling the kernels, seconds
+    that no later step repeats), which would otherwise swell every estimate.
 
     ``advance`` is cheap to call every step (the bar is touched about 200
     times in all) and safe to call from several threads.
@@ -251,6 +254,7 @@ class Progress:
         self._postfix = ""
         self._lock = threading.Lock()
         self._t0 = self._last_line = time.perf_counter()
+        self._rate_start = None  # (time, steps done) at the end of the first step: the clock of the time left
 
     def __enter__(self):
         if not self.enabled:
@@ -292,6 +296,8 @@ class Progress:
             return
         with self._lock:
             self._pending += n
+            if self._rate_start is None:
+                self._rate_start = (time.perf_counter(), self._done + self._pending)
             if self._pending < self._every:
                 return
             self._done += self._pending
@@ -316,11 +322,19 @@ class Progress:
         if final:
             timing = f" in {elapsed:.1f} s"
         else:
-            left = elapsed * (self.total - done) / done if done and self.total else float("nan")
+            left = self._time_left(done)
             timing = f" after {elapsed:.0f} s" + (f", about {left:.0f} s left" if left == left else "")
         post = f", {self._postfix}" if self._postfix else ""
         print(f"{self.description}: {done}/{self.total}{pct}{timing}{post}", file=sys.stderr, flush=True)
         self._last_line = time.perf_counter()
+
+    def _time_left(self, done: int) -> float:
+        """Seconds left at the rate of the steps after the first (NaN until a later one is done)."""
+        if self._rate_start is None or not self.total:
+            return float("nan")
+        t_first, done_first = self._rate_start
+        seconds, steps = time.perf_counter() - t_first, done - done_first
+        return seconds * (self.total - done) / steps if steps > 0 and seconds > 0 else float("nan")
 
     def __exit__(self, *exc):
         if self._bar is not None:

@@ -174,3 +174,44 @@ def test_products_large_enough_for_blas_threads_give_the_same_bits_with_one_and_
     one, two = _large_products_with_blas_threads(1), _large_products_with_blas_threads(2)
     names = ["fit", "mixture_reference", "TAP", "draws of 200 rows", "their free energies"]
     assert [a == b for a, b in zip(one, two)] == [True] * len(names), names
+
+
+# ----------------------------------------------------------------- progress
+class _FakeClock:
+    """A ``time.perf_counter`` that shows the time set by the test."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _progress_lines(monkeypatch, capsys, steps, total=5000):
+    """The log lines of a Progress of ``total`` steps on a non-terminal stderr, fed the (seconds, n_steps) of ``steps``."""
+    from pymc_rbm import _runtime
+
+    clock = _FakeClock()
+    monkeypatch.setattr(_runtime.time, "perf_counter", clock)
+    capsys.readouterr()
+    with _runtime.Progress(total, "fit (pcd)", True) as bar:
+        for seconds, n_steps in steps:
+            clock.now += seconds
+            bar.advance(n_steps)
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("fit (pcd)")]
+
+
+def test_the_time_left_leaves_out_the_warm_up_of_the_first_step(monkeypatch, capsys):
+    # the first update compiles for 9.61 s, the next 324 take 0.4 s: 4675 steps at 810 per second take 5.8 s
+    lines = _progress_lines(monkeypatch, capsys, [(9.61, 1)] + [(0.4 / 324, 1)] * 324)
+    assert lines[0] == "fit (pcd): 325/5000 (6%) after 10 s, about 6 s left", lines  # from the start: 144 s
+    assert lines[-1] == "fit (pcd): 325/5000 (6%) in 10.0 s"
+
+
+def test_the_time_left_is_shown_once_a_step_after_the_first_is_timed(monkeypatch, capsys):
+    # a 12 s first step gives no rate; then 2 steps in 11 s leave 97 for 97 · 5.5 = 534 s (from the start: 744 s)
+    lines = _progress_lines(monkeypatch, capsys, [(12.0, 1), (1.0, 1), (10.0, 1)], total=100)
+    assert lines[:2] == ["fit (pcd): 1/100 (1%) after 12 s", "fit (pcd): 3/100 (3%) after 23 s, about 534 s left"]
+    # steady steps: the estimate is the plain one, 1000 steps in 10.1 s leave 4000 for about 40 s
+    steady = _progress_lines(monkeypatch, capsys, [(0.0101, 1)] * 1000)
+    assert steady[0] == "fit (pcd): 1000/5000 (20%) after 10 s, about 40 s left", steady
