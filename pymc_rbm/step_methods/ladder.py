@@ -54,7 +54,7 @@ of one sweep per rung: the sweeps go where the relaxation is slow, and a
 model that relaxes everywhere keeps one per rung. The budget of three sweeps per
 rung on average keeps a draw within three times its earlier cost while the
 sticky rungs, a few of the ladder on mnist_h500, get several times their one
-sweep; twice the budget measured no better there (docs/sampling.md). Like the ladder, the sweeps
+sweep; twice the budget measured no better there (docs/benchmarks.md). Like the ladder, the sweeps
 are frozen when tuning ends, so the recorded draws come from one
 time-homogeneous kernel, each of whose sweeps leaves its rung's target
 invariant.
@@ -86,7 +86,7 @@ applies to an RBM alone with adapted sweeps (``sweeps`` and ``explorer_sweeps`` 
 from a product reference. Of the MNIST RBMs only mnist_h500's ladder falls
 short; restarted, its replicas make round trips in every chain, at about the
 effective sample size of ``F(v)`` a second of its cold replica alone, with
-chains that agree better (docs/sampling.md).
+chains that agree better (docs/benchmarks.md).
 
 **The mixture refitted.** With ``reference="mixture"`` the ladder starts from
 the mixture of the model's mean-field fixed points that the visible biases
@@ -98,7 +98,7 @@ the third the components become the distinct fixed points reached from the
 current components' modes and from those states (at most
 ``MIXTURE_REFIT_COMPONENTS`` starts); the fourth adaptation spaces the ladder
 for them. On mnist_h500 this gave about four times the round trips per
-second of the mixture as first built (docs/sampling.md). A mode that the
+second of the mixture as first built (docs/benchmarks.md). A mode that the
 chain does not visit in that window gains no component. A mixture's ladder
 brings the top rung fresh modes every few rounds, so the draws are limited by
 how far the cold replica relaxes between arrivals: at the last adaptation its
@@ -124,7 +124,7 @@ __all__ = ["LadderTuning", "CARRY_MIN_PREDICTED", "CARRY_MIN_SHARE", "EXPLORER_B
 #: ``explorer_sweeps="auto"``: the correlation of a rung's energy that a round should come down to.
 EXPLORER_TARGET = 0.5
 #: ... at rungs whose energy keeps more than this correlation over one sweep; a rung that relaxes faster keeps
-#: one sweep. On mnist_h500 thresholds of 0.6-0.8 gave fewer round trips than 0.5 (docs/sampling.md); the
+#: one sweep. On mnist_h500 thresholds of 0.6-0.8 gave fewer round trips than 0.5 (docs/benchmarks.md); the
 #: bundled bars-and-stripes RBM measures 0.4-0.75 at its upper rungs early in tuning, and with the default
 #: 1000 tuning draws its last window keeps every rung at one sweep.
 EXPLORER_STICKY = 0.5

@@ -73,7 +73,7 @@ can pass the data's base rate, ``base_rate_vbias(params, data)``, as ``b``.
 Neither the uniform nor the mean-field reference is right for every RBM: on
 the MNIST RBMs the mean-field one lowers ``Λ`` and replicas that never
 crossed the uniform ladder cross it; on bars and stripes its solution sits in
-one pattern and no replica crosses (docs/sampling.md). So by default
+one pattern and no replica crosses (docs/benchmarks.md). So by default
 (``reference="auto"``) tuning measures: the first adaptation window runs the
 uniform reference, the second the mean-field one on the same ladder, and the
 one with the lower barrier ``Λ`` is kept (with its measured rejection rates)
@@ -262,7 +262,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
     collapse_below : float, default 1.5
         Barrier ``Λ`` under which tuning drops every hot replica. ``Λ`` is
         about the number of rejected swaps a replica meets on its way across
-        the ladder; below 1.5 the measured models (docs/sampling.md) mixed as
+        the ladder; below 1.5 the measured models (docs/benchmarks.md) mixed as
         well without tempering, for less.
     reference : {"auto", "mean_field", "zero", "mixture"}, array_like or ProductMixture, default "auto"
         Where the ladder starts at ``β = 0``: the RBM's naive mean-field
