@@ -36,7 +36,7 @@ values (labels, reals): :meth:`BernoulliFamily.target` is the target of
 (:mod:`pymc_rbm.layers`) update the units.
 
 For Gaussian units σ is fixed during training (set it from the data, e.g. to
-its standard deviation, as :func:`family_for` does): with σ learned too the
+half its standard deviation, as :func:`family_for` does): with σ learned too the
 energy is no longer bilinear in fixed features, and the variance gradient is
 known to make training unstable (Cho, Ilin & Raiko 2011).
 """
@@ -46,21 +46,20 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.categorical import exact as categorical_exact
-from pymc_rbm.categorical.params import CategoricalAtBeta, CategoricalRBMParams, as_labels
-from pymc_rbm.categorical.params import free_energy as categorical_free_energy
+from pymc_rbm.categorical.params import CategoricalAtBeta, CategoricalRBMParams
 from pymc_rbm import gaussian
 from pymc_rbm.gaussian.params import check_sigma_range
 from pymc_rbm.estimators import Moments, log_likelihood, log_partition
-from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.kernels.sweep import at_beta
 from pymc_rbm.layers import Gaussian, Potts
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_binary, check_positive_int, check_real
+from pymc_rbm.validation import check_binary, check_positive_int
 
 __all__ = [
     "VISIBLE_TYPES",
     "INIT_CLIP",
     "INITS",
+    "GAUSSIAN_SIGMA_SCALE",
     "BernoulliFamily",
     "CategoricalFamily",
     "GaussianFamily",
@@ -77,6 +76,10 @@ INIT_CLIP = 1e-4
 
 #: The starting parameters ``fit`` draws when none are given.
 INITS = ("data", "normal")
+
+#: ``visible="gaussian"`` fixes σ at this times the standard deviation of each data column: every component of the
+#: mixture a Gaussian-Bernoulli RBM is then narrower than the data (measured in ``benchmarks/gaussian_sigma.py``).
+GAUSSIAN_SIGMA_SCALE = 0.5
 
 
 class BernoulliFamily:
@@ -138,7 +141,11 @@ class BernoulliFamily:
         return log_partition(params, method, rng=rng, **options)
 
     def log_likelihood(self, params, v, log_z) -> np.ndarray:
-        """``log p(v) = -F(v) - log Z`` of each row, shape (n_samples,)."""
+        """``log p(v) = -F(v) - log Z`` of each row, shape (n_samples,), for every family.
+
+        :func:`pymc_rbm.estimators.log_likelihood` checks ``v`` for the
+        layer type of ``params`` and ``log_z`` for the model.
+        """
         return log_likelihood(params, v, log_z=log_z)
 
     def gradient(self, flat_gradient, params):
@@ -245,9 +252,6 @@ class CategoricalFamily(BernoulliFamily):
             return categorical_exact.log_partition_exact(params, **options)
         return log_partition(params, method, rng=rng, **options)
 
-    def log_likelihood(self, params, v, log_z) -> np.ndarray:
-        return -categorical_free_energy(as_labels(v, params), params) - _log_z(log_z, params)
-
     def gradient(self, flat_gradient, params):
         """``(W, vbias, hbias)`` of shapes (n, q, m), (n, q), (m,) from flat ones."""
         n, q, m = params.W.shape
@@ -281,7 +285,7 @@ class GaussianFamily(BernoulliFamily):
     -----
     The flat coordinates are ``(W, vbias / σ, hbias)``: the optimiser steps in
     ``a = vbias / σ``, the natural parameter of ``x = v / σ`` (the same as
-    ``vbias`` when σ = 1, the usual choice for standardised data).
+    ``vbias`` when σ = 1).
     """
 
     name = "gaussian"
@@ -345,9 +349,6 @@ class GaussianFamily(BernoulliFamily):
             return gaussian.log_partition_exact(params, **options)
         return log_partition(params, method, rng=rng, **options)
 
-    def log_likelihood(self, params, v, log_z) -> np.ndarray:
-        return -gaussian.free_energy(self.check(v, params.n_visible), params) - _log_z(log_z, params)
-
     def gradient(self, flat_gradient, params):
         """``(W, vbias, hbias)``: ``∂/∂vbias = (∂/∂a) / σ``."""
         g = flat_gradient
@@ -361,14 +362,6 @@ class GaussianFamily(BernoulliFamily):
                                               self.sigma)
         return gaussian.GaussianRBMParams(W, rng.normal(0.0, init_scale, n_visible),
                                           rng.normal(0.0, init_scale, n_hidden), self.sigma)
-
-
-def _log_z(log_z, params) -> float:
-    """``log Z`` as a checked float (an estimate must be of ``params``)."""
-    if isinstance(log_z, LogPartitionEstimate):
-        log_z.check_model(params)
-        return check_real(log_z.log_z, f"log_z (the {log_z.method!r} estimate)")
-    return check_real(log_z, "log_z")
 
 
 def family_of(params):
@@ -399,9 +392,10 @@ def family_for(visible, data):
         None and ``"bernoulli"``: binary units. ``"categorical"``: Potts units
         whose number of values is read from the data (the last axis of one-hot
         data, else the largest label + 1; give ``Potts(q)`` when some value
-        never occurs). ``"gaussian"``: Gaussian units with σ fixed at the
-        standard deviation of each data column (1 for a constant column);
-        give ``Gaussian(sigma)`` for other values (σ = 1 for standardised data).
+        never occurs). ``"gaussian"``: Gaussian units with σ fixed at
+        :data:`GAUSSIAN_SIGMA_SCALE` (0.5) times the standard deviation of
+        each data column (1 for a constant column); give ``Gaussian(sigma)``
+        for other values.
     data : array_like
         The training data (only read).
 
@@ -433,16 +427,17 @@ def family_for(visible, data):
         v = Gaussian(np.ones(np.shape(data)[-1] if np.ndim(data) else 1)).check(data)
         with np.errstate(over="ignore", invalid="ignore"):
             std = v.reshape(-1, v.shape[-1]).std(axis=0)
-        sigma = np.where(std > 0, std, 1.0)
+        sigma = np.where(std > 0, GAUSSIAN_SIGMA_SCALE * std, 1.0)
         try:
             check_sigma_range(sigma)
         except ValueError:
             scale = float(np.max(np.abs(v))) if v.size else 0.0
             raise ValueError(
-                f"visible='gaussian' fixes σ at the standard deviation of each column of the data, which are out of "
-                f"range for Gaussian units here (data of magnitude up to {scale:.3g}, standard deviations "
-                f"{float(np.min(std)):.3g} to {float(np.max(std)):.3g}): standardise the data (subtract the "
-                "column means, divide by the standard deviations) or give visible=pymc_rbm.layers.Gaussian(sigma)"
+                f"visible='gaussian' fixes σ at the standard deviation of each column of the data times "
+                f"{GAUSSIAN_SIGMA_SCALE:g}, which are out of range for Gaussian units here (data of magnitude up to "
+                f"{scale:.3g}, standard deviations {float(np.min(std)):.3g} to {float(np.max(std)):.3g}): standardise "
+                "the data (subtract the column means, divide by the standard deviations) or give "
+                "visible=pymc_rbm.layers.Gaussian(sigma)"
             ) from None
         return GaussianFamily(sigma)
     raise ValueError(

@@ -224,8 +224,9 @@ def fit(
         The visible units when ``params`` are not given (default binary):
         :func:`~pymc_rbm.training.families.family_for`. ``"categorical"``
         reads the number of values from the data (``pymc_rbm.layers.Potts(q)``
-        fixes it); ``"gaussian"`` fixes σ at each column's standard deviation
-        (``pymc_rbm.layers.Gaussian(sigma)`` gives it). σ is not trained. The
+        fixes it); ``"gaussian"`` fixes σ at half of each column's standard
+        deviation (:data:`~pymc_rbm.training.families.GAUSSIAN_SIGMA_SCALE`;
+        ``pymc_rbm.layers.Gaussian(sigma)`` gives it). σ is not trained. The
         categorical and Gaussian RBMs train with ``"cd"``, ``"pcd"`` (operator
         ``"gibbs"``; for categorical units also ``"flip"`` or ``α``: Liu's
         Metropolised Gibbs mixed with Gibbs) and ``"exact"``

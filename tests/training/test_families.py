@@ -129,7 +129,7 @@ def test_family_for_reads_the_visible_units():
     assert family_for(Potts(5), labels).n_states == 5
     assert family_for("categorical", np.eye(3)[labels]).n_states == 3  # one-hot: the last axis
     reals = np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 1.0]])
-    np.testing.assert_allclose(family_for("gaussian", reals).sigma, [np.std([0.0, 2.0, 4.0]), 1.0])
+    np.testing.assert_allclose(family_for("gaussian", reals).sigma, [0.5 * np.std([0.0, 2.0, 4.0]), 1.0])
     np.testing.assert_array_equal(family_for(Gaussian([2.0, 3.0]), reals).sigma, [2.0, 3.0])
     with pytest.raises(ValueError, match="visible must be one of"):
         family_for("potts", labels)
