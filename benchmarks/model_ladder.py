@@ -75,8 +75,8 @@ def train(n_hidden: int, n_updates: int, cache: Path, seed: int):
     data = load_mnist(MNIST).images
     save = np.unique(np.concatenate([log_spaced_updates(n_updates, 30), np.arange(0, n_updates + 1, 50)]))
     start = time.perf_counter()
-    result = fit(data, n_hidden, method="pcd", k=10, batch_size=100, n_updates=n_updates, save_updates=save,
-                 eval_every=None, progress=False, rng=seed)
+    result = fit(data, n_hidden, method="pcd", k=10, batch_size=100, learning_rate=0.01, lr_schedule="constant",
+                 n_updates=n_updates, save_updates=save, eval_every=None, progress=False, rng=seed)
     seconds = time.perf_counter() - start
     models = list(result.trajectory.params)
     print(f"trained 784x{n_hidden}, PCD-10, {n_updates} updates in {seconds:.0f} s; {len(models)} models kept")

@@ -88,8 +88,8 @@ def shared_start(train, seed):
 
 def train_ours(name, train, k, n_updates, seed):
     """Train with fit; return (params, seconds)."""
-    common = dict(method="pcd", k=k, batch_size=BATCH, learning_rate=LEARNING_RATE, n_updates=n_updates,
-                  eval_every=None, progress=False, rng=seed)
+    common = dict(method="pcd", k=k, batch_size=BATCH, learning_rate=LEARNING_RATE, lr_schedule="constant",
+                  n_updates=n_updates, eval_every=None, progress=False, rng=seed)
     t = time.perf_counter()
     if name.startswith("fit-defaults"):
         extra = {"fit-defaults-carry": {"hidden": "carry"}, "fit-defaults-init-normal": {"init": "normal"},

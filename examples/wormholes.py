@@ -55,7 +55,7 @@ def fit_exact(data, n_hidden, *, n_updates=500, learning_rate=0.1, momentum=0.9,
     """Full-batch gradient ascent on the exact log-likelihood (small models only), by ``training.fit``."""
     return fit(
         data, n_hidden, method="exact", n_updates=n_updates, learning_rate=learning_rate, momentum=momentum,
-        rng=seed, eval_every=None, progress=False,
+        rng=seed, eval_every=None, progress=False, lr_schedule="constant",
     ).params
 
 

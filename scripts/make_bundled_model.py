@@ -51,7 +51,7 @@ def main():
     t0 = time.perf_counter()
     result = fit(
         data, 16, method="exact", learning_rate=args.learning_rate, momentum=args.momentum,
-        n_updates=args.updates, eval_every=args.eval_every, rng=args.seed, progress=True,
+        n_updates=args.updates, eval_every=args.eval_every, rng=args.seed, progress=True, lr_schedule="constant",
     )
     for u, ll in zip(result.history.updates, result.history.log_likelihood):
         if u % (args.eval_every * 8) == 0 or u == result.history.updates[-1]:

@@ -188,7 +188,7 @@ class _FakeClock:
 
 
 def _progress_lines(monkeypatch, capsys, steps, total=5000):
-    """The log lines of a Progress of ``total`` steps on a non-terminal stderr, fed the (seconds, n_steps) of ``steps``."""
+    """The log lines of a ``total``-step Progress on a non-terminal stderr, fed the (seconds, n_steps) of ``steps``."""
     from pymc_rbm import _runtime
 
     clock = _FakeClock()

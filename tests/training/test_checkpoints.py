@@ -13,7 +13,8 @@ from pymc_rbm.training import trajectory as trajectory_module
 from pymc_rbm.training.trajectory import load_checkpoint
 
 DATA = np.repeat(bars_and_stripes(3), 3, axis=0)  # 42 rows, batches of 10
-RUN = dict(method="pcd", batch_size=10, progress=False, eval_every=None)
+# a constant rate: the checkpoint of a 10-update run resumes for 20 (a schedule would set the rate from n_updates)
+RUN = dict(method="pcd", batch_size=10, progress=False, eval_every=None, lr_schedule="constant")
 
 
 @pytest.fixture

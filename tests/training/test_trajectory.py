@@ -74,19 +74,22 @@ def test_a_run_stopped_by_ctrl_c_resumes_from_its_last_checkpoint_draw_for_draw(
 
 
 def test_resume_refuses_other_options_and_keeps_the_files(tmp_path):
-    fit(DATA, 4, method="pcd", batch_size=10, n_updates=20, save_updates=[10, 20], checkpoint_dir=tmp_path, **FAST)
+    # a constant rate resumes for longer (on a schedule the rate depends on n_updates: refused below)
+    run = dict(method="pcd", batch_size=10, lr_schedule="constant", progress=False, eval_every=None)
+    fit(DATA, 4, n_updates=20, save_updates=[10, 20], checkpoint_dir=tmp_path, rng=0, **run)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    with pytest.raises(ValueError, match="k: 1 there, 3 here"):
-        fit(DATA, method="pcd", k=3, batch_size=10, n_updates=40, resume=tmp_path, progress=False, eval_every=None)
+    with pytest.raises(ValueError, match="k: 5 there, 3 here"):
+        fit(DATA, k=3, n_updates=40, resume=tmp_path, **run)
+    with pytest.raises(ValueError, match="lr_schedule: 'constant' there, 'cosine' here, n_updates: 20 there, 40 here"):
+        fit(DATA, **dict(run, lr_schedule="cosine"), n_updates=40, resume=tmp_path)
     with pytest.raises(ValueError, match="nothing to do"):
-        fit(DATA, method="pcd", batch_size=10, n_updates=20, resume=tmp_path, progress=False, eval_every=None)
+        fit(DATA, n_updates=20, resume=tmp_path, **run)
     with pytest.raises(ValueError, match="neither params= nor chains="):
-        fit(DATA, params=RBMParams.random(9, 4, rng=0), method="pcd", batch_size=10, n_updates=40, resume=tmp_path,
-            progress=False, eval_every=None)
+        fit(DATA, params=RBMParams.random(9, 4, rng=0), n_updates=40, resume=tmp_path, **run)
     with pytest.raises(ValueError, match="no such checkpoint"):
         fit(DATA, 4, resume=tmp_path / "nowhere", **FAST)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
-    more = fit(DATA, method="pcd", batch_size=10, n_updates=40, resume=tmp_path, progress=False, eval_every=None)
+    more = fit(DATA, n_updates=40, resume=tmp_path, **run)
     assert more.n_updates == 40
 
 
