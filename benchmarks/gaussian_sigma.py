@@ -33,7 +33,7 @@ Run from the repository root::
 
     ./dev python benchmarks/gaussian_sigma.py [--hidden 8] [--seeds 3]
 
-(about six minutes on one core).
+(about five minutes on one core; the table is in ``docs/training.md``, "Choosing σ for Gaussian units").
 """
 
 from __future__ import annotations
@@ -135,14 +135,14 @@ def main(argv=None):
         splits = [split(name, seed) for seed in seeds]
         if splits[0][2] is not None:
             value = cell([truth for _, _, truth in splits])
-            print(f"| {name} | the generating RBM | " + " | ".join([value] * len(BUDGETS)) + " |", flush=True)
+            print(f"| {name} | the generating RBM | {value} |" + " |" * (len(BUDGETS) - 1), flush=True)
         for label, full in (("independent Gaussians", False), ("full-covariance Gaussian", True)):
             value = cell([gaussian_log_likelihood(tr, te, full) for tr, te, _ in splits])
-            print(f"| {name} | {label} | " + " | ".join([value] * len(BUDGETS)) + " |", flush=True)
+            print(f"| {name} | {label} | {value} |" + " |" * (len(BUDGETS) - 1), flush=True)
         for scale in SCALES:
-            rule = "std" if scale == 1.0 else f"{scale:g} · std"
+            rule = "std (the old default)" if scale == 1.0 else f"{scale:g} · std"
             if scale == GAUSSIAN_SIGMA_SCALE:
-                rule += " (default)"
+                rule += " (the default)"
             cells = [cell([rbm_log_likelihood(tr, te, scale, args.hidden, seed, options)
                            for seed, (tr, te, _) in zip(seeds, splits)]) for options in BUDGETS.values()]
             print(f"| {name} | RBM, σ = {rule} | " + " | ".join(cells) + " |", flush=True)
