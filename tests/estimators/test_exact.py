@@ -444,7 +444,8 @@ def _layer_cases():
     gaussian = GaussianRBMParams.random(3, 2, scale=1.5, rng=6)
     x = np.random.default_rng(7).normal(size=(4, 3))
     return [
-        ("binary", binary, V[[0, 5, 15]], _brute.log_marginal_visible(binary.W, binary.vbias, binary.hbias)[[0, 5, 15]]),
+        ("binary", binary, V[[0, 5, 15]],
+         _brute.log_marginal_visible(binary.W, binary.vbias, binary.hbias)[[0, 5, 15]]),
         ("spin", spin, S[[0, 6, 15]], (_brute._lse(table, axis=1) - _brute._lse(table))[[0, 6, 15]]),
         ("categorical", categorical, labels, categorical_log_prob(labels, categorical)),
         ("gaussian", gaussian, x, gaussian_log_prob(x, gaussian)),
@@ -485,7 +486,8 @@ def test_log_likelihood_sums_to_one_over_the_states_of_a_categorical_rbm():
     "case, data, match",
     [
         ("spin", [[0.0, 1.0, 1.0, -1.0]], r"data must be binary \(values in \{-1, 1\}\); found 1 other value"),
-        ("spin", np.ones((2, 3)), r"data has 3 units in its last dimension \(shape \(2, 3\)\), but the RBM has n_visible = 4"),
+        ("spin", np.ones((2, 3)),
+         r"data has 3 units in its last dimension \(shape \(2, 3\)\), but the RBM has n_visible = 4"),
         ("categorical", [[0, 1, 4]], r"data must hold integer labels in \[0, 4\)"),
         ("categorical", [[0, 1.5, 2]], r"data must hold integer labels"),
         ("categorical", np.zeros((2, 4), dtype=int), r"data has 4 units"),
