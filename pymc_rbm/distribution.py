@@ -97,7 +97,7 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
             f"max_bits={max_bits}), so log Z is left out and the logp is unnormalised (-F(v), off by log Z). "
             "Sampling is unaffected (the parameters are constants), but logp values, log-likelihoods and "
             "LOO/WAIC comparisons between models are not; pass an estimate "
-            "(log_partition=pymc_rbm.estimators.log_partition(params, 'ais')) or log_partition=None to say "
+            "(log_partition=pymc_rbm.estimators.log_partition(params)) or log_partition=None to say "
             "it is meant",
             UserWarning,
             skip_file_prefixes=_INTERNAL_FILES,  # point at the user's line, through RBM(...) or RBM.dist(...)
