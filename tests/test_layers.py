@@ -133,3 +133,106 @@ def test_spin_states_are_drawn_and_checked_as_spins():
     assert_array_equal(info.n_changed, (new.v != state.v).sum(axis=1))
     with pytest.raises(ValueError, match=r"values in \{-1, 1\}"):
         init_state(rng, np.zeros((5, 3)), SPIN_PARAMS)
+
+
+# ----------------------------------------------------------------------------- ReLU units
+RELU_FIELDS = np.array([-50.0, -20.0, -3.0, -0.5, 0.0, 0.4, 2.0, 15.0, 50.0])
+
+
+def _relu_integrals(f, gamma):
+    """``log ∫_0^∞ exp(-γh²/2 + f h) dh`` and the mean of ``h``, by quadrature around the mode (scipy quad)."""
+    from scipy.integrate import quad
+
+    mode = max(f / gamma, 0.0)
+    shift = -0.5 * gamma * mode**2 + f * mode  # the log integrand at its mode
+    width = 40.0 / np.sqrt(gamma) + 40.0 / max(abs(f), 1.0)
+    lo, hi = max(mode - width, 0.0), mode + width
+    density = lambda h: np.exp(-0.5 * gamma * h * h + f * h - shift)  # noqa: E731
+    mass = quad(density, lo, hi, points=[mode], epsabs=0, epsrel=1e-13, limit=200)[0]
+    first = quad(lambda h: h * density(h), lo, hi, points=[mode], epsabs=0, epsrel=1e-13, limit=200)[0]
+    return shift + np.log(mass), first / mass
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.3, 4.0])
+def test_relu_log_normaliser_and_mean_are_their_integrals(gamma):
+    from pymc_rbm.layers import ReLU
+
+    layer = ReLU(np.full(RELU_FIELDS.size, gamma))
+    expected = np.array([_relu_integrals(f, gamma) for f in RELU_FIELDS])
+    assert_allclose(layer.log_normaliser(RELU_FIELDS), expected[:, 0], rtol=1e-11, atol=1e-11)
+    assert_allclose(layer.mean(RELU_FIELDS), expected[:, 1], rtol=1e-10)
+
+
+def test_relu_is_finite_and_asymptotic_at_huge_fields():
+    from pymc_rbm.layers import ReLU
+
+    layer = ReLU(2.0)
+    f = np.array([-1e3, -1e6, 1e3, 1e6])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is harmless
+        a, m = layer.log_normaliser(f), layer.mean(f)
+    assert np.all(np.isfinite(a)) and np.all(np.isfinite(m))
+    # left tail: an exponential of rate |f|; right tail: a normal N(f/γ, 1/γ)
+    assert_allclose(a[:2], -np.log(-f[:2]) - 2.0 / f[:2] ** 2, rtol=1e-9)
+    assert_allclose(m[:2], -1.0 / f[:2], rtol=1e-5)
+    assert_allclose(a[2:], f[2:] ** 2 / 4.0 + 0.5 * np.log(np.pi), rtol=1e-15)
+    assert_allclose(m[2:], f[2:] / 2.0, rtol=1e-15)
+    h = layer.update(np.random.default_rng(0), None, np.tile(f, (1000, 1)), GIBBS)[0]
+    assert np.all(np.isfinite(h)) and np.all(h >= 0)
+    assert_allclose(h.mean(axis=0)[:2], m[:2], rtol=0.15)  # exponential draws: relative sd 1/sqrt(1000)
+
+
+def test_relu_pytensor_equals_numpy():
+    import pytensor
+    import pytensor.tensor as pt
+
+    from pymc_rbm.layers import ReLU
+
+    f = pt.dvector("f")
+    fields = np.concatenate([RELU_FIELDS, [-1e3, 1e3]])
+    layer = ReLU(np.linspace(0.5, 2.0, fields.size))
+    fn = pytensor.function([f], [layer.log_normaliser(f), layer.mean(f), pt.grad(layer.log_normaliser(f).sum(), f)])
+    a, m, g = fn(fields)
+    assert_allclose(a, layer.log_normaliser(fields), rtol=1e-13)
+    assert_allclose(m, layer.mean(fields), rtol=1e-12)
+    assert_allclose(g, layer.mean(fields), rtol=1e-9)  # dA/df is the mean
+    assert np.all(np.isfinite(g))
+
+
+@pytest.mark.parametrize("f", [-4.0, 0.0, 1.5])
+def test_relu_draws_are_the_truncated_normal(f):
+    from scipy.stats import truncnorm
+
+    from pymc_rbm.layers import ReLU
+
+    gamma, n = 1.7, 200_000
+    layer = ReLU(gamma)
+    x = np.zeros((n, 1))
+    h, changed = layer.update(np.random.default_rng(3), x, np.full((n, 1), f), LayerRule(alpha=1.0))
+    law = truncnorm(-f / np.sqrt(gamma), np.inf, loc=f / gamma, scale=1 / np.sqrt(gamma))
+    sd = np.sqrt(law.var())
+    assert np.all(h >= 0) and np.all(changed == 1) and np.all(x == 0)
+    assert abs(h.mean() - law.mean()) < 5 * sd / np.sqrt(n)
+    fourth = law.expect(lambda y: (y - law.mean()) ** 4)
+    assert abs(h.var() - law.var()) < 5 * np.sqrt(fourth - law.var() ** 2) / np.sqrt(n)
+    assert_allclose(law.mean(), layer.mean(np.array([f]))[0], rtol=1e-10)
+
+
+def test_relu_refuses_what_it_cannot_be():
+    from pymc_rbm.layers import ReLU
+
+    for bad in (0.0, -1.0, np.inf, np.nan, [], [[1.0]]):
+        with pytest.raises(ValueError, match="gamma"):
+            ReLU(bad)
+    layer = ReLU([1.0, 2.0])
+    for bad, what in (([[-0.1, 1.0]], "negative"), ([[np.nan, 1.0]], "non-finite"), ([[1.0]], "units")):
+        with pytest.raises(ValueError, match=what):
+            layer.check(bad)
+    data = np.array([[0.0, 3.5]])
+    assert_array_equal(layer.check(data), data)
+    with pytest.raises(ValueError, match="continuous"):
+        layer.states(2)
+    with pytest.raises(ValueError, match="continuous"):
+        layer.n_states(2)
+    assert layer == ReLU(np.array([1.0, 2.0])) and layer != ReLU([1.0, 3.0])
+    p = np.exp(ReLU(1.3).log_prob(np.array([[0.7]]), np.array([0.2])))
+    assert_allclose(p, np.exp(-1.3 * 0.49 / 2 + 0.2 * 0.7 - ReLU(1.3).log_normaliser(np.array([0.2]))))
