@@ -36,10 +36,14 @@ chains, the exact moments and the records use the family's own model.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import math
 import os
 import time
 import warnings
 from dataclasses import dataclass, field
+from time import perf_counter  # the clock of max_time (tests replace this name)
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -72,7 +76,15 @@ __all__ = [
     "EXACT_EVAL_MAX_BITS",
     "EVAL_BUDGET",
     "DIVERGENCE_SCALE",
+    "BUDGET_TARGET",
+    "BUDGET_PROBE",
 ]
+
+#: ``max_time``: the run's length is fixed so that it ends at this fraction of the budget (a safety margin).
+BUDGET_TARGET = 0.9
+
+#: ``max_time``: the updates after the first (which compiles) are timed for this fraction of the budget.
+BUDGET_PROBE = 0.02
 
 #: Warnings of a run name the line that called :func:`fit`: the frames of this package are skipped.
 _OWN_FRAMES = (os.path.dirname(os.path.abspath(__file__)),)
@@ -134,6 +146,7 @@ class FitResult:
     operator : object
     stop_reason : str
         ``""`` (ran to the end), ``"callback"``, ``"interrupted"`` (Ctrl-C),
+        ``"max_time"`` (the time budget ran out before the planned updates),
         ``"diverged"`` (the learning rate was too large; ``params`` are
         then the last parameters before the divergence) or
         ``"evaluation_failed"`` (``eval_method`` gave no finite ``log Z`` for
@@ -205,6 +218,7 @@ def fit(
     save_updates=None,
     checkpoint_dir=None,
     resume=None,
+    max_time: float | None = None,
 ) -> FitResult:
     """Train an RBM with binary, categorical (Potts) or Gaussian visible units (stochastic for the sampling methods).
 
@@ -366,6 +380,24 @@ def fit(
         the run (method, k, batch size, ...) must be those it was written
         with, and ``data`` the data it was trained on (the checkpoint keeps
         their fingerprint); ``params``, ``chains`` and ``rng`` come from the file.
+    max_time : float, optional
+        A time budget in seconds (> 0), counted from the call. Without
+        ``n_updates`` or ``epochs``, ``fit`` trains until the budget: the
+        learning-rate schedule needs the run's length, so the first update
+        (which carries the compile) is done and the next ones are timed for
+        :data:`BUDGET_PROBE` (2 %) of the budget, on a throwaway copy of the
+        start, and one log-likelihood record too; ``n_updates`` is then fixed
+        so that the run, the remaining records included, ends at
+        :data:`BUDGET_TARGET` (90 %) of the budget, and the schedule runs over
+        that many updates. That number is kept as ``result.n_updates`` and
+        ``result.history.n_updates``: ``fit(..., n_updates=that, rng=same)``
+        repeats the run exactly (the result depends on the seed and on that
+        number only). Whether or not ``n_updates`` is given, training stops
+        at the budget if the machine slows down: with a warning, what was
+        done is returned as a completed run (the last record taken) with
+        ``stop_reason="max_time"``. The progress bar shows the time left.
+        With ``resume``, ``n_updates`` is the checkpoint's and ``max_time``
+        only stops the run at the budget.
 
     Returns
     -------
@@ -425,6 +457,7 @@ def fit(
     >>> bool(ll[-1] > ll[0] + 1.0)
     True
     """
+    t_start = perf_counter()
     run = prepare_run(
         data, n_hidden, params=params, visible=visible, method=method, operator=operator, k=k,
         n_temperatures=n_temperatures, betas=betas, n_chains=n_chains, batch_size=batch_size,
@@ -433,15 +466,19 @@ def fit(
         eval_options=eval_options, eval_data=eval_data, moment_options=moment_options, wormholes=wormholes,
         chains=chains, callback=callback, progress=progress, centered=centered, hidden=hidden, optimizer=optimizer,
         lr_schedule=lr_schedule, max_grad_norm=max_grad_norm, dtype=dtype, save_updates=save_updates,
-        checkpoint_dir=checkpoint_dir, resume=resume,
+        checkpoint_dir=checkpoint_dir, resume=resume, max_time=max_time,
     )
-    training = Training(run)
+    if run.length_from_budget:
+        with single_blas_thread():
+            run.set_length(planned_updates(run, t_start))
+    training = Training(run, None if run.max_time is None else t_start + run.max_time)
+    title = f"fit ({run.phase.name})" if run.max_time is None else f"fit ({run.phase.name}, max_time {run.max_time:g} s)"
     try:
         training.keep_start()
         with (
             StopOnInterrupt() as guard,
             single_blas_thread(),
-            Progress(run.n_updates - training.start, f"fit ({run.phase.name})", run.progress) as bar,
+            Progress(run.n_updates - training.start, title, run.progress) as bar,
         ):
             training.loop(bar)
     except Exception as err:  # a raising callback or eval_method: the work done so far goes with the error
@@ -479,8 +516,9 @@ class Training:
         As :attr:`FitResult.stop_reason`.
     """
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, deadline: float | None = None):
         self.run = run
+        self.deadline = deadline  # perf_counter() at which max_time runs out (None: no budget)
         self.chains = run.chains
         self.arrays = tuple(np.array(a, dtype=run.dtype) for a in (run.flat.W, run.flat.vbias, run.flat.hbias))
         self.flat = RBMParams.viewing(*self.arrays)
@@ -567,6 +605,8 @@ class Training:
         if run.callback is not None and run.callback(
                 TrainingStep(self.update, self.batches.epoch, self.params, grad, ll, info)):
             return "callback"
+        if self.deadline is not None and self.update < run.n_updates and perf_counter() > self.deadline:
+            return "max_time"
         return ""
 
     def _ascend(self) -> tuple[Gradient, dict]:
@@ -637,6 +677,15 @@ class Training:
                 RuntimeWarning,
                 skip_file_prefixes=_OWN_FRAMES,
             )
+        elif self.stop_reason == "max_time":
+            warnings.warn(
+                f"fit ran out of its time budget (max_time={run.max_time:g} s) after {update} of {run.n_updates} "
+                "updates, the machine running slower than when the run was planned: the result so far is returned "
+                "(stop_reason='max_time'), its learning-rate schedule not run to the end; give a larger max_time, "
+                "or n_updates= for a run of fixed length",
+                RuntimeWarning,
+                skip_file_prefixes=_OWN_FRAMES,
+            )
         elif self.stop_reason == "diverged":
             self.divergence.warn(self.recorder.best_update)
         elif self.stop_reason == "evaluation_failed":
@@ -654,7 +703,7 @@ class Training:
         recorder = self.recorder
         return FitResult(
             params=self.params,
-            history=recorder.history(),
+            history=recorder.history(run.n_updates),
             best_params=recorder.best_params if recorder.best_params is not None else self.params,
             n_updates=update,
             stopped_early=bool(self.stop_reason),
@@ -676,3 +725,56 @@ def warn_unphysical(method: str, update: int) -> None:
         RuntimeWarning,
         skip_file_prefixes=_OWN_FRAMES,
     )
+
+
+def planned_updates(run: Run, t_start: float) -> int:
+    """The number of updates of a ``max_time`` run: measured on a throwaway copy of its start.
+
+    The first update (which compiles) is done, then the next ones are timed
+    for :data:`BUDGET_PROBE` of the budget, on copies of the start, the chains
+    and the random streams (the run itself then starts where they did, so
+    that it is the run of ``n_updates=`` that many, draw for draw); one
+    log-likelihood record is timed as well. The updates planned fill what
+    is left of :data:`BUDGET_TARGET` times ``max_time`` (since ``t_start``,
+    the :func:`perf_counter` at the call of ``fit``), the records included.
+
+    Raises
+    ------
+    ValueError
+        When the budget does not leave time for one update.
+    """
+    probe = Training(dataclasses.replace(
+        run, chains=copy.deepcopy(run.chains), train_rng=copy.deepcopy(run.train_rng), evaluator=None,
+        eval_every=0, callback=None, checkpoint_dir=None, saved=np.zeros(0, dtype=np.int64)))
+    bar = Progress(0, "", False)
+    reason = probe._step(bar)  # the first update: it compiles, and no later one repeats that
+    t_first = t_timed = perf_counter()
+    n_timed = 0
+    while not reason and t_timed - t_first < BUDGET_PROBE * run.max_time:
+        reason = probe._step(bar)
+        t_timed, n_timed = perf_counter(), n_timed + 1
+    per_update = (t_timed - t_first) / n_timed if n_timed else t_first - t_start
+    per_record = 0.0
+    evaluator = run.evaluator
+    if evaluator is not None and evaluator.needs_sizing:  # the records are sized to a share of the training time
+        per_update *= 1.0 + EVAL_BUDGET
+    elif evaluator is not None:  # one record timed, on a copy whose draws the run never sees
+        evaluator = copy.copy(evaluator)
+        evaluator.rng = copy.deepcopy(evaluator.rng)
+        t0 = perf_counter()
+        try:
+            evaluator(probe.params)
+        except EvaluationFailed:  # the run's own records say so
+            pass
+        per_record = perf_counter() - t0
+    left = BUDGET_TARGET * run.max_time - (perf_counter() - t_start)
+    every = run.eval_every
+    n_updates = math.floor((left - 2 * per_record) / (per_update + (per_record / every if every else 0.0)))
+    if n_updates < 1:
+        records = f" and a log-likelihood record {per_record:.3g} s" if per_record else ""
+        raise ValueError(
+            f"max_time={run.max_time:g} s leaves no time for an update: the set-up and the first update (which "
+            f"compiles) took {t_first - t_start:.3g} s, an update takes about {per_update:.3g} s{records}, and the run "
+            f"aims to end at {BUDGET_TARGET:g} x max_time; give a larger max_time (or n_updates= instead)"
+        )
+    return n_updates

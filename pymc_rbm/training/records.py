@@ -79,6 +79,10 @@ class History:
         (``gradient_norm``), and for TAP the fraction of updates whose
         moments were outside the physical domain (``unphysical``). NaN at
         update 0.
+    n_updates : int
+        The length of the run the learning-rate schedule ran over: ``n_updates``
+        as given, or as fixed from ``max_time`` (``fit(..., n_updates=that,
+        rng=same)`` repeats such a run exactly).
     """
 
     updates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -87,6 +91,7 @@ class History:
     estimator: str = ""
     diagnostics: dict = field(default_factory=dict)
     estimator_options: dict = field(default_factory=dict)
+    n_updates: int = 0
 
     @property
     def best(self) -> float:
@@ -283,7 +288,8 @@ class Recorder:
             self.best_ll, self.best_params, self.best_update = ll, params, update
         return ll
 
-    def history(self) -> History:
+    def history(self, n_updates: int = 0) -> History:
+        """The records so far; ``n_updates``: the run's length (:attr:`History.n_updates`)."""
         n = len(self.records)
         updates, ll, se = (np.asarray(col) for col in zip(*self.records)) if n else ([], [], [])
         return History(
@@ -295,6 +301,7 @@ class Recorder:
             estimator_options={}
             if self.evaluator is None
             else {k: v for k, v in self.evaluator.options.items() if k != "data"},
+            n_updates=int(n_updates),
         )
 
 

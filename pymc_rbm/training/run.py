@@ -112,6 +112,13 @@ class Run:
     data_fingerprint : str or None
         :func:`~pymc_rbm.training.trajectory.data_fingerprint` of the training
         data, for the checkpoints (None when none are written or read).
+    max_time : float or None
+        The time budget of the run in seconds (None: none).
+    length_from_budget : bool
+        Whether ``n_updates`` is still to be fixed from ``max_time``
+        (:meth:`set_length`): neither ``n_updates`` nor ``epochs`` was given.
+    save_updates : object
+        ``save_updates`` as given, for :meth:`set_length`.
     """
 
     family: Any
@@ -140,18 +147,27 @@ class Run:
     progress: bool
     checkpoint_dir: Any
     data_fingerprint: str | None = None
+    max_time: float | None = None
+    length_from_budget: bool = False
+    save_updates: Any = None
 
     @property
     def n_samples(self) -> int:
         """Rows of the training data."""
         return self.x.shape[0]
 
+    def set_length(self, n_updates: int) -> None:
+        """Fix the run's length (the schedule, the saved updates and the configuration follow it)."""
+        self.n_updates = self.updater.n_updates = self.config["n_updates"] = int(n_updates)
+        self.saved = check_save_updates(self.save_updates, self.n_updates)
+        self.length_from_budget = False
+
 
 def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_temperatures, betas, n_chains,
                 batch_size, learning_rate, momentum, weight_decay, n_updates, epochs, init_scale, init, rng,
                 eval_every, eval_method, eval_options, eval_data, moment_options, wormholes, chains, callback,
                 progress, centered, hidden, optimizer, lr_schedule, max_grad_norm, dtype, save_updates,
-                checkpoint_dir, resume) -> Run:
+                checkpoint_dir, resume, max_time=None) -> Run:
     """Check the options of :func:`~pymc_rbm.training.fit` (its parameters, undefaulted) and make the run's start.
 
     The checks come first, in the order of ``fit``'s documentation; then the
@@ -183,6 +199,8 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     k = default_k(method, k)
     if init not in INITS:
         raise ValueError(f"init must be one of {INITS}, got {init!r}")
+    max_time = None if max_time is None else check_real(max_time, "max_time", 0.0, lo_open=True)
+    length_from_budget = max_time is not None and n_updates is None and epochs is None and resume is None
     batch_size, n_updates = _run_length(batch_size, n_updates, epochs, n_samples)
     eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
     if callback is not None and not callable(callback):
@@ -190,7 +208,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     if hidden not in HIDDEN_MODES:
         raise ValueError(f"hidden must be one of {HIDDEN_MODES}, got {hidden!r}")
     updater = Updater(optimizer, momentum, learning_rate, lr_schedule, weight_decay, max_grad_norm, n_updates)
-    saved = check_save_updates(save_updates, n_updates)
+    saved = check_save_updates(save_updates, 2**62 if length_from_budget else n_updates)  # checked again
     if checkpoint_dir is not None:
         check_checkpoint_dir(checkpoint_dir)
     # the data's fingerprint, for checkpoints: a run resumes on the data it was trained on
@@ -222,7 +240,8 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
                eval_rng=eval_rng, checkpoint=checkpoint, saved=saved, config=config, method=method,
                operator=operator, centered=bool(centered), dtype=dtype, n_chains=n_chains,
                n_temperatures=n_temperatures, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
-               data_fingerprint=fingerprint)
+               data_fingerprint=fingerprint, max_time=max_time, length_from_budget=length_from_budget,
+               save_updates=save_updates)
 
 
 def unmasked(data, name: str):
