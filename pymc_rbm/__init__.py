@@ -17,7 +17,7 @@ are attributes too, loaded on first use: ``import pymc_rbm as pr`` then
 ``pr.datasets.load_mnist(...)``.
 """
 
-from pymc_rbm.params import RBMParams, SpinRBMParams
+from pymc_rbm.params import RBMParams, ReLURBMParams, SpinRBMParams
 
 __all__ = [
     "RBM",
@@ -27,6 +27,7 @@ __all__ = [
     "ExactDraws",
     "FlipTheState",
     "RBMParams",
+    "ReLURBMParams",
     "CategoricalRBMParams",
     "GaussianRBMParams",
     "ModelLadder",

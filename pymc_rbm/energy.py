@@ -127,9 +127,10 @@ def free_energy(v, params, beta=None):
 
     ``F(v) = -vbias·v - Σ_j A(hbias_j + (v·W)_j)`` with ``A`` the hidden
     layer's log normaliser (softplus for Bernoulli units, ``log 2 cosh`` for
-    spins), so that ``p(v) = exp(-F(v)) / Z``. With an inverse temperature
+    spins, the truncated Gaussian's for ReLU units), so that ``p(v) = exp(-F(v)) / Z``. With an inverse temperature
     ``beta`` the free energy of ``p_β(v, h) ∝ exp(-β E(v, h))`` is returned
-    instead: ``-β vbias·v - Σ_j A(β (hbias_j + (v·W)_j))``.
+    instead: ``-β vbias·v - Σ_j A(β (hbias_j + (v·W)_j))`` (for ReLU units, whose
+    precision ``γ`` is tempered too, ``A`` is that of precisions ``β γ``).
 
     Parameters
     ----------
@@ -142,9 +143,14 @@ def free_energy(v, params, beta=None):
     array of shape (...)
     """
     hidden = _layers(params)[1]
-    return -_tempered(v @ params.vbias, beta, unit_axis=False) - hidden.log_normaliser(
-        _tempered(hidden_activation(v, params), beta)
-    ).sum(axis=-1)
+    a = hidden_activation(v, params)
+    if beta is not None and hasattr(hidden, "log_normaliser_at_beta"):  # a quadratic term: ReLU units
+        per_chain = is_symbolic(beta) or np.ndim(beta) > 0
+        summed = hidden.log_normaliser_at_beta(a, (beta if is_symbolic(beta) else np.asarray(beta))[..., None]
+                                               if per_chain else beta)
+    else:
+        summed = hidden.log_normaliser(_tempered(a, beta))
+    return -_tempered(v @ params.vbias, beta, unit_axis=False) - summed.sum(axis=-1)
 
 
 def mean_hiddens(v, params, beta=None):

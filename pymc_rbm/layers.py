@@ -791,6 +791,17 @@ class ReLU(Layer):
         shifted = where(z < -_MILLS_SERIES, series, where(z < 0, direct_neg, direct_pos))
         return shifted / np.sqrt(self.gamma)
 
+    def log_normaliser_at_beta(self, field, beta):
+        """The log normaliser of :meth:`tempered` ``(β)`` in the field ``β f``: ``A(√β f) - ½ log β`` per unit.
+
+        ``field`` is the untempered ``f``; ``beta`` (> 0) is a scalar or broadcasts against ``field``
+        (NumPy or PyTensor).
+        """
+        from pymc_rbm.primitives import is_symbolic
+
+        xp = _ops(beta if is_symbolic(beta) else field)[0]
+        return self.log_normaliser(beta**0.5 * field) - 0.5 * xp.log(beta)
+
     def log_prob(self, x, field):
         """``Σ_j log p(h_j | f_j) = Σ_j (f_j h_j - γ_j h_j² / 2 - A(f_j))`` for ``h >= 0``, shape (...)."""
         return (x * field - 0.5 * self.gamma * x**2 - self.log_normaliser(field)).sum(axis=-1)

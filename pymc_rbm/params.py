@@ -25,7 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from pymc_rbm.layers import BERNOULLI, SPIN, Layer, bits_form
+from pymc_rbm.layers import BERNOULLI, SPIN, Layer, ReLU, bits_form
 from pymc_rbm.validation import (
     check_float_array,
     check_float_dtype,
@@ -35,7 +35,7 @@ from pymc_rbm.validation import (
     read_npz_array,
 )
 
-__all__ = ["RBMParams", "SpinRBMParams", "StoredArrays", "KIND_KEY", "MAX_COMPRESSED_BYTES"]
+__all__ = ["RBMParams", "ReLURBMParams", "SpinRBMParams", "StoredArrays", "KIND_KEY", "MAX_COMPRESSED_BYTES"]
 
 
 def _check_shapes(W: np.ndarray, vbias: np.ndarray, hbias: np.ndarray, names=("W", "vbias", "hbias")):
@@ -237,6 +237,10 @@ class RBMParams(StoredArrays):
     dtype : numpy floating dtype, default float64
         Floating type of the stored arrays; integer and complex types are
         refused (they would truncate the weights or drop a part of them).
+    hidden : Layer, optional
+        The hidden layer type: Bernoulli units when omitted. ``hidden=ReLU(gamma)``
+        (:class:`~pymc_rbm.layers.ReLU`) returns a :class:`ReLURBMParams`, which
+        carries ``gamma`` as one of its arrays.
 
     Notes
     -----
@@ -260,7 +264,19 @@ class RBMParams(StoredArrays):
     visible: ClassVar[Layer] = BERNOULLI
     hidden: ClassVar[Layer] = BERNOULLI
 
-    def __init__(self, W, vbias, hbias, *, dtype=np.float64):
+    def __new__(cls, *args, hidden=None, **kwargs):
+        if hidden is None or hidden == BERNOULLI:
+            return super().__new__(cls)
+        if isinstance(hidden, ReLU):
+            if len(args) > 3 or set(kwargs) - {"W", "vbias", "hbias", "dtype"}:
+                raise TypeError("RBMParams(W, vbias, hbias, hidden=ReLU(gamma), dtype=...) takes no other arguments")
+            return ReLURBMParams(*args, gamma=hidden.gamma, **kwargs)
+        raise TypeError(
+            f"RBMParams takes hidden=None (Bernoulli units) or hidden=ReLU(gamma), got {hidden!r}; spins, categorical "
+            "and Gaussian units have their own classes (SpinRBMParams, CategoricalRBMParams, GaussianRBMParams)"
+        )
+
+    def __init__(self, W, vbias, hbias, *, dtype=np.float64, hidden=None):
         W = check_float_array(W, "W", 2, dtype=dtype, readonly=True)
         vbias = check_float_array(vbias, "vbias", 1, dtype=dtype, readonly=True)
         hbias = check_float_array(hbias, "hbias", 1, dtype=dtype, readonly=True)
@@ -492,3 +508,76 @@ class SpinRBMParams:
         the change of variables ``v = (s + 1) / 2``, ``h = (t + 1) / 2`` adds.
         """
         return -bits_form(self.J, self.vfield, self.hfield, self.visible, self.hidden).log_offset
+
+
+@dataclass(frozen=True, eq=False)
+class ReLURBMParams(StoredArrays):
+    """An RBM with binary visible units and ReLU hidden units (:class:`~pymc_rbm.layers.ReLU`).
+
+    ``E(v, h) = -v·W·h - vbias·v - hbias·h + Σ_j γ_j h_j² / 2`` with ``v`` in
+    {0, 1}^n_visible and ``h >= 0``: given ``v`` hidden unit ``j`` is the normal
+    ``N(f_j / γ_j, 1 / γ_j)`` truncated to ``[0, ∞)``, ``f = hbias + v·W``. The
+    free energy (:func:`pymc_rbm.energy.free_energy`) sums the hidden layer out with
+    its log normaliser; ``log Z`` is exact by enumerating the visible layer.
+    ``RBMParams(W, vbias, hbias, hidden=ReLU(gamma))`` makes one.
+
+    Parameters
+    ----------
+    W : array_like of shape (n_visible, n_hidden)
+    vbias : array_like of shape (n_visible,)
+    hbias : array_like of shape (n_hidden,)
+    gamma : float or array_like of shape (n_hidden,), default 1
+        Precisions of the hidden units, finite and > 0 (a scalar applies to every unit).
+    dtype : numpy floating dtype, default float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pymc_rbm import RBMParams
+    >>> from pymc_rbm.layers import ReLU
+    >>> p = RBMParams(np.zeros((3, 2)), np.zeros(3), np.zeros(2), hidden=ReLU(2.0))
+    >>> type(p).__name__, p.gamma.tolist()
+    ('ReLURBMParams', [2.0, 2.0])
+    """
+
+    FINGERPRINT_TAG: ClassVar[bytes] = b"relu"
+    ARRAY_NAMES: ClassVar[tuple[str, ...]] = ("W", "vbias", "hbias", "gamma")
+    W: np.ndarray
+    vbias: np.ndarray
+    hbias: np.ndarray
+    gamma: np.ndarray
+    visible: ClassVar[Layer] = BERNOULLI
+
+    def __init__(self, W, vbias, hbias, gamma=1.0, *, dtype=np.float64):
+        W = check_float_array(W, "W", 2, dtype=dtype, readonly=True)
+        vbias = check_float_array(vbias, "vbias", 1, dtype=dtype, readonly=True)
+        hbias = check_float_array(hbias, "hbias", 1, dtype=dtype, readonly=True)
+        _check_shapes(W, vbias, hbias)
+        layer = ReLU(gamma).for_units(W.shape[1])  # checks gamma > 0 and finite, broadcasts a scalar
+        gamma = check_float_array(layer.gamma, "gamma", 1, dtype=dtype, readonly=True)
+        if not np.all(gamma > 0):
+            raise ValueError(f"gamma must stay > 0 in {np.dtype(dtype)}; rescale the hidden units")
+        for key, value in (("W", W), ("vbias", vbias), ("hbias", hbias), ("gamma", gamma)):
+            object.__setattr__(self, key, value)
+
+    @property
+    def n_visible(self) -> int:
+        """Number of visible units."""
+        return self.W.shape[0]
+
+    @property
+    def n_hidden(self) -> int:
+        """Number of hidden units."""
+        return self.W.shape[1]
+
+    @property
+    def hidden(self) -> ReLU:
+        """The hidden layer type: ReLU units of precisions ``gamma``."""
+        return ReLU(self.gamma)
+
+    def __repr__(self) -> str:
+        return f"ReLURBMParams(n_visible={self.n_visible}, n_hidden={self.n_hidden}, dtype={self.dtype})"
+
+    def astype(self, dtype) -> ReLURBMParams:
+        """A copy with arrays of another floating type."""
+        return ReLURBMParams(self.W, self.vbias, self.hbias, self.gamma, dtype=dtype)

@@ -152,10 +152,25 @@ def _gaussian_log_partition_exact(params, **options) -> LogPartitionEstimate:
     )
 
 
+#: The methods of :func:`log_partition` that take an RBM with ReLU hidden units (``"exact"`` enumerates its
+#: visible layer).
+RELU_LOG_PARTITION_METHODS = ("exact",)
+
+
+def _relu_log_partition_exact(params, **options) -> LogPartitionEstimate:
+    """:func:`~pymc_rbm.estimators.exact.log_partition_exact` of a ReLU RBM (the visible layer enumerated)."""
+    options.pop("rng", None)
+    return log_partition_exact(params, **options)
+
+
 def _other_units(params):
-    """``(description, class name, methods, exact function)`` of a categorical or Gaussian-Bernoulli model (or a path
-    to one), None for binary units and spins."""
+    """``(description, class name, methods, exact function)`` of a categorical, Gaussian-Bernoulli or ReLU-hidden
+    model (or a path to one), None for binary units and spins."""
     from pymc_rbm.gaussian.params import GaussianRBMParams
+    from pymc_rbm.params import ReLURBMParams
+
+    if isinstance(params, ReLURBMParams):
+        return ("ReLU-hidden", "ReLURBMParams", RELU_LOG_PARTITION_METHODS, _relu_log_partition_exact)
 
     path = isinstance(params, AnnealingPath)
     if isinstance(params, CategoricalRBMParams) or (path and params.categorical):
@@ -225,7 +240,7 @@ def _auto(params, rng, options) -> LogPartitionEstimate:
         try:
             est = log_partition(params, "exact")
         except (EnumerationTooLarge, ValueError) as err:
-            if _other_units(params) is None:
+            if _other_units(params) is None or "bar" not in _other_units(params)[2]:
                 raise
             method, why = "bar", f"the enumeration was refused ({err})"
     if method != "exact":
@@ -249,7 +264,9 @@ def log_partition(
         ``CATEGORICAL_LOG_PARTITION_METHODS`` (``"exact"``, ``"ais"``,
         ``"reverse_ais"``, ``"bar"``), a Gaussian-Bernoulli RBM those of
         ``GAUSSIAN_LOG_PARTITION_METHODS`` (the same; ``"exact"`` enumerates its
-        hidden layer); the others refuse them with a ValueError.
+        hidden layer), an RBM with ReLU hidden units (``ReLURBMParams``) those of
+        ``RELU_LOG_PARTITION_METHODS`` (``"exact"``, enumerating its visible layer);
+        the others refuse them with a ValueError.
     method : str, default "auto"
         One of the keys of ``LOG_PARTITION_METHODS``, or ``"auto"``: ``"exact"``
         where the smaller layer can be enumerated within :data:`AUTO_EXACT_SECONDS`,
@@ -328,7 +345,7 @@ def log_likelihood(params, data, log_z=None) -> np.ndarray:
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or ReLURBMParams
     data : array_like of shape (..., n_visible)
         Checked for the model's visible layer (and not modified): values in
         {0, 1} (or booleans) for binary units; -1 and +1 for spins; integer
@@ -369,12 +386,13 @@ def log_likelihood(params, data, log_z=None) -> np.ndarray:
     from pymc_rbm.categorical.params import free_energy as categorical_free_energy
     from pymc_rbm.gaussian.params import GaussianRBMParams
     from pymc_rbm.gaussian.params import free_energy as gaussian_free_energy
+    from pymc_rbm.params import ReLURBMParams
 
     if isinstance(params, CategoricalRBMParams):
         minus_f = -categorical_free_energy(as_labels(data, params), params)
     elif isinstance(params, GaussianRBMParams):
         minus_f = -gaussian_free_energy(params.visible.check(data, params.n_visible), params)
-    elif isinstance(params, (RBMParams, SpinRBMParams)):
+    elif isinstance(params, (RBMParams, SpinRBMParams, ReLURBMParams)):
         minus_f = -free_energy(params.visible.check(data, params.n_visible), params)
     else:
         raise TypeError(

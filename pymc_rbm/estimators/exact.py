@@ -26,7 +26,7 @@ from scipy.special import expit, logsumexp
 from pymc_rbm._runtime import Progress, default_threads, on_one_blas_thread
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
-from pymc_rbm.params import RBMParams
+from pymc_rbm.params import RBMParams, ReLURBMParams
 from pymc_rbm.validation import check_positive_int
 
 __all__ = [
@@ -350,24 +350,48 @@ def _cache_bytes() -> int:
     return sum(e.log_weights.nbytes for e in _CACHE.values())
 
 
+def _n_enumerated(params) -> int:
+    """Size of the layer :func:`_enumerate` enumerates: the smaller one, the visible one for ReLU hidden units."""
+    if isinstance(params, ReLURBMParams):
+        return params.n_visible
+    return min(params.n_visible, params.n_hidden)
+
+
+def _visible_log_weights(params: ReLURBMParams, chunk: int = 2**14) -> np.ndarray:
+    """``-F(v)`` of every visible state (binary visible units, any hidden layer summed out), in chunks."""
+    n = params.n_visible
+    out = np.empty(2**n)
+    for start in range(0, out.size, chunk):
+        stop = min(start + chunk, out.size)
+        out[start:stop] = -free_energy(binary_states(n, start, stop), params)
+    return out
+
+
 def _enumerate(params: RBMParams, *, max_bits: int | None = None, n_threads: int | None = None) -> _Enumeration:
-    """Enumerate the smaller layer of ``params`` (cached for the last few models)."""
-    if not isinstance(params, RBMParams):
+    """Enumerate the smaller layer of ``params`` (cached for the last few models).
+
+    A :class:`~pymc_rbm.params.ReLURBMParams` has continuous hidden units: its
+    visible layer is enumerated, whatever the sizes (``transposed`` True).
+    """
+    if not isinstance(params, (RBMParams, ReLURBMParams)):
         raise TypeError(f"params must be an RBMParams, got {type(params).__name__}")
     key = params.fingerprint()
     hit = _CACHE.get(key)
-    if hit is not None and min(params.n_visible, params.n_hidden) <= (
-        MAX_ENUMERATION_BITS if max_bits is None else max_bits
-    ):
+    if hit is not None and _n_enumerated(params) <= (MAX_ENUMERATION_BITS if max_bits is None else max_bits):
         _CACHE.move_to_end(key)
         return hit
     n_threads = n_threads or default_threads()
-    cost = check_enumerable(
-        min(params.n_visible, params.n_hidden), max_bits, n_other=max(params.n_visible, params.n_hidden)
-    )
-    oriented = _orient(params.astype(np.float64))
-    long = cost.seconds is not None and cost.seconds * default_threads() / n_threads > PROGRESS_SECONDS
-    logw = _enumerated_log_weights(oriented.params, n_threads, progress=long)
+    if isinstance(params, ReLURBMParams):
+        check_enumerable(params.n_visible, max_bits, "the visible layer", n_other=params.n_hidden)
+        oriented = _Oriented(params.astype(np.float64), True)
+        logw = _visible_log_weights(oriented.params)
+    else:
+        cost = check_enumerable(
+            min(params.n_visible, params.n_hidden), max_bits, n_other=max(params.n_visible, params.n_hidden)
+        )
+        oriented = _orient(params.astype(np.float64))
+        long = cost.seconds is not None and cost.seconds * default_threads() / n_threads > PROGRESS_SECONDS
+        logw = _enumerated_log_weights(oriented.params, n_threads, progress=long)
     logw.setflags(write=False)
     result = _Enumeration(oriented, logw, float(logsumexp(logw)))
     _CACHE[key] = result
@@ -384,7 +408,9 @@ def log_partition_exact(
 
     Parameters
     ----------
-    params : RBMParams
+    params : RBMParams or ReLURBMParams
+        For ReLU hidden units (continuous) the visible layer is enumerated,
+        ``log Z = logsumexp_v -F(v)``, whatever the layer sizes.
     max_bits : int, optional
         Largest smaller layer to enumerate (default :data:`MAX_ENUMERATION_BITS`).
     n_threads : int, optional
@@ -420,7 +446,7 @@ def log_partition_exact(
     5.0
     """
     e = _enumerate(params, max_bits=max_bits, n_threads=n_threads)
-    k = e.oriented.params.n_hidden
+    k = _n_enumerated(params)
     return LogPartitionEstimate(
         fingerprint=fingerprint_of(params),
         log_z=e.log_z,
@@ -461,6 +487,8 @@ def moments_exact(
     -------
     ExactMoments
     """
+    if isinstance(params, ReLURBMParams):
+        raise TypeError("moments_exact takes binary RBMs (RBMParams); a ReLURBMParams has continuous hidden units")
     e = _enumerate(params, max_bits=max_bits, n_threads=n_threads)
     p = e.oriented.params
     prob = np.exp(e.log_weights - e.log_z)
@@ -542,11 +570,12 @@ def sample_visible_exact(params: RBMParams, size=None, *, rng=None, max_bits: in
     """Independent exact draws of the visible layer (stochastic).
 
     The smaller layer is drawn from its enumerated marginal; when that is
-    the hidden layer, ``v`` is then drawn from ``p(v | h)``.
+    the hidden layer, ``v`` is then drawn from ``p(v | h)``. The visible layer of a
+    :class:`~pymc_rbm.params.ReLURBMParams` is drawn from its enumerated marginal.
 
     Parameters
     ----------
-    params : RBMParams
+    params : RBMParams or ReLURBMParams
     size : int or tuple of int, optional
         Batch shape of the draws.
     rng : numpy.random.Generator or seed, optional
@@ -565,10 +594,10 @@ def sample_visible_exact(params: RBMParams, size=None, *, rng=None, max_bits: in
     cdf = np.cumsum(np.exp(e.log_weights - e.log_z))
     idx = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)
     p = e.oriented.params
-    states = states_at(idx, p.n_hidden)
     if e.oriented.transposed:
-        v = states
+        v = states_at(idx, params.n_visible)
     else:
+        states = states_at(idx, p.n_hidden)
         mean = expit(p.vbias + states @ p.W.T)
         v = (rng.random(mean.shape) < mean).astype(np.float64)
     return v.astype(np.int64).reshape(*size, params.n_visible)

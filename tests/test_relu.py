@@ -1,0 +1,114 @@
+"""RBMs with ReLU hidden units: parameters, free energy and exact log Z against quadrature over the hidden units."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.integrate import dblquad, quad
+from scipy.special import logsumexp
+
+from pymc_rbm import RBMParams, ReLURBMParams
+from pymc_rbm.energy import free_energy
+from pymc_rbm.estimators import log_likelihood, log_partition
+from pymc_rbm.estimators.exact import binary_states, log_marginal_visible, sample_visible_exact
+from pymc_rbm.layers import ReLU
+
+
+def relu_params(n_visible=4, n_hidden=2, scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    return RBMParams(rng.uniform(-scale, scale, (n_visible, n_hidden)), rng.uniform(-scale, scale, n_visible),
+                     rng.uniform(-scale, scale, n_hidden), hidden=ReLU(rng.uniform(0.5, 2.0, n_hidden)))
+
+
+def brute_log_z(p: ReLURBMParams) -> float:
+    """``log Σ_v ∫_{h >= 0} exp(-E(v, h)) dh`` by quadrature over one or two hidden units (scipy quad, dblquad)."""
+    terms = []
+    for v in binary_states(p.n_visible):
+        f = p.hbias + v @ p.W
+        g = p.gamma
+        if p.n_hidden == 1:
+            val = quad(lambda h: np.exp(-g[0] * h * h / 2 + f[0] * h), 0, np.inf, epsabs=0, epsrel=1e-12)[0]
+        else:
+            val = dblquad(lambda h1, h0: np.exp(-g[0] * h0**2 / 2 + f[0] * h0 - g[1] * h1**2 / 2 + f[1] * h1),
+                          0, np.inf, 0, np.inf, epsabs=0, epsrel=1e-12)[0]
+        terms.append(v @ p.vbias + np.log(val))
+    return float(logsumexp(terms))
+
+
+def test_relu_params_are_made_by_rbmparams_with_a_hidden_layer():
+    W, vb, hb = np.ones((3, 2)), np.zeros(3), np.zeros(2)
+    gamma = np.array([1.0, 2.0])
+    p = RBMParams(W, vb, hb, hidden=ReLU(gamma))
+    assert type(p) is ReLURBMParams and p.hidden == ReLU(gamma) and p.visible.name == "Bernoulli"
+    assert_allclose(p.gamma, gamma)
+    assert not p.gamma.flags.writeable
+    gamma[0] = 5.0  # the caller's array is copied
+    assert p.gamma[0] == 1.0
+    assert_allclose(RBMParams(W, vb, hb, hidden=ReLU(3.0)).gamma, [3.0, 3.0])  # a scalar broadcast
+    plain = RBMParams(W, vb, hb)
+    assert type(plain) is RBMParams and RBMParams(W, vb, hb, hidden=None) == plain
+    assert plain.fingerprint() == "34eb2ed71be59035914109b05de3540d"  # unchanged by the hidden keyword
+    assert len({p.fingerprint(), plain.fingerprint(), RBMParams(W, vb, hb, hidden=ReLU([1.0, 2.5])).fingerprint()}) == 3
+    with pytest.raises(ValueError, match="gamma"):
+        RBMParams(W, vb, hb, hidden=ReLU([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match="hidden"):
+        RBMParams(W, vb, hb, hidden="relu")
+
+
+def test_relu_params_save_and_load_with_their_kind(tmp_path):
+    p = relu_params()
+    p.save(tmp_path / "m")
+    q = ReLURBMParams.load(tmp_path / "m")
+    assert q == p and q.fingerprint() == p.fingerprint()
+    with np.load(tmp_path / "m.npz") as f:
+        assert str(f["kind"]) == "ReLURBMParams"
+    with pytest.raises(ValueError, match="ReLURBMParams.load"):
+        RBMParams.load(tmp_path / "m")
+
+
+def test_the_free_energy_integrates_the_hidden_units_out():
+    p = relu_params(3, 1, scale=2.0)
+    for v in binary_states(3):
+        f = p.hbias[0] + v @ p.W[:, 0]
+        integral = quad(lambda h: np.exp(-p.gamma[0] * h * h / 2 + f * h), 0, np.inf, epsabs=0, epsrel=1e-12)[0]
+        assert_allclose(free_energy(v, p), -v @ p.vbias - np.log(integral), rtol=1e-10)
+    # tempered: the density of exp(-βE), its precision βγ tempered as well
+    v, beta = np.array([1.0, 0.0, 1.0]), 0.4
+    f = p.hbias[0] + v @ p.W[:, 0]
+    integral = quad(lambda h: np.exp(-beta * (p.gamma[0] * h * h / 2 - f * h)), 0, np.inf, epsabs=0, epsrel=1e-12)[0]
+    assert_allclose(free_energy(v, p, beta=beta), -beta * (v @ p.vbias) - np.log(integral), rtol=1e-10)
+    assert_allclose(free_energy(np.stack([v, v]), p, beta=np.array([beta, 1.0]))[0], free_energy(v, p, beta=beta))
+
+
+@pytest.mark.parametrize("n_hidden", [1, 2])
+def test_exact_log_z_is_the_sum_over_visible_states_of_the_hidden_integral(n_hidden):
+    p = relu_params(4, n_hidden, scale=1.5, seed=n_hidden)
+    est = log_partition(p, "exact")
+    assert_allclose(est.log_z, brute_log_z(p), rtol=0, atol=1e-8)
+    assert est.diagnostics["enumerated_layer"] == "visible" and est.diagnostics["n_states"] == 16
+    auto = log_partition(p)
+    assert auto.log_z == est.log_z and auto.diagnostics["auto"]["method"] == "exact"
+    assert est.fingerprint == p.fingerprint()
+
+
+def test_log_likelihood_and_exact_draws_of_a_relu_rbm():
+    p = relu_params(5, 3, scale=2.0)
+    log_p = log_marginal_visible(p)
+    assert_allclose(np.exp(log_p).sum(), 1.0, rtol=1e-12)
+    data = binary_states(5)[[0, 7, 31]]
+    assert_allclose(log_likelihood(p, data), log_p[[0, 7, 31]], rtol=1e-12)
+    with pytest.raises(ValueError, match="0, 1"):
+        log_likelihood(p, np.full((1, 5), 0.5))
+    draws = sample_visible_exact(p, 20_000, rng=1)
+    idx = draws @ (2 ** np.arange(4, -1, -1))
+    tv = 0.5 * np.abs(np.bincount(idx, minlength=32) / 20_000 - np.exp(log_p)).sum()
+    assert tv < 0.03
+
+
+def test_methods_that_do_not_take_relu_units_say_so():
+    p = relu_params()
+    with pytest.raises(ValueError, match="ReLURBMParams"):
+        log_partition(p, "tap")
+    with pytest.raises(ValueError, match="unknown"):
+        log_partition(p, "no-such-method")
