@@ -119,6 +119,8 @@ class Run:
         (:meth:`set_length`): neither ``n_updates`` nor ``epochs`` was given.
     save_updates : object
         ``save_updates`` as given, for :meth:`set_length`.
+    average : float
+        The fraction of the last updates whose parameters are averaged (0: none).
     """
 
     family: Any
@@ -150,6 +152,7 @@ class Run:
     max_time: float | None = None
     length_from_budget: bool = False
     save_updates: Any = None
+    average: float = 0.0
 
     @property
     def n_samples(self) -> int:
@@ -167,7 +170,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
                 batch_size, learning_rate, momentum, weight_decay, n_updates, epochs, init_scale, init, rng,
                 eval_every, eval_method, eval_options, eval_data, moment_options, wormholes, chains, callback,
                 progress, centered, hidden, optimizer, lr_schedule, max_grad_norm, dtype, save_updates,
-                checkpoint_dir, resume, max_time=None) -> Run:
+                checkpoint_dir, resume, max_time=None, average=None) -> Run:
     """Check the options of :func:`~pymc_rbm.training.fit` (its parameters, undefaulted) and make the run's start.
 
     The checks come first, in the order of ``fit``'s documentation; then the
@@ -200,6 +203,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     if init not in INITS:
         raise ValueError(f"init must be one of {INITS}, got {init!r}")
     max_time = None if max_time is None else check_real(max_time, "max_time", 0.0, lo_open=True)
+    average = check_real(average or 0.0, "average", 0.0, 1.0)
     length_from_budget = max_time is not None and n_updates is None and epochs is None and resume is None
     batch_size, n_updates = _run_length(batch_size, n_updates, epochs, n_samples)
     eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
@@ -215,7 +219,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     fingerprint = data_fingerprint(v) if checkpoint_dir is not None or checkpoint is not None else None
     config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,
               "n_samples": n_samples, "n_visible": n_visible, "centered": bool(centered), "hidden": hidden,
-              "dtype": np.dtype(dtype).name, **updater.config(), **family.config()}
+              "dtype": np.dtype(dtype).name, **updater.config(), **family.config(), "average": average or None}
     if checkpoint is not None:
         check_resume(checkpoint, config, params, chains, n_updates, fingerprint)
         params, chains = checkpoint.params, checkpoint.chains
@@ -241,7 +245,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
                operator=operator, centered=bool(centered), dtype=dtype, n_chains=n_chains,
                n_temperatures=n_temperatures, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
                data_fingerprint=fingerprint, max_time=max_time, length_from_budget=length_from_budget,
-               save_updates=save_updates)
+               save_updates=save_updates, average=average)
 
 
 def unmasked(data, name: str):

@@ -130,6 +130,10 @@ class Checkpoint:
         of earlier versions, which did not record it).
     path : str
         The file it was read from (``""`` for one not read from a file).
+    average : dict of str to ndarray
+        With ``fit(average=...)``: the running mean of the parameters in the
+        flat coordinates (``mean_0``, ``mean_1``, ``mean_2``: ``W``, ``vbias``,
+        ``hbias``) and the number of updates in it (``count``); else empty.
     """
 
     params: RBMParams
@@ -144,6 +148,7 @@ class Checkpoint:
     config: dict
     data_fingerprint: str | None = None
     path: str = ""
+    average: dict = field(default_factory=dict)
 
 
 def data_fingerprint(v: np.ndarray) -> str:
@@ -185,6 +190,8 @@ def save_checkpoint(directory, cp: Checkpoint) -> str:
                 arrays[f"chains__{name}"] = np.asarray(value)
     for name, value in cp.optimizer_state.items():
         arrays[f"optimizer__{name}"] = np.asarray(value)
+    for name, value in cp.average.items():
+        arrays[f"average__{name}"] = np.asarray(value)
     arrays["meta"] = np.array(json.dumps(meta, default=int))
     path = directory / f"update_{cp.update:08d}.npz"
     tmp = directory / f".update_{cp.update:08d}.tmp.npz"
@@ -299,6 +306,7 @@ def _read_checkpoint(arrays: dict, path: str) -> Checkpoint:
         config=meta["config"],
         data_fingerprint=fingerprint,
         path=path,
+        average={k.split("__", 1)[1]: v for k, v in arrays.items() if k.startswith("average__")},
     )
 
 

@@ -129,3 +129,35 @@ def test_parameter_files_and_checkpoints_record_their_kind(tmp_path):
                                          r"pymc_rbm\.gaussian\.params\.GaussianRBMParams\.load"):
         RBMParams.load(path)
     assert GaussianRBMParams.load(path) == load_checkpoint(path).params
+
+
+AVERAGED = dict(n_updates=40, average=0.5, momentum=0.5, lr_schedule="cosine", method="pcd", batch_size=10,
+                progress=False, eval_every=None)
+
+
+def test_a_run_with_averaging_stopped_by_ctrl_c_keeps_both_and_resumes_draw_for_draw(tmp_path):
+    whole = fit(DATA, 4, rng=0, **AVERAGED)
+
+    def ctrl_c(step):
+        if step.update == 33:
+            raise KeyboardInterrupt
+
+    with pytest.warns(RuntimeWarning, match=r"continue with fit\(data, params=result.raw_params"):
+        stopped = fit(DATA, 4, rng=0, save_updates=[10, 30], checkpoint_dir=tmp_path, callback=ctrl_c, **AVERAGED)
+    assert stopped.stop_reason == "interrupted" and stopped.n_updates == 33
+    assert stopped.params != stopped.raw_params  # the mean of updates 21..33, and the parameters after update 33
+    saved = load_checkpoint(tmp_path)
+    assert saved.update == 30 and int(saved.average["count"]) == 10
+    resumed = fit(DATA, resume=tmp_path, **AVERAGED)
+    assert resumed.params == whole.params and resumed.raw_params == whole.raw_params
+    assert resumed.chains.v.tolist() == whole.chains.v.tolist()
+
+
+def test_a_checkpoint_with_damaged_averaged_parameters_is_named_as_not_valid(tmp_path):
+    fit(DATA, 4, rng=0, save_updates=[30], checkpoint_dir=tmp_path, **AVERAGED)
+    path = tmp_path / "update_00000030.npz"
+    _rewrite(path, lambda arrays, meta: arrays.pop("average__mean_1"))
+    with pytest.raises(ValueError, match=rf"^not a valid checkpoint: {path}: its averaged parameters"):
+        fit(DATA, resume=path, **AVERAGED)
+    with pytest.raises(ValueError, match=r"written with other options \(average: 0.5 there, 0.25 here\)"):
+        fit(DATA, resume=path, **{**AVERAGED, "average": 0.25})

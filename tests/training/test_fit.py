@@ -338,3 +338,23 @@ def test_a_raising_eval_method_keeps_the_work_done_on_the_exception():
     assert partial.n_updates == 4 and partial.stop_reason == "error"
     assert partial.history.updates.tolist() == [0, 2]
     assert partial.trajectory.updates[-1] == 4
+
+
+def test_averaged_parameters_are_the_mean_of_the_last_updates_and_the_raw_ones_are_kept():
+    seen = []
+    res = fit(DATA, 4, n_updates=40, average=0.25, batch_size=5, callback=lambda s: seen.append(s.params), **FAST)
+    mean = [np.mean([getattr(p, name) for p in seen[-10:]], axis=0) for name in ("W", "vbias", "hbias")]
+    for a, b in zip((res.params.W, res.params.vbias, res.params.hbias), mean):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert res.raw_params == seen[-1]
+    plain = fit(DATA, 4, n_updates=40, batch_size=5, **FAST)
+    assert plain.raw_params == plain.params == res.raw_params  # averaging never changes the training itself
+    assert fit(DATA, 4, n_updates=40, average=0, batch_size=5, **FAST).params == plain.params
+
+
+@pytest.mark.parametrize("average", [-0.1, 1.5, float("nan"), "0.5", True])
+def test_an_average_outside_zero_to_one_is_refused(average):
+    data = DATA.copy()
+    with pytest.raises(ValueError, match="average must"):
+        fit(data, 4, n_updates=5, average=average, **FAST)
+    np.testing.assert_array_equal(data, DATA)
