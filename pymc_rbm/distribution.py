@@ -22,6 +22,7 @@ is fixed when the variable is made and recorded on the variable
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 
@@ -29,17 +30,19 @@ import numpy as np
 import pymc
 import pytensor
 import pytensor.tensor as pt
-from pymc.distributions.distribution import Discrete
+from pymc.distributions.distribution import Discrete, _support_point
 from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Constant, Variable
 
 from pymc_rbm.estimators.exact import check_enumerable
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.params import RBMParams
+from pymc_rbm.layers import ReLU
+from pymc_rbm.params import RBMParams, ReLURBMParams
 from pymc_rbm.random_variable import (  # LogPartition, log_partition_mode, rbm_params_of: importable from here too
     AUTO_ENUMERATION_BITS,
     RBMRV,
     LogPartition,
+    ReLURBMRV,
     checked_estimate,
     core_parameters,
     given_log_partition,
@@ -61,8 +64,11 @@ __all__ = ["RBM"]
 _INTERNAL_FILES = (os.path.dirname(__file__), *(os.path.dirname(m.__file__) for m in (pymc, pytensor)))
 
 
-def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
-    """The log-partition mode, the ``log_z`` input of the RV and the fingerprint its logp checks (or None)."""
+def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int, gamma=None):
+    """The log-partition mode, the ``log_z`` input of the RV and the fingerprint its logp checks (or None).
+
+    With ReLU hidden units of precisions ``gamma`` the visible layer is the one enumerated.
+    """
     if isinstance(log_partition, str):
         if log_partition not in ("auto", "exact"):
             raise ValueError(
@@ -70,16 +76,20 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
                 f"got {log_partition!r}"
             )
         sizes = layer_sizes(W)
+        if gamma is not None and sizes is not None:
+            sizes_enumerated, what = (sizes[0], sizes[1]), "the visible layer"
+        else:
+            sizes_enumerated, what = (None if sizes is None else (min(sizes), max(sizes))), "the smaller layer"
         if log_partition == "exact":
             if sizes is not None:  # refused here, before PyTensor tries to fold the enumeration of constants
-                check_enumerable(min(sizes), max_bits, n_other=max(sizes))
+                check_enumerable(sizes_enumerated[0], max_bits, what, n_other=sizes_enumerated[1])
             return "exact", pt.constant(0.0), None
         if sizes is None:
             raise ValueError(
                 "log_partition='auto' needs the layer sizes of W while the model is built, and they are not "
                 "known; pass log_partition='exact', a number or tensor (an estimate of log Z), or None"
             )
-        n_small = min(sizes)
+        n_small = sizes_enumerated[0]
         if n_small <= max_bits:
             return "exact", pt.constant(0.0), None
         log_partition = None
@@ -107,7 +117,8 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int):
         return (*omitted_log_partition(W, vbias, hbias), None)
     fingerprint = None
     if isinstance(log_partition, LogPartitionEstimate):
-        fingerprint = checked_estimate(log_partition, RBMParams, W, vbias, hbias)
+        params_type = RBMParams if gamma is None else functools.partial(ReLURBMParams, gamma=np.asarray(gamma))
+        fingerprint = checked_estimate(log_partition, params_type, W, vbias, hbias)
         log_partition = log_partition.log_z
     return (*given_log_partition(log_partition), fingerprint)
 
@@ -161,6 +172,16 @@ class RBM(Discrete):
         Forward draws of RBMs whose layers both exceed ``max_bits`` are made
         by this many block-Gibbs sweeps from a random start, with a warning
         that they are approximate.
+    hidden : ReLU, optional
+        The hidden layer type: Bernoulli units when omitted;
+        ``hidden=ReLU(gamma)`` (:class:`~pymc_rbm.layers.ReLU`, constant
+        precisions) gives ReLU hidden units, ``logp(v) = -F(v) - log Z`` with
+        the free energy of :class:`~pymc_rbm.params.ReLURBMParams`. Its ``log Z``
+        (``"exact"``) and its forward draws enumerate the visible layer (at
+        most ``max_bits`` units); ``pm.sample`` draws such a variable of
+        constant parameters exactly
+        (:class:`~pymc_rbm.step_methods.enumerated.VisibleExactDraws`) where no
+        other model term involves it; the binary RBM steps do not take it.
 
     Notes
     -----
@@ -226,11 +247,16 @@ class RBM(Discrete):
         max_bits=AUTO_ENUMERATION_BITS,
         gibbs_sweeps=1000,
         estimate_fingerprint=None,
+        hidden_gamma=None,
         size=None,
         rng=None,
     ):
         if rng is None:
             rng = pt.random.shared_rng(seed=None)
+        if hidden_gamma is not None:
+            op = ReLURBMRV(log_partition=log_partition, max_bits=max_bits, gamma=hidden_gamma,
+                           estimate_fingerprint=estimate_fingerprint)
+            return op(W, vbias, hbias, log_z, size=size, rng=rng, return_next_rng=True)[1]
         op = RBMRV(
             log_partition=log_partition,
             max_bits=max_bits,
@@ -254,6 +280,7 @@ class RBM(Discrete):
         log_partition="auto",
         max_bits: int = AUTO_ENUMERATION_BITS,
         gibbs_sweeps: int = 1000,
+        hidden=None,
         **kwargs,
     ):
         max_bits = check_positive_int(max_bits, "max_bits")
@@ -266,7 +293,10 @@ class RBM(Discrete):
             )
         _check_static_shapes(W, vbias, hbias)
         _check_shape(kwargs.get("shape"), W)
-        mode, log_z, fingerprint = _resolve_log_partition(log_partition, W, vbias, hbias, max_bits)
+        gamma = _hidden_gamma(hidden, W)
+        mode, log_z, fingerprint = _resolve_log_partition(log_partition, W, vbias, hbias, max_bits, gamma)
+        if gamma is not None:
+            kwargs["hidden_gamma"] = tuple(gamma.tolist())
         return super().dist(
             [W, vbias, hbias, log_z],
             log_partition=mode,
@@ -283,6 +313,23 @@ class RBM(Discrete):
         if not rv_size_is_none(size):
             v = pt.full((*size, v.shape[-1]), v)
         return v
+
+
+def _hidden_gamma(hidden, W):
+    """The precisions (shape (n_hidden,)) of ReLU hidden units, None for Bernoulli ones, or an error."""
+    if hidden is None or (not isinstance(hidden, ReLU) and hidden == RBMParams.hidden):
+        return None
+    if not isinstance(hidden, ReLU):
+        raise TypeError(f"RBM takes hidden=None (Bernoulli units) or hidden=ReLU(gamma), got {hidden!r}")
+    n_hidden = W.type.shape[1]
+    if n_hidden is None:
+        raise ValueError("hidden=ReLU(gamma) needs the number of hidden units (the columns of W) while the model "
+                         "is built; pass W as a constant or give pm.Data a static shape")
+    return hidden.for_units(n_hidden).gamma
+
+
+def _relu_support_point(op, rv, rng, size, W, vbias, hbias, log_z):
+    return RBM.support_point(rv, size, W, vbias, hbias, log_z)
 
 
 def _check_static_shapes(W, vbias, hbias) -> None:
@@ -346,6 +393,14 @@ def _check_observed(observed, W, shape=None, size=None):
 # They build on pymc_rbm.random_variable, below this module.
 
 
+# The RV of ReLU hidden units is not an RBMRV (the binary step methods do not take it): its support point and
+# its step method are registered here.
+_support_point.register(ReLURBMRV)(_relu_support_point)
+RBM.register(ReLURBMRV)
+
 # Register the RBM step methods with pm.sample, which then chooses one for RBM variables by itself (RBM's Notes).
 # They build on pymc_rbm.random_variable, below this module.
 import pymc_rbm.step_methods  # noqa: E402, F401
+from pymc_rbm.step_methods.enumerated import register_visible_exact_draws  # noqa: E402
+
+register_visible_exact_draws()

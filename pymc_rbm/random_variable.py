@@ -15,7 +15,9 @@ the step methods with ``pm.sample``).
 
 from __future__ import annotations
 
+import functools
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import pytensor
@@ -38,7 +40,8 @@ from pymc_rbm.estimators.exact import (
     moments_exact,
     sample_visible_exact,
 )
-from pymc_rbm.params import RBMParams
+from pymc_rbm.layers import ReLU
+from pymc_rbm.params import RBMParams, ReLURBMParams
 from pymc_rbm.validation import check_float_array
 
 __all__ = [
@@ -47,6 +50,8 @@ __all__ = [
     "ExactMomentsOp",
     "LogPartition",
     "RBMRV",
+    "ReLURBMRV",
+    "ReLULogPartition",
     "EnumeratedLogPartition",
     "EnumeratedMoments",
     "EstimateFingerprintCheck",
@@ -75,7 +80,7 @@ LOG_PARTITION_MODES = ("exact", "given", "omitted")
 # object mode, by design (the work is NumPy/BLAS, not per-element code).
 warnings.filterwarnings(
     "ignore",
-    message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV|EstimateFingerprintCheck)",
+    message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV|EstimateFingerprintCheck|ReLU\w+)",
     category=UserWarning,
 )
 
@@ -421,6 +426,149 @@ def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
         msg="W, vbias and hbias must be finite",
     )
 
+
+
+# ----------------------------------------------------------------------------- ReLU hidden units
+class ReLUTensors(NamedTuple):
+    """Symbolic ``W``, ``vbias`` and ``hbias`` with the hidden layer type that :func:`~pymc_rbm.energy.free_energy` reads."""
+
+    W: object
+    vbias: object
+    hbias: object
+    hidden: ReLU
+
+
+def _relu_params_type(gamma):
+    """The parameter class of an RBM with ReLU hidden units of precisions ``gamma``, called as ``(W, vbias, hbias)``."""
+    gamma = np.array(gamma, dtype=np.float64)
+    return functools.partial(ReLURBMParams, gamma=gamma)
+
+
+class ReLUMomentsOp(EnumeratedMoments):
+    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` of an RBM with ReLU hidden units of precisions ``gamma``, its visible layer
+    enumerated: the gradient of :class:`ReLULogPartition`."""
+
+    __props__ = ("limit", "gamma")
+
+    def __init__(self, limit: int, gamma: tuple = ()):
+        super().__init__(limit)
+        self.gamma = tuple(float(g) for g in gamma)
+
+    @property
+    def params_type(self):
+        return _relu_params_type(self.gamma)
+
+    def enumerate_moments(self, params):
+        m = moments_exact(params, max_bits=self.limit)
+        return [m.vh, m.v, m.h]
+
+
+class ReLULogPartition(EnumeratedLogPartition):
+    """``log Z(W, vbias, hbias)`` of an RBM with ReLU hidden units of precisions ``gamma`` (constants), by
+    enumerating its visible layer (at most ``limit`` units), with its exact gradient :class:`ReLUMomentsOp`."""
+
+    __props__ = ("limit", "gamma")
+
+    def __init__(self, limit: int, gamma: tuple = ()):
+        super().__init__(limit)
+        self.gamma = tuple(float(g) for g in gamma)
+
+    @property
+    def params_type(self):
+        return _relu_params_type(self.gamma)
+
+    def moments_op(self, limit):
+        return ReLUMomentsOp(limit, self.gamma)
+
+    def enumerate_log_z(self, params) -> float:
+        return log_partition_exact(params, max_bits=self.limit).log_z
+
+
+class ReLURBMRV(RandomVariable):
+    """Draws of the visible layer of an RBM with binary visible and ReLU hidden units of precisions ``gamma``.
+
+    Exact: the visible layer (at most ``max_bits`` units) is drawn from its
+    enumerated marginal. Not an :class:`RBMRV`: the step methods of binary
+    RBMs do not take it; ``pm.sample`` draws it by
+    :class:`~pymc_rbm.step_methods.enumerated.VisibleExactDraws`.
+
+    Parameters
+    ----------
+    log_partition : {"exact", "given", "omitted"}
+    max_bits : int
+        Largest visible layer enumerated, for ``log Z`` and for draws.
+    gamma : tuple of float
+        The precisions of the hidden units (one per unit), constants.
+    estimate_fingerprint : str, optional
+        As for :class:`RBMRV`.
+    """
+
+    name = "relu_rbm"
+    signature = "(v,h),(v),(h),()->(v)"
+    dtype = "int64"
+    _print_name = ("ReLU-RBM", "\\operatorname{ReLU-RBM}")
+    __props__ = RandomVariable.__props__ + ("log_partition", "max_bits", "gamma", "estimate_fingerprint")
+
+    def __init__(self, *args, log_partition: str = "exact", max_bits: int = AUTO_ENUMERATION_BITS,
+                 gamma: tuple = (), estimate_fingerprint: str | None = None, **kwargs):
+        if log_partition not in LOG_PARTITION_MODES:
+            raise ValueError(f"log_partition mode must be one of {LOG_PARTITION_MODES}, got {log_partition!r}")
+        self.log_partition = log_partition
+        self.max_bits = int(max_bits)
+        self.gamma = tuple(float(g) for g in gamma)
+        self.estimate_fingerprint = estimate_fingerprint
+        super().__init__(*args, **kwargs)
+
+    def params(self, W, vbias, hbias) -> ReLURBMParams:
+        """The parameters of one RBM of this variable."""
+        return ReLURBMParams(W, vbias, hbias, np.array(self.gamma))
+
+    def rng_fn(self, rng, W, vbias, hbias, log_z, size):
+        batch = np.broadcast_shapes(W.shape[:-2], vbias.shape[:-1], hbias.shape[:-1])
+        size = batch if size is None else tuple(size)
+        W, vbias, hbias = (
+            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 2), (vbias, 1), (hbias, 1))
+        )
+        first = (0,) * len(size)
+        if all(np.all(x == x[first]) for x in (W, vbias, hbias)) if size else True:
+            return sample_visible_exact(self.params(W[first], vbias[first], hbias[first]), size, rng=rng,
+                                        max_bits=self.max_bits)
+        out = np.empty(size + (W.shape[-2],), dtype=np.int64)
+        for idx in np.ndindex(*size):
+            out[idx] = sample_visible_exact(self.params(W[idx], vbias[idx], hbias[idx]), (), rng=rng,
+                                            max_bits=self.max_bits)
+        return out
+
+
+@_logprob.register(ReLURBMRV)
+def _relu_rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
+    [value] = values
+    W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
+    W = Assert("W must have vbias.size rows and hbias.size columns (check pm.Data or pm.set_data that resized W)")(
+        W, pt.eq(W.shape[0], vbias.shape[0]), pt.eq(W.shape[1], hbias.shape[0])
+    )
+    logp = -free_energy(value, ReLUTensors(W, vbias, hbias, ReLU(np.array(op.gamma))))
+    if op.log_partition == "exact":
+        logp = logp - ReLULogPartition(op.max_bits, op.gamma)(W, vbias, hbias)
+    elif op.log_partition == "given":
+        if op.estimate_fingerprint is not None:
+            log_z = EstimateFingerprintCheck(op.estimate_fingerprint, _relu_params_type(op.gamma))(
+                log_z, W, vbias, hbias)
+        logp = logp - log_z
+    binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
+    logp = pt.switch(binary, logp, -np.inf)
+    return check_parameters(
+        logp,
+        pt.all(pt.isfinite(W)),
+        pt.all(pt.isfinite(vbias)),
+        pt.all(pt.isfinite(hbias)),
+        msg="W, vbias and hbias must be finite",
+    )
+
+
+def is_relu_rbm_variable(var) -> bool:
+    """Whether ``var`` is a random variable of an :class:`~pymc_rbm.RBM` with ReLU hidden units."""
+    return isinstance(getattr(getattr(var, "owner", None), "op", None), ReLURBMRV)
 
 
 def is_rbm_variable(var) -> bool:

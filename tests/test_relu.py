@@ -112,3 +112,102 @@ def test_methods_that_do_not_take_relu_units_say_so():
         log_partition(p, "tap")
     with pytest.raises(ValueError, match="unknown"):
         log_partition(p, "no-such-method")
+
+
+def test_exact_moments_are_the_gradient_of_log_z():
+    from pymc_rbm.estimators.exact import moments_exact
+
+    p = relu_params(4, 2, seed=5)
+    m = moments_exact(p)
+    eps = 1e-6
+    def log_z(W=p.W, vbias=p.vbias, hbias=p.hbias):
+        return log_partition(RBMParams(W, vbias, hbias, hidden=ReLU(p.gamma)), "exact").log_z
+    for name, base, moment in (("W", p.W, m.vh), ("vbias", p.vbias, m.v), ("hbias", p.hbias, m.h)):
+        for idx in np.ndindex(base.shape):
+            up, down = base.copy(), base.copy()
+            up[idx] += eps
+            down[idx] -= eps
+            grad = (log_z(**{name: up}) - log_z(**{name: down})) / (2 * eps)
+            assert_allclose(grad, moment[idx], rtol=1e-6, atol=1e-8)
+
+
+# ----------------------------------------------------------------------------- the PyMC distribution
+def sharp_relu_model():
+    """8 visible, 3 ReLU hidden units, weights uniform on [-2, 2]: a few visible states hold most of the mass."""
+    rng = np.random.default_rng(1)
+    W = rng.uniform(-2, 2, (8, 3))
+    return RBMParams(W, rng.uniform(-1, 1, 8) - W.sum(axis=1) / 2, rng.uniform(-1, 1, 3),
+                     hidden=ReLU(np.array([1.0, 2.0, 0.5])))
+
+
+def _tv(draws, log_p):
+    idx = draws.reshape(-1, draws.shape[-1]) @ (2 ** np.arange(draws.shape[-1] - 1, -1, -1))
+    return 0.5 * np.abs(np.bincount(idx, minlength=log_p.size) / idx.size - np.exp(log_p)).sum()
+
+
+def test_the_rbm_distribution_takes_relu_hidden_units_logp_is_the_closed_form():
+    import pymc as pm
+
+    from pymc_rbm import RBM
+
+    p = sharp_relu_model()
+    with pm.Model() as model:
+        RBM("v", p.W, p.vbias, p.hbias, hidden=p.hidden)
+    logp = model.compile_logp()
+    states = binary_states(8)[[0, 77, 255]]
+    expected = -free_energy(states, p) - log_partition(p, "exact").log_z
+    for v, want in zip(states, expected):
+        assert_allclose(logp({"v": v.astype(np.int64)}), want, rtol=1e-12)
+    # the closed form itself: -F(v) from quadrature over the hidden units
+    v = states[1]
+    minus_f = v @ p.vbias + sum(np.log(quad(lambda h: np.exp(-g * h * h / 2 + f * h), 0, np.inf, epsabs=0,
+                                                 epsrel=1e-12)[0]) for f, g in zip(p.hbias + v @ p.W, p.gamma))
+    assert_allclose(logp({"v": v.astype(np.int64)}), minus_f - log_partition(p, "exact").log_z, rtol=1e-9)
+    assert logp({"v": np.full(8, 2, dtype=np.int64)}) == -np.inf
+
+
+@pytest.mark.filterwarnings("ignore:Numba will use object mode:UserWarning")
+def test_pm_sample_draws_a_relu_rbm_exactly():
+    import pymc as pm
+
+    from pymc_rbm import RBM
+    from pymc_rbm.step_methods.enumerated import VisibleExactDraws
+
+    p = sharp_relu_model()
+    log_p = log_marginal_visible(p)
+    with pm.Model() as model:
+        v = RBM("v", p.W, p.vbias, p.hbias, hidden=p.hidden)
+        idata = pm.sample(draws=1000, tune=50, chains=2, random_seed=3, progressbar=False,
+                          compute_convergence_checks=False)
+    assert "n_states" in idata.sample_stats
+    draws = idata.posterior["v"].values
+    assert _tv(draws, log_p) <= 0.05
+    # negative control: the binary RBM of the same weights has another visible distribution
+    assert 0.5 * np.abs(np.exp(log_marginal_visible(RBMParams(p.W, p.vbias, p.hbias))) - np.exp(log_p)).sum() > 0.2
+    # forward draws are exact too
+    forward = pm.draw(v, draws=20_000, random_seed=4)
+    assert _tv(forward, log_p) <= 0.03
+    with model:
+        step = VisibleExactDraws()
+    assert step.vars == [model.rvs_to_values[v]]
+
+
+def test_the_binary_steps_refuse_relu_hidden_units_and_bad_hidden_layers_are_refused():
+    import pymc as pm
+
+    from pymc_rbm import RBM, ExactDraws, FlipTheState
+
+    p = sharp_relu_model()
+    with pm.Model():
+        v = RBM("v", p.W, p.vbias, p.hbias, hidden=ReLU(1.5))
+        assert v.owner.op.gamma == (1.5, 1.5, 1.5)
+        for step in (ExactDraws, FlipTheState):
+            with pytest.raises((ValueError, TypeError)):
+                step([v])
+        with pytest.raises(TypeError, match="hidden"):
+            RBM("w", p.W, p.vbias, p.hbias, hidden="relu")
+        with pytest.raises(ValueError, match="gamma"):
+            RBM("x", p.W, p.vbias, p.hbias, hidden=ReLU([1.0, 2.0]))
+        big = np.zeros((22, 2))
+        with pytest.raises(ValueError, match="visible layer"):
+            RBM("y", big, np.zeros(22), np.zeros(2), hidden=ReLU(1.0), log_partition="exact")

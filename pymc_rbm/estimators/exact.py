@@ -477,7 +477,8 @@ def moments_exact(
 
     Parameters
     ----------
-    params : RBMParams
+    params : RBMParams or ReLURBMParams
+        For ReLU hidden units the visible layer is enumerated.
     max_bits, n_threads : int, optional
         As in :func:`log_partition_exact`.
     chunk_size : int, default 4096
@@ -487,11 +488,19 @@ def moments_exact(
     -------
     ExactMoments
     """
-    if isinstance(params, ReLURBMParams):
-        raise TypeError("moments_exact takes binary RBMs (RBMParams); a ReLURBMParams has continuous hidden units")
     e = _enumerate(params, max_bits=max_bits, n_threads=n_threads)
     p = e.oriented.params
     prob = np.exp(e.log_weights - e.log_z)
+    if isinstance(params, ReLURBMParams):  # the visible layer enumerated; E[h | v] from the hidden layer's mean
+        m_v, m_h, m_vh = np.zeros(p.n_visible), np.zeros(p.n_hidden), np.zeros((p.n_visible, p.n_hidden))
+        for start in range(0, prob.size, chunk_size):
+            stop = min(start + chunk_size, prob.size)
+            pr, states = prob[start:stop], binary_states(p.n_visible, start, stop)
+            weighted = p.hidden.mean(p.hbias + states @ p.W) * pr[:, None]
+            m_v += pr @ states
+            m_h += weighted.sum(axis=0)
+            m_vh += states.T @ weighted
+        return ExactMoments(v=m_v, h=m_h, vh=m_vh)
     k = p.n_hidden
     m_small = np.zeros(k)
     m_big = np.zeros(p.n_visible)

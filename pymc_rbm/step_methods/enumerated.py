@@ -72,7 +72,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pymc.step_methods.compound import Competence
+from pymc.step_methods.compound import BlockedStep, Competence
 from pymc.step_methods.state import dataclass_state
 
 from pymc_rbm.energy import hidden_activation, softplus
@@ -88,6 +88,7 @@ from pymc_rbm.step_methods.terms import free_in_model, other_terms_are_unit_evid
 
 __all__ = [
     "ExactDraws",
+    "VisibleExactDraws",
     "ExactDrawsState",
     "EXACT_DRAWS_MAX_BITS",
     "EXACT_DRAWS_MAX_SECONDS",
@@ -458,3 +459,104 @@ class ExactDraws(RBMStep):
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)
         return out, stats
+
+
+# ----------------------------------------------------------------------------- RBMs with ReLU hidden units
+def _relu_exact_draws_apply(var, model=None) -> bool:
+    """Whether ``var`` is a free ReLU-hidden RBM variable of constant parameters that no other model term involves."""
+    from pymc_rbm.random_variable import current_values, is_relu_rbm_variable, random_ancestors
+
+    if not is_relu_rbm_variable(var):
+        return False
+    W, vbias, hbias, _ = var.owner.op.dist_params(var.owner)
+    if random_ancestors(W, vbias, hbias) or current_values(W, vbias, hbias) is None:
+        return False
+    model = free_in_model(var, model)
+    return model is not None and not other_terms_involve(model, var)
+
+
+class VisibleExactDraws(BlockedStep):
+    """Independent exact draws of an :class:`~pymc_rbm.RBM` variable with ReLU hidden units.
+
+    The hidden units are continuous, so the visible layer is the one
+    enumerated: its exact marginal ``p(v) ∝ exp(-F(v))`` is listed once
+    (:func:`~pymc_rbm.estimators.exact.enumerated_log_weights`, shared with
+    ``log Z``) and every row of every draw is an independent draw from it.
+    ``pm.sample`` picks this step by itself (competence ``IDEAL``) for such a
+    variable whose weights and biases are constants or data and that no
+    other model term involves; it is ``INCOMPATIBLE`` with everything else
+    (the binary RBM steps do not take ReLU hidden units either).
+
+    Parameters
+    ----------
+    vars : RBM variable or list of them, optional
+        Free ReLU-hidden RBM variables; by default all of the model's.
+    max_bits : int, optional
+        Largest visible layer to enumerate (default: the variable's own ``max_bits``).
+    model, rng
+        As for PyMC's step methods.
+    """
+
+    name = "visible_exact_draws"
+    stats_dtypes_shapes = {"n_states": (np.int64, [])}
+
+    def __init__(self, vars=None, *, max_bits: int | None = None, model=None, rng=None, blocked: bool = True,
+                 initial_point=None, compile_kwargs=None):
+        from pymc.model import modelcontext
+
+        from pymc_rbm.random_variable import current_values, is_relu_rbm_variable
+
+        model = modelcontext(model)
+        values = model.value_vars if vars is None else (vars if isinstance(vars, (list, tuple)) else [vars])
+        self.vars, self._tables = [], []
+        for value in values:
+            rv = model.values_to_rvs.get(value, value)
+            value = model.rvs_to_values.get(rv, value)
+            if not is_relu_rbm_variable(rv):
+                if vars is None:
+                    continue
+                raise ValueError(f"VisibleExactDraws samples RBM variables with ReLU hidden units; {rv} is not one")
+            if not _relu_exact_draws_apply(rv, model):
+                raise ValueError(
+                    f"VisibleExactDraws needs {rv} to be free, its weights and biases constants or data, and no "
+                    "other model term to involve it"
+                )
+            op = rv.owner.op
+            W, vbias, hbias, _ = op.dist_params(rv.owner)
+            params = op.params(*(np.asarray(x, dtype=np.float64) for x in current_values(W, vbias, hbias)))
+            log_w, log_z, _ = enumerated_log_weights(params, max_bits=op.max_bits if max_bits is None else max_bits)
+            cdf = np.cumsum(np.exp(log_w - log_z))
+            self.vars.append(value)
+            self._tables.append((value.name, cdf, params.n_visible))
+        if not self.vars:
+            raise ValueError("VisibleExactDraws found no RBM variable with ReLU hidden units to sample")
+        self.rng = np.random.default_rng(rng)
+
+    def step(self, point):
+        """Independent exact draws of every row of every variable (stochastic)."""
+        from pymc_rbm.estimators.exact import states_at
+
+        out = point.copy()
+        n_states = 0
+        for name, cdf, n_visible in self._tables:
+            shape = np.shape(point[name])
+            n_rows = int(np.prod(shape[:-1], dtype=np.int64))
+            idx = np.minimum(np.searchsorted(cdf, self.rng.random(n_rows) * cdf[-1], side="right"), cdf.size - 1)
+            out[name] = states_at(idx, n_visible).astype(point[name].dtype).reshape(shape)
+            n_states = max(n_states, cdf.size)
+        return out, [{"n_states": n_states}]
+
+    @staticmethod
+    def competence(var, has_grad=None):
+        """``IDEAL`` for a free ReLU-hidden RBM variable of constant parameters that no other term involves,
+        ``INCOMPATIBLE`` otherwise."""
+        return Competence.IDEAL if _relu_exact_draws_apply(var) else Competence.INCOMPATIBLE
+
+
+def register_visible_exact_draws() -> None:
+    """Add :class:`VisibleExactDraws` to ``pymc.step_methods.STEP_METHODS`` (once); it is ``INCOMPATIBLE`` with
+    every variable but a ReLU-hidden RBM's, so its place changes no other choice."""
+    from pymc.step_methods import STEP_METHODS
+
+    if VisibleExactDraws not in STEP_METHODS:
+        STEP_METHODS.append(VisibleExactDraws)
