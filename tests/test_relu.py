@@ -211,3 +211,29 @@ def test_the_binary_steps_refuse_relu_hidden_units_and_bad_hidden_layers_are_ref
         big = np.zeros((22, 2))
         with pytest.raises(ValueError, match="visible layer"):
             RBM("y", big, np.zeros(22), np.zeros(2), hidden=ReLU(1.0), log_partition="exact")
+
+
+@pytest.mark.filterwarnings("ignore:Numba will use object mode:UserWarning")
+def test_the_logp_gradient_in_the_weights_is_exact():
+    import pymc as pm
+
+    from pymc_rbm import RBM
+
+    p = relu_params(4, 2, seed=7)
+    data = binary_states(4)[[1, 6, 6, 15]].astype(np.int64)
+    with pm.Model() as model:
+        W = pm.Normal("W", 0.0, 1.0, shape=(4, 2))
+        RBM("v", W, p.vbias, p.hbias, hidden=p.hidden, observed=data)
+    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    point = {"W": p.W}
+    def f(W):
+        q = RBMParams(W, p.vbias, p.hbias, hidden=p.hidden)
+        return log_likelihood(q, data).sum() - 0.5 * (W**2).sum() - 8 * 0.5 * np.log(2 * np.pi)
+    assert_allclose(logp(point), f(p.W), rtol=1e-12)
+    eps, grad = 1e-6, np.zeros((4, 2))
+    for idx in np.ndindex(4, 2):
+        up, down = p.W.copy(), p.W.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        grad[idx] = (f(up) - f(down)) / (2 * eps)
+    assert_allclose(dlogp(point).reshape(4, 2), grad, rtol=1e-6, atol=1e-8)
