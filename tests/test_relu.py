@@ -237,3 +237,41 @@ def test_the_logp_gradient_in_the_weights_is_exact():
         down[idx] -= eps
         grad[idx] = (f(up) - f(down)) / (2 * eps)
     assert_allclose(dlogp(point).reshape(4, 2), grad, rtol=1e-6, atol=1e-8)
+
+
+def _block_gibbs_matrix(p, hidden_log_density):
+    """``T(v, v') = ∫ p(h | v) p(v' | h) dh`` of the sweep v → h → v' with one hidden unit, by quadrature."""
+    from scipy.special import expit
+
+    states = binary_states(p.n_visible)
+    T = np.empty((states.shape[0], states.shape[0]))
+    for r, v in enumerate(states):
+        f = p.hbias + v @ p.W
+        for c, w in enumerate(states):
+            def integrand(h):
+                q = expit(p.vbias + p.W[:, 0] * h)
+                return np.exp(hidden_log_density(h, f)) * np.prod(np.where(w == 1, q, 1 - q))
+            lo = -np.inf if hidden_log_density(-1.0, f) > -np.inf else 0.0
+            T[r, c] = quad(integrand, lo, np.inf, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+    return T
+
+
+def test_the_block_gibbs_sweep_leaves_the_visible_marginal_invariant():
+    p = relu_params(3, 1, scale=1.5, seed=11)
+    layer = p.hidden
+    pi = np.exp(log_marginal_visible(p))
+
+    def truncated(h, f):  # p(h | v) of the layer: its log_prob on h >= 0
+        return layer.log_prob(np.array([[h]]), f)[0] if h >= 0 else -np.inf
+
+    T = _block_gibbs_matrix(p, truncated)
+    assert_allclose(T.sum(axis=1), 1.0, atol=1e-9)
+    assert_allclose(pi @ T, pi, rtol=0, atol=1e-8)
+
+    g = p.gamma[0]
+    def untruncated(h, f):  # negative control: h ~ N(f/γ, 1/γ), ignoring h >= 0
+        return -0.5 * g * (h - f[0] / g) ** 2 + 0.5 * np.log(g / (2 * np.pi))
+
+    T_wrong = _block_gibbs_matrix(p, untruncated)
+    assert_allclose(T_wrong.sum(axis=1), 1.0, atol=1e-9)
+    assert np.abs(pi @ T_wrong - pi).max() > 1e-3
