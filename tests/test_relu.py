@@ -275,3 +275,19 @@ def test_the_block_gibbs_sweep_leaves_the_visible_marginal_invariant():
     T_wrong = _block_gibbs_matrix(p, untruncated)
     assert_allclose(T_wrong.sum(axis=1), 1.0, atol=1e-9)
     assert np.abs(pi @ T_wrong - pi).max() > 1e-3
+
+
+def test_a_given_estimate_of_log_z_must_be_of_the_relu_model():
+    import pymc as pm
+
+    from pymc_rbm import RBM
+
+    p = sharp_relu_model()
+    est = log_partition(p, "exact")
+    with pm.Model() as model:
+        RBM("v", p.W, p.vbias, p.hbias, hidden=p.hidden, log_partition=est)
+        with pytest.raises(ValueError):
+            RBM("w", p.W, p.vbias, p.hbias, hidden=p.hidden,
+                log_partition=log_partition(RBMParams(p.W, p.vbias, p.hbias), "exact"))
+    v = binary_states(8)[3].astype(np.int64)
+    assert_allclose(model.compile_logp()({"v": v}), -free_energy(v, p) - est.log_z, rtol=1e-12)
