@@ -88,6 +88,16 @@ class StoredArrays:
         """Floating type of the parameters."""
         return self.W.dtype
 
+    @property
+    def n_visible(self) -> int:
+        """Number of visible units (the first axis of ``W``)."""
+        return self.W.shape[0]
+
+    @property
+    def n_hidden(self) -> int:
+        """Number of hidden units (the last axis of ``W``)."""
+        return self.W.shape[-1]
+
     def __eq__(self, other) -> bool:
         if type(other) is not type(self):
             return NotImplemented
@@ -313,17 +323,6 @@ class RBMParams(StoredArrays):
             a.setflags(write=False)
             object.__setattr__(params, name, a)
         return params
-
-    # ------------------------------------------------------------------ shape
-    @property
-    def n_visible(self) -> int:
-        """Number of visible units."""
-        return self.W.shape[0]
-
-    @property
-    def n_hidden(self) -> int:
-        """Number of hidden units."""
-        return self.W.shape[1]
 
     def __repr__(self) -> str:
         return f"RBMParams(n_visible={self.n_visible}, n_hidden={self.n_hidden}, dtype={self.dtype})"
@@ -559,16 +558,6 @@ class ReLURBMParams(StoredArrays):
             raise ValueError(f"gamma must stay > 0 in {np.dtype(dtype)}; rescale the hidden units")
         for key, value in (("W", W), ("vbias", vbias), ("hbias", hbias), ("gamma", gamma)):
             object.__setattr__(self, key, value)
-
-    @property
-    def n_visible(self) -> int:
-        """Number of visible units."""
-        return self.W.shape[0]
-
-    @property
-    def n_hidden(self) -> int:
-        """Number of hidden units."""
-        return self.W.shape[1]
 
     @property
     def hidden(self) -> ReLU:

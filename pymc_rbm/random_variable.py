@@ -444,11 +444,9 @@ def _relu_params_type(gamma):
     return functools.partial(ReLURBMParams, gamma=gamma)
 
 
-class ReLUMomentsOp(EnumeratedMoments):
-    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` of an RBM with ReLU hidden units of precisions ``gamma``, its visible layer
-    enumerated: the gradient of :class:`ReLULogPartition`."""
-
-    __props__ = ("limit", "gamma")
+class _ReLUPrecisions:
+    """The precisions ``gamma`` of the ReLU hidden units, a constant property of the Op, and its parameter class.
+    Each Op names ``__props__ = ("limit", "gamma")`` itself: PyTensor builds equality from the class's own."""
 
     def __init__(self, limit: int, gamma: tuple = ()):
         super().__init__(limit)
@@ -457,25 +455,24 @@ class ReLUMomentsOp(EnumeratedMoments):
     @property
     def params_type(self):
         return _relu_params_type(self.gamma)
+
+
+class ReLUMomentsOp(_ReLUPrecisions, EnumeratedMoments):
+    """``(⟨v hᵀ⟩, ⟨v⟩, ⟨h⟩)`` of an RBM with ReLU hidden units of precisions ``gamma``, its visible layer
+    enumerated: the gradient of :class:`ReLULogPartition`."""
+
+    __props__ = ("limit", "gamma")
 
     def enumerate_moments(self, params):
         m = moments_exact(params, max_bits=self.limit)
         return [m.vh, m.v, m.h]
 
 
-class ReLULogPartition(EnumeratedLogPartition):
+class ReLULogPartition(_ReLUPrecisions, EnumeratedLogPartition):
     """``log Z(W, vbias, hbias)`` of an RBM with ReLU hidden units of precisions ``gamma`` (constants), by
     enumerating its visible layer (at most ``limit`` units), with its exact gradient :class:`ReLUMomentsOp`."""
 
     __props__ = ("limit", "gamma")
-
-    def __init__(self, limit: int, gamma: tuple = ()):
-        super().__init__(limit)
-        self.gamma = tuple(float(g) for g in gamma)
-
-    @property
-    def params_type(self):
-        return _relu_params_type(self.gamma)
 
     def moments_op(self, limit):
         return ReLUMomentsOp(limit, self.gamma)

@@ -291,3 +291,12 @@ def test_a_given_estimate_of_log_z_must_be_of_the_relu_model():
                 log_partition=log_partition(RBMParams(p.W, p.vbias, p.hbias), "exact"))
     v = binary_states(8)[3].astype(np.int64)
     assert_allclose(model.compile_logp()({"v": v}), -free_energy(v, p) - est.log_z, rtol=1e-12)
+
+
+def test_log_partition_ops_of_other_precisions_are_other_ops():
+    """PyTensor merges equal Ops: two ReLU RBMs of other ``gamma`` in one graph must keep their own log Z."""
+    from pymc_rbm.random_variable import ReLULogPartition, ReLUMomentsOp
+
+    for op in (ReLULogPartition, ReLUMomentsOp):
+        assert op(20, (1.0,)) == op(20, (1.0,)) and hash(op(20, (1.0,))) == hash(op(20, (1.0,)))
+        assert op(20, (1.0,)) != op(20, (2.0,))

@@ -79,14 +79,6 @@ class GaussianRBMParams(StoredArrays):
             object.__setattr__(self, key, value)
 
     @property
-    def n_visible(self) -> int:
-        return self.W.shape[0]
-
-    @property
-    def n_hidden(self) -> int:
-        return self.W.shape[1]
-
-    @property
     def visible(self) -> Gaussian:
         """The visible layer type: :class:`~pymc_rbm.layers.Gaussian` units of standard deviations ``sigma``."""
         return Gaussian(self.sigma)
