@@ -402,19 +402,20 @@ def core_parameters(*params):
     return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (2, 1, 1, 0))]
 
 
-@_logprob.register(RBMRV)
-def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
-    [value] = values
-    W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
+def _binary_visible_logp(op, value, W, vbias, hbias, log_z, tensors, log_partition_op, params_type):
+    """``-F(v) - log Z`` of binary visible values (``-inf`` elsewhere), the parameters checked: the logp of the
+    RBM variables whose visible units are binary. ``tensors`` makes the free energy's parameters from
+    ``(W, vbias, hbias)``; ``log_partition_op`` is the enumeration of ``log_partition="exact"``; ``params_type``
+    the class a given estimate's fingerprint is checked against."""
     W = Assert("W must have vbias.size rows and hbias.size columns (check pm.Data or pm.set_data that resized W)")(
         W, pt.eq(W.shape[0], vbias.shape[0]), pt.eq(W.shape[1], hbias.shape[0])
     )
-    logp = -free_energy(value, RBMTensors(W, vbias, hbias))
+    logp = -free_energy(value, tensors(W, vbias, hbias))
     if op.log_partition == "exact":
-        logp = logp - LogPartition(op.max_bits)(W, vbias, hbias)
+        logp = logp - log_partition_op(W, vbias, hbias)
     elif op.log_partition == "given":
         if op.estimate_fingerprint is not None:
-            log_z = EstimateFingerprintCheck(op.estimate_fingerprint, RBMParams)(log_z, W, vbias, hbias)
+            log_z = EstimateFingerprintCheck(op.estimate_fingerprint, params_type)(log_z, W, vbias, hbias)
         logp = logp - log_z
     binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
     logp = pt.switch(binary, logp, -np.inf)
@@ -425,6 +426,13 @@ def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
         pt.all(pt.isfinite(hbias)),
         msg="W, vbias and hbias must be finite",
     )
+
+
+@_logprob.register(RBMRV)
+def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
+    [value] = values
+    W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
+    return _binary_visible_logp(op, value, W, vbias, hbias, log_z, RBMTensors, LogPartition(op.max_bits), RBMParams)
 
 
 
@@ -541,26 +549,9 @@ class ReLURBMRV(RandomVariable):
 def _relu_rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
     [value] = values
     W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
-    W = Assert("W must have vbias.size rows and hbias.size columns (check pm.Data or pm.set_data that resized W)")(
-        W, pt.eq(W.shape[0], vbias.shape[0]), pt.eq(W.shape[1], hbias.shape[0])
-    )
-    logp = -free_energy(value, ReLUTensors(W, vbias, hbias, ReLU(np.array(op.gamma))))
-    if op.log_partition == "exact":
-        logp = logp - ReLULogPartition(op.max_bits, op.gamma)(W, vbias, hbias)
-    elif op.log_partition == "given":
-        if op.estimate_fingerprint is not None:
-            log_z = EstimateFingerprintCheck(op.estimate_fingerprint, _relu_params_type(op.gamma))(
-                log_z, W, vbias, hbias)
-        logp = logp - log_z
-    binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
-    logp = pt.switch(binary, logp, -np.inf)
-    return check_parameters(
-        logp,
-        pt.all(pt.isfinite(W)),
-        pt.all(pt.isfinite(vbias)),
-        pt.all(pt.isfinite(hbias)),
-        msg="W, vbias and hbias must be finite",
-    )
+    layer = ReLU(np.array(op.gamma))
+    return _binary_visible_logp(op, value, W, vbias, hbias, log_z, lambda *p: ReLUTensors(*p, layer),
+                                ReLULogPartition(op.max_bits, op.gamma), _relu_params_type(op.gamma))
 
 
 def is_relu_rbm_variable(var) -> bool:
