@@ -356,25 +356,47 @@ class RBMRV(RandomVariable):
         super().__init__(*args, **kwargs)
 
     def rng_fn(self, rng, W, vbias, hbias, log_z, size):
-        batch = np.broadcast_shapes(W.shape[:-2], vbias.shape[:-1], hbias.shape[:-1])
-        size = batch if size is None else tuple(size)
-        W, vbias, hbias = (
-            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 2), (vbias, 1), (hbias, 1))
-        )
-        # PyTensor may hand the parameters broadcast to the batch shape: draw
-        # all at once when every batch element has the same RBM.
-        first = (0,) * len(size)
-        if all(np.all(x == x[first]) for x in (W, vbias, hbias)) if size else True:
-            return self._draw(RBMParams(W[first], vbias[first], hbias[first]), size, rng)
-        out = np.empty(size + (W.shape[-2],), dtype=np.int64)
-        for idx in np.ndindex(*size):
-            out[idx] = self._draw(RBMParams(W[idx], vbias[idx], hbias[idx]), (), rng)
-        return out
+        return batched_draws(W, vbias, hbias, size, lambda W, vbias, hbias, size: self._draw(
+            RBMParams(W, vbias, hbias), size, rng))
 
     def _draw(self, params: RBMParams, size: tuple, rng) -> np.ndarray:
         if min(params.n_visible, params.n_hidden) <= self.max_bits:
             return sample_visible_exact(params, size, rng=rng, max_bits=self.max_bits)
         return _approximate_draws(params, size, rng, self.gibbs_sweeps)
+
+
+def batched_draws(W, vbias, hbias, size, draw) -> np.ndarray:
+    """Draws of the visible units of a batch of RBMs, ``draw(W, vbias, hbias, size)`` making those of one.
+
+    PyTensor may hand the parameters broadcast to the batch shape: all are drawn at once when every batch
+    element has the same RBM, else one by one.
+
+    Parameters
+    ----------
+    W : ndarray of shape (..., n_visible, n_hidden)
+    vbias : ndarray of shape (..., n_visible)
+    hbias : ndarray of shape (..., n_hidden)
+    size : tuple of int or None
+        The batch shape (None: that of the parameters).
+    draw : callable
+        ``draw(W, vbias, hbias, size) -> ndarray of shape size + (n_visible,)`` for one RBM.
+
+    Returns
+    -------
+    ndarray of int64 of shape size + (n_visible,)
+    """
+    batch = np.broadcast_shapes(W.shape[:-2], vbias.shape[:-1], hbias.shape[:-1])
+    size = batch if size is None else tuple(size)
+    W, vbias, hbias = (
+        np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 2), (vbias, 1), (hbias, 1))
+    )
+    first = (0,) * len(size)
+    if all(np.all(x == x[first]) for x in (W, vbias, hbias)) if size else True:
+        return draw(W[first], vbias[first], hbias[first], size)
+    out = np.empty(size + (W.shape[-2],), dtype=np.int64)
+    for idx in np.ndindex(*size):
+        out[idx] = draw(W[idx], vbias[idx], hbias[idx], ())
+    return out
 
 
 def _approximate_draws(params: RBMParams, size: tuple, rng, n_sweeps: int) -> np.ndarray:
@@ -529,20 +551,8 @@ class ReLURBMRV(RandomVariable):
         return ReLURBMParams(W, vbias, hbias, np.array(self.gamma))
 
     def rng_fn(self, rng, W, vbias, hbias, log_z, size):
-        batch = np.broadcast_shapes(W.shape[:-2], vbias.shape[:-1], hbias.shape[:-1])
-        size = batch if size is None else tuple(size)
-        W, vbias, hbias = (
-            np.broadcast_to(x, size + x.shape[x.ndim - nd :]) for x, nd in ((W, 2), (vbias, 1), (hbias, 1))
-        )
-        first = (0,) * len(size)
-        if all(np.all(x == x[first]) for x in (W, vbias, hbias)) if size else True:
-            return sample_visible_exact(self.params(W[first], vbias[first], hbias[first]), size, rng=rng,
-                                        max_bits=self.max_bits)
-        out = np.empty(size + (W.shape[-2],), dtype=np.int64)
-        for idx in np.ndindex(*size):
-            out[idx] = sample_visible_exact(self.params(W[idx], vbias[idx], hbias[idx]), (), rng=rng,
-                                            max_bits=self.max_bits)
-        return out
+        return batched_draws(W, vbias, hbias, size, lambda W, vbias, hbias, size: sample_visible_exact(
+            self.params(W, vbias, hbias), size, rng=rng, max_bits=self.max_bits))
 
 
 @_logprob.register(ReLURBMRV)
