@@ -153,8 +153,8 @@ def _gaussian_log_partition_exact(params, **options) -> LogPartitionEstimate:
 
 
 #: The methods of :func:`log_partition` that take an RBM with ReLU hidden units (``"exact"`` enumerates its
-#: visible layer).
-RELU_LOG_PARTITION_METHODS = ("exact",)
+#: visible layer; the annealing ones along the path of :mod:`pymc_rbm.estimators.path`, "ReLU hidden units").
+RELU_LOG_PARTITION_METHODS = ("exact", "ais", "reverse_ais", "bar")
 
 
 def _relu_log_partition_exact(params, **options) -> LogPartitionEstimate:
@@ -265,7 +265,7 @@ def log_partition(
         ``"reverse_ais"``, ``"bar"``), a Gaussian-Bernoulli RBM those of
         ``GAUSSIAN_LOG_PARTITION_METHODS`` (the same; ``"exact"`` enumerates its
         hidden layer), an RBM with ReLU hidden units (``ReLURBMParams``) those of
-        ``RELU_LOG_PARTITION_METHODS`` (``"exact"``, enumerating its visible layer);
+        ``RELU_LOG_PARTITION_METHODS`` (the same; ``"exact"`` enumerates its visible layer);
         the others refuse them with a ValueError.
     method : str, default "auto"
         One of the keys of ``LOG_PARTITION_METHODS``, or ``"auto"``: ``"exact"``

@@ -137,9 +137,9 @@ def ais(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or AnnealingPath
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams, ReLURBMParams or AnnealingPath
         The target RBM ``B`` (binary units, ±1 spins, categorical or Gaussian
-        visible units: the path takes its layer types,
+        visible units, ReLU hidden units: the path takes its layer types,
         :class:`~pymc_rbm.estimators.path.AnnealingPath`), or an
         annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
@@ -356,7 +356,7 @@ def reverse_ais(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or AnnealingPath
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams, ReLURBMParams or AnnealingPath
         The target, or a path to it (as in :func:`ais`; ``base_data`` then
         belongs to the path).
     data : array_like of shape (n_samples, n_visible)
@@ -385,8 +385,8 @@ def reverse_ais(
     model = params.models[0] if isinstance(params, AnnealingPath) else params
     if not isinstance(model, path_model_types()):
         raise TypeError(
-            f"params must be an RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or an "
-            f"AnnealingPath, "
+            f"params must be an RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams, ReLURBMParams or "
+            f"an AnnealingPath, "
             f"got {type(params).__name__}"
         )
     x = check_states(data, model, name="data")

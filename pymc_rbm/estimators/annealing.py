@@ -18,11 +18,12 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_rbm._runtime import Progress, chain_blocks, single_blas_thread
-from pymc_rbm.estimators.path import AnnealingPath, softplus_sum_
+from pymc_rbm.estimators.path import AnnealingPath, log_normaliser_sum_, softplus_sum_
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.kernels.sweep import sweep
+from pymc_rbm.layers import TwoState
 
 __all__ = ["TWO_CHAINS", "interrupted_estimate", "weights_summary", "Annealed", "anneal", "anneal_in_threads"]
 
@@ -146,7 +147,9 @@ def anneal(
     accurate to a few ulp *of the increment* (which is of order ``δ``), so it
     can be computed in the sampling dtype. Chains where that overflows
     (``|δ|`` beyond the dtype's ``exp`` range) are recomputed from softplus
-    sums in float64.
+    sums in float64. Hidden units of other layers (ReLU units) have no such
+    form: their increment is the difference of the layer's log normalisers
+    at ``β_k a`` and ``β_{k-1} a`` (:func:`~pymc_rbm.estimators.path.log_normaliser_sum_`), in float64.
 
     ``record`` lists the steps after which the partial log weights (and,
     with ``keep_states``, the states) are kept. ``stop`` (a
@@ -160,14 +163,18 @@ def anneal(
     dt = path.dtype
     d = path.vbiases[1] - path.vbiases[0]  # log f_β(v) = b_A·v + β d·v + Σ softplus(β a) (Potts: d·one-hot(v))
     # hidden units with values low < high (0 and 1 for Bernoulli): their log normaliser in a field z is
-    # low z + softplus(gap z), so the softplus terms below take gap β a and the increment gains low δ Σ a
-    low, gap = path.hidden_layer.low, path.hidden_layer.spacing
+    # low z + softplus(gap z), so the softplus terms below take gap β a and the increment gains low δ Σ a;
+    # other hidden layers (ReLU) take the difference of their own log normalisers
+    layer = path.hidden_layer
+    two_state = isinstance(layer, TwoState)
+    low, gap = (layer.low, layer.spacing) if two_state else (0.0, 1.0)
     v = np.asarray(v0, dtype=dt)
     n = v.shape[0]
     state = RBMState(v, None, path.hidden_activation(v))
     dv = path.visible_dot(v, d)
     log_w = np.zeros(n)
-    sig = sigmoid_(state.hidden_input * dt.type(betas[0] * gap))  # sigmoid(β a) of the current state at the current β
+    # sigmoid(β a) of the current state at the current β (two-state hidden units)
+    sig = sigmoid_(state.hidden_input * dt.type(betas[0] * gap)) if two_state else None
     K = betas.size - 1
     slot = {int(k): i for i, k in enumerate(record)}
     trace = np.zeros((len(slot), n))
@@ -178,15 +185,19 @@ def anneal(
         beta, step = float(betas[k]), float(betas[k] - betas[k - 1])
         log_w += step * dv
         a = state.hidden_input
-        t = a * dt.type(step * gap)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # inf, NaN and log1p(-1): redone below
-            np.expm1(t, out=t)
-            t *= sig
-            inc = np.log1p(t).sum(axis=-1, dtype=np.float64)
-        bad = ~np.isfinite(inc)
-        if bad.any():  # exp overflowed: the two softplus sums in float64 (rare; extreme |δ|)
-            a64 = a[bad].astype(np.float64)
-            inc[bad] = softplus_sum_(a64 * (beta * gap)) - softplus_sum_(a64 * (float(betas[k - 1]) * gap))
+        if two_state:
+            t = a * dt.type(step * gap)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # inf, NaN, log1p(-1): redone below
+                np.expm1(t, out=t)
+                t *= sig
+                inc = np.log1p(t).sum(axis=-1, dtype=np.float64)
+            bad = ~np.isfinite(inc)
+            if bad.any():  # exp overflowed: the two softplus sums in float64 (rare; extreme |δ|)
+                a64 = a[bad].astype(np.float64)
+                inc[bad] = softplus_sum_(a64 * (beta * gap)) - softplus_sum_(a64 * (float(betas[k - 1]) * gap))
+        else:
+            a64 = a.astype(np.float64)
+            inc = log_normaliser_sum_(a64 * beta, layer) - log_normaliser_sum_(a64 * float(betas[k - 1]), layer)
         log_w += inc
         if low != 0.0:
             log_w += (low * step) * a.sum(axis=-1, dtype=np.float64)
@@ -194,7 +205,7 @@ def anneal(
             refresh = k % FULL_EVERY == 0 or not path.incremental
             state, _ = sweep(rng, state, path.at(path.coefficients(beta)), path.rule, refresh=refresh)
             dv = path.visible_dot(state.v, d)
-            sig = sigmoid_(state.hidden_input * dt.type(beta * gap))
+            sig = sigmoid_(state.hidden_input * dt.type(beta * gap)) if two_state else None
         if k in slot:
             trace[slot[k]] = log_w
             if keep_states:

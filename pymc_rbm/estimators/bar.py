@@ -209,8 +209,8 @@ def bar(
 
     Parameters
     ----------
-    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or AnnealingPath
-        The target RBM (binary units, ±1 spins, categorical or Gaussian visible units, as in
+    params : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams, ReLURBMParams or AnnealingPath
+        The target RBM (binary units, ±1 spins, categorical or Gaussian visible units, ReLU hidden units, as in
         :func:`~pymc_rbm.estimators.ais.ais`), or an annealing path to it built once
         (:func:`~pymc_rbm.estimators.annealing_path`), which then fixes the
         base distribution, ``dtype`` and ``operator``.

@@ -117,6 +117,32 @@ invariance of the collapsed hidden chain by Gauss–Hermite quadrature (with a
 negative control that tempers the quadratic term), and AIS, reverse AIS and
 BAR against ``log Z`` by enumerating the hidden layer.
 
+ReLU hidden units
+-----------------
+An RBM with ReLU hidden units (:class:`~pymc_rbm.params.ReLURBMParams`, energy
+``-v·W·h - vbias·v - hbias·h + Σ_j γ_j h_j² / 2`` with ``h >= 0``) goes through the same path with its
+hidden layer a :class:`~pymc_rbm.layers.ReLU`. The hidden units' quadratic term is *not* annealed: the
+point at ``β`` is the ReLU RBM ``(β W, (1 - β) b_A + β vbias, β hbias, γ)``,
+
+    log p*_β(v) = ((1 - β) b_A + β vbias)·v + Σ_j A_j(β (hbias + v·W)_j),
+    A_j(f) = log ∫_0^∞ exp(-γ_j h²/2 + f h) dh,
+
+so the hidden fields are the binary path's, ``β (hbias + v·W)``; a sweep draws ``h`` from the layer's
+truncated normal in them (:meth:`~pymc_rbm.layers.ReLU.update`) and ``v`` from Bernoulli units in
+``b_A + β (vbias - b_A + W·h)``; and the hidden terms of ``log f`` and of the weights are the layer's
+own log normaliser (:func:`log_normaliser_sum_`). At ``β = 0`` every hidden unit is the half-normal
+``N(0, 1/γ_j)`` on ``h >= 0``, whatever ``v``, with ``A_j(0) = ½ log(2π/γ_j) + log ½``, so
+``log Z_0 = Σ_i softplus(b_A,i) + Σ_j A_j(0)``. Why not temper the whole energy, as
+:func:`pymc_rbm.energy.free_energy` with ``beta`` does (:meth:`~pymc_rbm.layers.ReLU.tempered`,
+precisions ``β γ``)? At ``β = 0`` the hidden units would then be flat on ``[0, ∞)``, an improper base
+with no ``log Z``. Any path gives an exact estimator as long as the ``log Z`` of both ends is known;
+this one keeps the base proper and the hidden units' shape fixed. Such a path anneals to one model.
+Without data the base is the uniform distribution (``base="zero"``): the naive mean field of
+:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias` takes binary hidden units only. The tests check
+the densities against the intermediate ReLU RBM, ``p K = p`` of the sweep on the visible marginal by
+quadrature over the hidden units (with negative controls that temper ``γ`` too, or leave ``β`` off the
+hidden field), and AIS, reverse AIS and BAR against ``log Z`` by enumerating the visible layer.
+
 The base-rate model the path starts from is :mod:`~pymc_rbm.estimators.base_rate`; the β
 schedules and the pilot runs that place them are :mod:`~pymc_rbm.estimators.schedules`.
 """
@@ -136,7 +162,7 @@ from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
 from pymc_rbm.layers import BERNOULLI, Gaussian, Layer, TwoState
-from pymc_rbm.params import RBMParams, SpinRBMParams
+from pymc_rbm.params import RBMParams, ReLURBMParams, SpinRBMParams
 from pymc_rbm.validation import check_sampling_dtype
 
 __all__ = [
@@ -151,9 +177,9 @@ __all__ = [
     "layers_of",
 ]
 
-#: The RBM parametrisations a path anneals to: binary units, ±1 spins, or categorical (Potts) visible units
-#: (:mod:`pymc_rbm.layers`).
-MODEL_TYPES = (RBMParams, SpinRBMParams, CategoricalRBMParams)
+#: The RBM parametrisations a path anneals to: binary units, ±1 spins, categorical (Potts) visible units, or
+#: ReLU hidden units (:mod:`pymc_rbm.layers`).
+MODEL_TYPES = (RBMParams, SpinRBMParams, CategoricalRBMParams, ReLURBMParams)
 
 
 def path_model_types() -> tuple[type, ...]:
@@ -190,12 +216,15 @@ def softplus_sum_(z: np.ndarray) -> np.ndarray:
     return pos + z.sum(axis=-1, dtype=np.float64)
 
 
-def log_normaliser_sum_(z: np.ndarray, layer: TwoState) -> np.ndarray:
-    """``Σ log Σ_x exp(x z)`` of a two-state layer over the last axis, in float64; overwrites ``z``.
+def log_normaliser_sum_(z: np.ndarray, layer: Layer) -> np.ndarray:
+    """``Σ log Σ_x exp(x z)`` of a hidden layer over the last axis, in float64; may overwrite ``z``.
 
     ``softplus`` for Bernoulli units (:func:`softplus_sum_`); for values
-    ``low < high``, ``low z + softplus((high - low) z)`` (``log 2 cosh z`` for spins).
+    ``low < high``, ``low z + softplus((high - low) z)`` (``log 2 cosh z`` for spins); for
+    other layers (ReLU units) the layer's own :meth:`~pymc_rbm.layers.Layer.log_normaliser`.
     """
+    if not isinstance(layer, TwoState):
+        return layer.log_normaliser(z).sum(axis=-1, dtype=np.float64)
     if layer == BERNOULLI:
         return softplus_sum_(z)
     linear = layer.low * z.sum(axis=-1, dtype=np.float64)
@@ -215,19 +244,19 @@ class AnnealingPath:
     the marginal of the RBM with hidden layer ``[h_1, ..., h_M]``, couplings
     ``[λ_1 W_1, ..., λ_M W_M]`` and those biases (:meth:`intermediate`).
     With one model, ``λ = (1 - β, β)`` is the AIS path of Salakhutdinov &
-    Murray. A hidden unit of a model with ``λ_m = 0`` contributes ``log 2``:
+    Murray. A hidden unit of a model with ``λ_m = 0`` contributes ``log 2`` (``A_j(0)`` for ReLU units):
     :meth:`log_offset` gives that constant, so that
     ``log Z_λ - log_offset(λ)`` is the log partition function of the models
     with ``λ_m > 0`` alone.
 
     Parameters
     ----------
-    models : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or a sequence of them
+    models : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams, ReLURBMParams or a sequence of them
         Target RBMs, all with the same number of visible units and the same
         layer types (binary units, ±1 spins, or Potts units of one number of
-        states: :mod:`pymc_rbm.layers`); a Gaussian-Bernoulli RBM alone. The base distribution, the sweeps and
-        the weights use those layers: the base's units are the visible
-        layer's units in the fields ``b_A``.
+        states: :mod:`pymc_rbm.layers`); a Gaussian-Bernoulli RBM, or an RBM with ReLU hidden units, alone.
+        The base distribution, the sweeps and the weights use those layers: the base's units are the
+        visible layer's units in the fields ``b_A``.
     base_vbias : array_like of shape (n_visible,), or (n_visible, q) for Potts units
         Visible biases ``b_A`` of the base-rate model (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`);
         for a Gaussian RBM the means of its base ``N(b_A, σ²)``, which must be the model's ``vbias``.
@@ -273,6 +302,10 @@ class AnnealingPath:
                 raise ValueError(f"model {i} has {m.n_visible} visible units, model 0 has {nv}")
         #: the models' layer types (:mod:`pymc_rbm.layers`), read by the sweeps of :meth:`at`
         self.visible_layer, self.hidden_layer = layers_of(models[0])
+        if not isinstance(self.hidden_layer, TwoState) and len(models) != 1:
+            raise ValueError(
+                f"a path with {self.hidden_layer.name} hidden units anneals to one model, got {len(models)}"
+            )
         #: whether the visible units are categorical (Potts): fields of shape (n_visible, q), labels as states
         #: whether the visible units are real, Gaussian (module docstring): the quadratic term is not annealed
         self.gaussian = isinstance(self.visible_layer, Gaussian)
@@ -321,6 +354,12 @@ class AnnealingPath:
         self.base_field = fields[0].reshape(self.field_shape)
         #: model (1..M) of each hidden unit
         self.model_of_hidden = np.repeat(np.arange(1, self.n_models + 1), self.hidden_sizes)
+        #: (M,) each model's hidden units' log normaliser in a zero field, Σ_j A_j(0): ``log 2`` per two-state unit,
+        #: ``½ log(2π/γ_j) + log ½`` per ReLU unit (module docstring, "ReLU hidden units")
+        self.hidden_log_z0 = np.bincount(
+            self.model_of_hidden - 1, weights=self.hidden_layer.log_normaliser(np.zeros(self.n_hidden)),
+            minlength=self.n_models,
+        )
         #: the base's hidden fields c_A (H,) in float64, or None (a zero field)
         self.base_hbias = None
         if base_hbias is not None:
@@ -358,8 +397,9 @@ class AnnealingPath:
 
         In general the visible layer's log normaliser summed over ``b_A``
         (``Σ_i logsumexp_k b_A[i, k]`` for Potts units, ``Σ_i log(√(2π) σ_i)``
-        for Gaussian units, whose base is the model's quadratic term), plus ``log 2`` per
-        hidden unit of any two-state layer (a unit in a zero field).
+        for Gaussian units, whose base is the model's quadratic term), plus the
+        hidden layer's log normaliser in a zero field (:attr:`hidden_log_z0`):
+        ``log 2`` per two-state unit, ``½ log(2π/γ_j) + log ½`` per ReLU unit.
         """
         if self.visible_layer == BERNOULLI:
             visible = np.logaddexp(0.0, self.base_vbias).sum()
@@ -369,11 +409,11 @@ class AnnealingPath:
             visible = self.visible_layer.log_normaliser(self.base_vbias).sum()
         if self.base_hbias is not None:
             return float(visible + self.hidden_layer.log_normaliser(self.base_hbias).sum())
-        return float(visible + self.n_hidden * np.log(2.0))
+        return float(visible + self.hidden_log_z0.sum())
 
     def log_offset(self, coef) -> np.ndarray:
-        """``log 2`` times the number of hidden units of the models with ``λ_m = 0`` (with base hidden fields
-        ``c_A``: those units' ``Σ_j log_normaliser(λ_0 c_A,j)``, the base's hidden units).
+        """:attr:`hidden_log_z0` of the models with ``λ_m = 0``: ``log 2`` per two-state hidden unit (with base
+        hidden fields ``c_A``: those units' ``Σ_j log_normaliser(λ_0 c_A,j)``, the base's hidden units).
 
         Parameters
         ----------
@@ -387,7 +427,7 @@ class AnnealingPath:
         if self.base_hbias is not None:
             z = c[..., 0:1] * self.base_hbias
             return np.where(c[..., 1] == 0.0, self.hidden_layer.log_normaliser(z).sum(axis=-1), 0.0)
-        return (c[..., 1:] == 0.0) @ self.hidden_sizes * np.log(2.0)
+        return (c[..., 1:] == 0.0) @ self.hidden_log_z0
 
     def intermediate(self, coef):
         """The RBM of one point of the path (a copy; for tests and inspection).
@@ -398,10 +438,10 @@ class AnnealingPath:
 
         Returns
         -------
-        RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams (the models' type)
+        RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or ReLURBMParams (the models' type)
             ``n_visible`` × ``H`` with ``W = [λ_1 W_1, ...]``,
             ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]`` (plus ``λ_0 c_A``)
-            (Gaussian: and the model's ``sigma``).
+            (Gaussian: and the model's ``sigma``; ReLU: and the model's ``gamma``, not annealed).
         """
         c = np.asarray(coef, dtype=np.float64)
         if c.shape != (1 + self.n_models,):
@@ -411,6 +451,8 @@ class AnnealingPath:
         if self.gaussian:
             model = self.models[0]
             return type(model)(model.W * scale, vbias, self.hbias * scale, model.sigma)
+        if isinstance(self.models[0], ReLURBMParams):
+            return ReLURBMParams(self.W * scale, vbias, self.hbias * scale, self.models[0].gamma)
         hbias = self.hbias * scale if self.base_hbias is None else self.hbias * scale + c[0] * self.base_hbias
         return type(self.models[0])(self.W * scale, vbias, hbias)
 
@@ -648,14 +690,15 @@ def annealing_path(
 
     Parameters
     ----------
-    models : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or a sequence of one of them
-        The target(s); the base distribution is fitted against the first (a Gaussian RBM's is its own
+    models : RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams, ReLURBMParams or a sequence
+        The target(s), one model or a sequence of models of one of these types; the base distribution is fitted against the first (a Gaussian RBM's is its own
         quadratic term, ``N(vbias, σ²)``).
     data : array_like of shape (n_samples, n_visible), optional
         Training data for the data base rate (binary, spins, or labels / one-hot rows of a categorical model).
     base : {None, "data", "mean_field", "target", "zero"} or array_like, optional
         The base distribution (:func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`); default ``"data"``
-        with data, else ``"mean_field"``.
+        with data, else ``"mean_field"`` (``"zero"``, the uniform distribution, for ReLU hidden units, which
+        the naive mean field does not take).
     base_smoothing : float, default 0.005
     dtype : numpy dtype, default float64
         Floating type of the sampling arithmetic.
@@ -682,9 +725,17 @@ def annealing_path(
         first = models[0]
     else:
         raise TypeError(
-            "params must be an RBMParams, SpinRBMParams, CategoricalRBMParams or GaussianRBMParams or a non-empty "
-            "sequence of them, "
+            "params must be an RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or ReLURBMParams or "
+            "a non-empty sequence of them, "
             f"got {type(models).__name__}"
         )
+    if isinstance(first, ReLURBMParams):  # the naive mean field is of binary hidden units
+        if isinstance(base, str) and base == "mean_field":
+            raise ValueError(
+                'base="mean_field" needs binary hidden units; for ReLU hidden units pass data= (the data base '
+                'rate), or base="zero", "target" or an array of visible biases'
+            )
+        if base is None and data is None:
+            base = "zero"
     b_a = base_rate_vbias(first, data, base=base, smoothing=base_smoothing)
     return AnnealingPath(models, b_a, dtype=dtype, operator=operator)
