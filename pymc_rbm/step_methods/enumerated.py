@@ -78,13 +78,13 @@ from pymc.step_methods.state import dataclass_state
 from pymc_rbm.energy import hidden_activation, softplus
 from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, log_marginal_visible
 from pymc_rbm.kernels.activations import count_changes
-from pymc_rbm.kernels.independence import EnumeratedLayer, exact_draws, independence_tries
+from pymc_rbm.kernels.independence import EnumeratedLayer, exact_draws, independence_tries, row_independence_tries
 from pymc_rbm.kernels.layer import LayerRule
 from pymc_rbm.params import RBMParams
 from pymc_rbm.random_variable import layer_sizes, rbm_params_of
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, has_constant_parameters
 from pymc_rbm.step_methods.correction import Correction
-from pymc_rbm.step_methods.terms import free_in_model, other_terms_are_unit_evidence, other_terms_involve
+from pymc_rbm.step_methods.terms import free_in_model, other_terms_involve, other_terms_structure
 
 __all__ = [
     "ExactDraws",
@@ -134,9 +134,11 @@ def exact_draws_pay(var, model=None) -> bool:
     :data:`EXACT_DRAWS_MAX_BITS` units and is estimated to enumerate within
     :data:`EXACT_DRAWS_MAX_SECONDS` (in the memory available), and that
     either no other term of the model involves (independent draws are then
-    exact and need no correction) or whose other terms are per-unit evidence
-    with at most :data:`VISIBLE_TABLE_MAX_BITS` visible units (proposals from
-    the exact marginal then cost a lookup each; module docstring).
+    exact and need no correction) or whose other terms are a sum of per-row
+    terms (per-unit evidence, or any likelihood of each row; a variable of one
+    row always is) with at most :data:`VISIBLE_TABLE_MAX_BITS` visible units
+    (proposals from the exact marginal then cost a lookup each, and every
+    row's are decided together; module docstring).
 
     Parameters
     ----------
@@ -168,7 +170,7 @@ def exact_draws_pay(var, model=None) -> bool:
         return True
     n_visible, n_hidden = sizes
     return (n_visible <= VISIBLE_TABLE_MAX_BITS and enumeration_cost(n_visible, n_hidden).seconds
-            <= EXACT_DRAWS_MAX_SECONDS and other_terms_are_unit_evidence(model, var))
+            <= EXACT_DRAWS_MAX_SECONDS and other_terms_structure(model, var) in ("units", "rows"))
 
 
 @dataclass_state
@@ -285,7 +287,7 @@ class ExactDraws(RBMStep):
                 "enumeration would otherwise be redone whenever they change. Use FlipTheState or BlockGibbs "
                 "for an RBM with random parameters."
             )
-        self.sweeps = int(sweeps) if sweeps is not None else (1 if self.evidence_draws else 0)
+        self.sweeps = int(sweeps) if sweeps is not None else (1 if self._adapts_tries else 0)
         self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, "n_states": (np.int64, []),
                                     "n_tries": (np.int64, [])}
         self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
@@ -293,9 +295,18 @@ class ExactDraws(RBMStep):
 
     @property
     def keeps_hidden(self) -> bool:
-        """Whether ``h`` is carried between draws: under per-unit evidence, where the flip-the-state sweeps read
+        """Whether ``h`` is carried between draws: under per-row terms, where the flip-the-state sweeps read
         it (a point whose ``v`` changed gets ``h ~ p(h | v)`` afresh); otherwise each draw makes its own."""
-        return self.evidence_draws
+        return self.evidence_draws or self.row_draws
+
+    @property
+    def row_draws(self) -> bool:
+        """Whether the other terms are a sum of per-row terms ``Σ_k log L_k(v_k)`` that are not per-unit
+        evidence (a readout that reads a row's units together; any term of a variable of one row): then every
+        row's tries are drawn first and decided together from one evaluation of the row terms (module
+        docstring)."""
+        return bool(self.corrected and not self.evidence_draws
+                    and (self.other_terms.structure == "rows" or self._n_chains == 1))
 
     @staticmethod
     def competence(var, has_grad=None):
@@ -336,10 +347,15 @@ class ExactDraws(RBMStep):
         return self._table
 
     # ------------------------------------------------------------ tuning
+    @property
+    def _adapts_tries(self) -> bool:
+        """Whether ``tries="auto"`` is adapted: under per-row terms (:attr:`evidence_draws`, :attr:`row_draws`)."""
+        return self.evidence_draws or self.row_draws
+
     def _reset_tries(self, tune: int) -> None:
         """Start a chain's ``tries``: the given number, or :data:`TRIES_START` with adaptation planned."""
         self.tries_draw, self.tries_tune = 0, int(tune)
-        self.n_tries = TRIES_START if self.tries == "auto" and self.evidence_draws else (
+        self.n_tries = TRIES_START if self.tries == "auto" and self._adapts_tries else (
             1 if self.tries == "auto" else int(self.tries))
         self._forget_acceptance()
 
@@ -354,7 +370,7 @@ class ExactDraws(RBMStep):
     def _adapt_tries(self) -> None:
         """``tries`` from the acceptance since the last adaptation (module docstring), while tuning."""
         if self.tries_draw > self.tries_tune or not (
-                self.tries == "auto" and self.evidence_draws and self.tries_tune >= MIN_TUNE_FOR_TRIES):
+                self.tries == "auto" and self._adapts_tries and self.tries_tune >= MIN_TUNE_FOR_TRIES):
             return
         if self.tries_draw in {max(int(self.tries_tune * f), 1) for f in TRIES_ADAPT_AT}:
             rate = float(np.quantile(self.tries_accepted / self.tries_made, 0.1))
@@ -382,6 +398,8 @@ class ExactDraws(RBMStep):
         self.tries_draw += 1
         if self.evidence_draws:
             out, stats = self._evidence_step(point)
+        elif self.row_draws:
+            out, stats = self._rows_step(point)
         else:
             out, stats = self._proposal_step(point)
         stats["n_states"], stats["n_tries"] = self.n_states, self.n_tries
@@ -414,6 +432,47 @@ class ExactDraws(RBMStep):
         self._leave(v_out)
         stats = self._chain_stats(free_energy, count_changes(v_out, v_in), count_changes(c.hidden_state, h_start),
                                   accept_sum / self.n_tries, accepted / self.n_tries, refreshed)
+        out = point.copy()
+        out[self._name] = v_out.reshape(self._shape)
+        return out, stats
+
+    def _row_log_likelihood(self, point):
+        """``states -> log L_k`` of every row: states of shape (m, n_rows, n_visible) in the variable's dtype to
+        values of shape (m, n_rows) (the row terms, or the whole ``log L`` of a variable of one row)."""
+        shape, terms = self._shape, self.other_terms
+        if terms.structure is not None:
+            return lambda states: terms.row_values(point, states.reshape(states.shape[0], *shape))
+        return lambda states: terms.log_rest_many(point, states.reshape(states.shape[0], *shape))[:, None]
+
+    def _rows_step(self, point):
+        """Per-row terms: ``n_tries`` proposals per row decided from one evaluation of the row terms, ``h`` afresh
+        where a row moved, then ``sweeps`` corrected flip-the-state sweeps."""
+        c, n = self.carried, self._n_chains
+        v_in = point[self._name].reshape(n, self._shape[-1])
+        refreshed = self._bring_up_to_date(point, v_in)
+        c.visible_state = np.ascontiguousarray(c.visible_state, dtype=np.float64)
+        c.hidden_state = np.ascontiguousarray(c.hidden_state, dtype=np.float64)
+        h_start = c.hidden_state.copy()
+        log_rows, accepted, accept_sum = row_independence_tries(
+            self.rng, c.visible_state, self._proposal_table(), self.n_tries, self._row_log_likelihood(point),
+            dtype=self._out_dtype, h=c.hidden_state, W=self.params.W, hbias=self.params.hbias)
+        c.hidden_input = self._full_h(c.visible_state)
+        c.visible_input, c.hidden_exp_valid, c.n_incremental = None, False, 0
+        v_int = c.visible_state.astype(self._out_dtype)
+        others = [point[name] for name in self._rest_input_names if name != self._name]
+        c.rest = ([np.array(a, copy=True) for a in others], float(log_rows.sum()))  # log L after the tries
+        if self.sweeps:
+            v_out, (free_energy, _, _, _, _) = self._numpy_draw(
+                c.visible_state, Correction(v_int, c.rest[1], n), point)
+        else:
+            v_out = v_int
+            free_energy = -(c.visible_state @ self.params.vbias) - softplus(c.hidden_input).sum(axis=-1)
+        self.tries_made += self.n_tries
+        self.tries_accepted += accepted
+        self._leave(v_out)
+        n_tries = max(self.n_tries, 1)
+        stats = self._chain_stats(free_energy, count_changes(v_out, v_in), count_changes(c.hidden_state, h_start),
+                                  accept_sum / n_tries, accepted / n_tries, refreshed)
         out = point.copy()
         out[self._name] = v_out.reshape(self._shape)
         return out, stats

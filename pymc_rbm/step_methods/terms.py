@@ -38,6 +38,7 @@ __all__ = [
     "other_terms",
     "other_terms_are_unit_evidence",
     "other_terms_involve",
+    "other_terms_structure",
 ]
 
 #: The tilts of the informed moves: ``"exact"`` single-unit flips, their first-order ``"gradient"``, or
@@ -82,16 +83,31 @@ def other_terms_involve(model, rv) -> bool:
     return bool(others) and rv in set(ancestors(others))
 
 
-def other_terms_are_unit_evidence(model, rv) -> bool:
-    """Whether the model terms other than ``rv``'s own that involve it are per-unit evidence.
+def other_terms_structure(model, rv) -> str | None:
+    """How the model terms other than ``rv``'s own that involve it split over its rows and units.
 
-    True when their log-probability is a sum of pieces that each involve one
-    unit of one row of ``rv`` (:func:`~pymc_rbm.step_methods.structure.factorisation`,
-    read off the graph without compiling); False when no other term involves ``rv``.
+    ``"units"`` where their log-probability is a sum of pieces that each
+    involve one unit of one row of ``rv`` (per-unit evidence), ``"rows"`` where
+    each piece involves one row (a variable of one row always does), None
+    where they couple rows or no other term involves ``rv``
+    (:func:`~pymc_rbm.step_methods.structure.factorisation`, read off the
+    graph without compiling).
     """
     value_var = model.rvs_to_values[rv]
     terms = [t for t in model.logp(vars=other_terms(model, rv), sum=False) if value_var in set(ancestors([t]))]
-    return bool(terms) and factorisation(terms, value_var).structure == "units"
+    if not terms:
+        return None
+    structure = factorisation(terms, value_var).structure
+    shape = value_var.type.shape
+    if structure is None and None not in shape and int(np.prod(shape[:-1], dtype=np.int64)) == 1:
+        return "rows"
+    return structure
+
+
+def other_terms_are_unit_evidence(model, rv) -> bool:
+    """Whether the model terms other than ``rv``'s own that involve it are per-unit evidence
+    (:func:`other_terms_structure` is ``"units"``); False when no other term involves ``rv``."""
+    return other_terms_structure(model, rv) == "units"
 
 
 class OtherTerms:

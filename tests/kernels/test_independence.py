@@ -154,3 +154,104 @@ def test_exact_draws_follow_the_joint_distribution(params, layer):
     other = RBMParams(params.W, params.vbias + 0.5, params.hbias)
     with pytest.raises(AssertionError, match="do not follow"):
         ht.assert_frequencies(counts[None], ht.joint_distribution(other)[None])
+
+
+# ----------------------------------------------------------------------------- any per-row likelihood
+def coupled_log_rest(states):
+    """A row term that reads the units together: ``log L(v) = -(v·b - 1.5)² + 2 v_0 v_3``, any leading axes."""
+    b = np.array([1.2, -0.7, 0.9, 0.5])
+    s = np.asarray(states, dtype=np.float64)
+    return -((s @ b - 1.5) ** 2) + 2.0 * s[..., 0] * s[..., 3]
+
+
+@pytest.mark.parametrize("layer", ["visible", "hidden"])
+def test_table_proposals_follow_the_marginal(params, layer):
+    from pymc_rbm.kernels.independence import table_proposals
+
+    draws = table_proposals(np.random.default_rng(5), table_of(params, layer), 300, 200, np.int64)
+    assert draws.shape == (300, 200, 4) and draws.dtype == np.int64
+    counts = np.bincount(ht.state_index(draws.reshape(-1, 4)), minlength=16)
+    log_p = log_marginal_visible(params)
+    ht.assert_frequencies(counts[None], np.exp(log_p - logsumexp(log_p))[None])
+    with pytest.raises(AssertionError, match="do not follow"):  # negative control: a uniform marginal
+        ht.assert_frequencies(counts[None], np.full((1, 16), 1 / 16))
+
+
+@pytest.mark.parametrize("layer", ["visible", "hidden"])
+@pytest.mark.parametrize("n_tries, max_entries", [(1, None), (5, None), (5, 2 * 16 * 4)],
+                         ids=["one-try", "five-tries", "five-tries-in-chunks-of-two"])
+def test_row_tries_follow_the_matrix_of_any_row_term(params, layer, n_tries, max_entries):
+    """Tries decided from precomputed values of a coupled row term: the matrix of ``n_tries`` independence
+    tries, from every state on many rows, whether the tries are evaluated at once or chunk after chunk; each
+    row also reports the value of its final state."""
+    from pymc_rbm.kernels.independence import MAX_STACK_ENTRIES, row_independence_tries
+
+    states = binary_states(4)
+    log_rest = coupled_log_rest(states)
+    log_p = log_marginal_visible(params)
+    pi = np.exp(log_p + log_rest - logsumexp(log_p + log_rest))
+    one = try_matrix(log_p, log_rest)
+    ht.assert_converges(pi, one)
+    T = np.linalg.matrix_power(one, n_tries)
+    n_runs = 1000
+    v = np.repeat(states, n_runs, axis=0)
+    calls = []
+
+    def row_log_likelihood(stack):
+        assert stack.dtype == np.int8 and stack.shape[1:] == v.shape
+        calls.append(stack.shape[0])
+        return coupled_log_rest(stack)
+
+    values, accepted, accept_sum = row_independence_tries(
+        np.random.default_rng(1), v, table_of(params, layer), n_tries, row_log_likelihood, dtype=np.int8,
+        max_entries=max_entries or MAX_STACK_ENTRIES)
+    np.testing.assert_allclose(values, coupled_log_rest(v))
+    assert sum(calls) == n_tries + 1 and (max_entries is None or max(calls) <= 3)  # the current states, then tries
+    counts = np.zeros((16, 16))
+    np.add.at(counts, (np.repeat(np.arange(16), n_runs), ht.state_index(v)), 1)
+    assert ht.assert_frequencies(counts, T).n_impossible == 0
+    assert abs(accepted.sum() - accept_sum.sum()) < 5 * np.sqrt(accept_sum.sum())
+    # negative controls: tries taken without the row term (every proposal), or by the ratio at the start's value
+    # kept after a move (the current value never updated)
+    prior_only = try_matrix(log_p, np.zeros(16))
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, prior_only)
+    with pytest.raises(AssertionError, match="do not follow"):
+        ht.assert_frequencies(counts, np.linalg.matrix_power(prior_only, n_tries))
+    if n_tries > 1:
+        stale = np.empty((16, 16))
+        for start in range(16):  # every try judged against the start's value
+            q = np.exp(log_p - logsumexp(log_p)) * np.exp(np.minimum(log_rest - log_rest[start], 0.0))
+            M = np.tile(q, (16, 1))
+            np.fill_diagonal(M, 0.0)
+            np.fill_diagonal(M, 1.0 - M.sum(axis=1))
+            stale[start] = np.linalg.matrix_power(M, n_tries)[start]
+        with pytest.raises(AssertionError, match="do not follow"):
+            ht.assert_frequencies(counts, stale)
+
+
+def test_the_scan_reads_its_values_as_an_independence_sampler():
+    """A current value of -inf takes any proposal; a NaN proposal is never taken; the scan reports the last try taken."""
+    from pymc_rbm.kernels.independence import independence_scan
+
+    current = np.array([-np.inf, 0.0, 0.0, 5.0])
+    proposed = np.array([[-3.0, np.nan, 1.0, -np.inf], [-np.inf, np.nan, -40.0, 5.0]])
+    accepted, accept_sum = np.zeros(4, dtype=np.int64), np.zeros(4)
+    choice = independence_scan(np.random.default_rng(0), current, proposed, accepted, accept_sum)
+    assert choice[0] == 0 and choice[1] == -1 and choice[2] == 0 and choice[3] == 1
+    np.testing.assert_array_equal(current, [-3.0, 0.0, 1.0, 5.0])
+    np.testing.assert_array_equal(accepted, [1, 0, 1, 1])
+    np.testing.assert_allclose(accept_sum, [1.0 + np.exp(-np.inf), 0.0, 1.0 + np.exp(-41.0), 1.0])
+
+
+def test_row_tries_depend_on_the_seed_only(params):
+    from pymc_rbm.kernels.independence import row_independence_tries
+
+    table = table_of(params, "hidden")
+    runs = []
+    for seed, entries in ((3, 2**18), (3, 2**18), (4, 2**18)):
+        v = np.zeros((50, 4))
+        row_independence_tries(np.random.default_rng(seed), v, table, 7, coupled_log_rest, max_entries=entries)
+        runs.append(v)
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.array_equal(runs[0], runs[2])

@@ -157,13 +157,15 @@ def test_step_follows_its_matrix(shape, with_rest):
         v = RBM("v", params.W, params.vbias, params.hbias, shape=(n, nv))
         if with_rest:
             pm.Potential("rest", (v @ coef + D * v[:, 0] * v[:, 1]).sum())
-        step = ExactDraws(record_hidden=True)
+        step = ExactDraws(record_hidden=True, tries=3 if with_rest else "auto", sweeps=0)
     assert step.corrected == with_rest and step.n_states == 2 ** min(nv, nh)
+    assert step.row_draws == with_rest  # a row term that reads units together: the tries of all rows at once
     assert step.enumerated_layer == ("hidden" if nh <= nv else "visible")
     step.setup_chain(np.random.default_rng(3), 0, 1)
     states = binary_states(nv)
     log_rest = states @ coef + D * states[:, 0] * states[:, 1] if with_rest else np.zeros(2**nv)
-    T = with_fresh_hidden(independence_matrix(log_p_rbm(params), log_rest), params)
+    tries = 3 if with_rest else 1  # the step last left another state: h is drawn afresh, then the tries
+    T = with_fresh_hidden(np.linalg.matrix_power(independence_matrix(log_p_rbm(params), log_rest), tries), params)
 
     def kernel_fn(rng, state):
         point, stats = step.step({"v": state.v.astype(np.int64)})
@@ -426,15 +428,20 @@ def test_default_choice(params):
         assert list(assign_step_methods(alone)[1]) == [ExactDraws]
     assert not exact_draws_pay(v)  # outside a model context the other terms cannot be checked
     assert exact_draws_pay(v, alone)
-    with pm.Model() as likelihood:
+    with pm.Model() as likelihood:  # one row: any term of it is a row term
         v = RBM("v", params.W, params.vbias, params.hbias)
         pm.Bernoulli("y", pm.math.sigmoid(v.sum() - 1.5), observed=1)
-        assert ExactDraws.competence(v) == Competence.COMPATIBLE
-        assert list(assign_step_methods(likelihood)[1]) == [ReplicaExchange]
+        assert ExactDraws.competence(v) == Competence.IDEAL
+        assert list(assign_step_methods(likelihood)[1]) == [ExactDraws]
     with pm.Model() as potential:
         v = RBM("v", params.W, params.vbias, params.hbias)
         pm.Potential("rest", v[0] * v[1])  # couples two units (v.sum() would be per-unit evidence)
-        assert list(assign_step_methods(potential)[1]) == [ReplicaExchange]
+        assert list(assign_step_methods(potential)[1]) == [ExactDraws]
+    with pm.Model() as across_rows:  # a term that couples the rows: the tempered ladder
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(4, NV))
+        pm.Normal("y", v.sum(), 1.0, observed=3.0)
+        assert ExactDraws.competence(v) == Competence.COMPATIBLE
+        assert list(assign_step_methods(across_rows)[1]) == [ReplicaExchange]
     with pm.Model() as random:
         s = pm.HalfNormal("s")
         RBM("v", s * params.W, params.vbias, params.hbias, log_partition="exact")
@@ -444,10 +451,11 @@ def test_default_choice(params):
         scale = pm.HalfNormal("scale")
         pm.Normal("y", scale * v, 1.0, observed=np.ones((4, NV)))
         assert list(assign_step_methods(readouts)[1]) == [ExactDraws, pm.NUTS]
-    with pm.Model() as rows:  # each row's terms couple its units: the tempered ladder
+    with pm.Model() as rows:  # each row's terms couple its units, its loadings free: row proposals, and NUTS
         v = RBM("v", params.W, params.vbias, params.hbias, shape=(4, NV))
-        pm.Normal("y", v @ np.ones(NV), 1.0, observed=np.ones(4))
-        assert list(assign_step_methods(rows)[1]) == [ReplicaExchange]
+        b = pm.Normal("b", 0.0, 1.0, shape=NV)
+        pm.Normal("y", v @ b, 1.0, observed=np.ones(4))
+        assert list(assign_step_methods(rows)[1]) == [ExactDraws, pm.NUTS]
 
 
 def test_wide_visible_layers_with_evidence_keep_the_ladder():
@@ -493,3 +501,140 @@ def test_parallel_chains_and_pickling(params):
         one = pm.sample(cores=1, **kw)
         two = pm.sample(cores=2, **kw)
     np.testing.assert_array_equal(one.posterior["v"].values, two.posterior["v"].values)
+
+
+# ------------------------------------------- row terms that read a row's units together
+B_ROW = np.array([[1.1, -0.6], [0.4, 0.9], [-0.8, 0.7], [1.3, 0.2]])  # 4 units seen through 2 coupled readouts
+
+
+def coupled_log_rest(states, y, scale=1.0, sigma=0.7):
+    """``log N(y | scale · v·B, σ)`` of each state (rows of ``states``), the constant dropped."""
+    return -(((y - scale * (states @ B_ROW)) ** 2).sum(axis=-1)) / (2 * sigma**2)
+
+
+def coupled_model(params, y, *, free_scale=False):
+    model = pm.Model()
+    with model:
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(y.shape[0], params.n_visible))
+        scale = pm.HalfNormal("scale", 2.0) if free_scale else 1.0
+        pm.Normal("y", scale * (v @ B_ROW), 0.7, observed=y)
+    return model
+
+
+def joint_tries_matrix(params, log_rest, n_tries, *, stale=False):
+    """``n_tries`` tries over the joint states: ``h' ~ p(h | v')`` where a try was taken, ``(v, h)`` kept where
+    none was; ``stale``: the tries judged by another ``log L`` at the current state (``log_rest[0]``) than at the
+    proposals (``log_rest[1]``)."""
+    nv, nh = params.n_visible, params.n_hidden
+    current, proposed = (log_rest, log_rest) if not stale else log_rest
+    q = np.exp(log_p_rbm(params) - logsumexp(log_p_rbm(params)))
+    one = q[None, :] * np.exp(np.minimum(proposed[None, :] - current[:, None], 0.0))  # [v, v'] of one try
+    none_taken = (1.0 - one.sum(axis=1)) ** n_tries
+    M = one.copy()
+    M[np.arange(q.size), np.arange(q.size)] += 1.0 - one.sum(axis=1)
+    landed = np.linalg.matrix_power(M, n_tries)
+    landed[np.arange(q.size), np.arange(q.size)] -= none_taken  # ended where it started having taken a try
+    states = binary_states(nv)
+    p_on = expit(params.hbias + states @ params.W)
+    p_h = np.prod(np.where(binary_states(nh)[None] == 1, p_on[:, None], 1 - p_on[:, None]), axis=-1)
+    v, h = ht.joint_states(nv, nh)
+    iv, ih = ht.state_index(v), ht.state_index(h)
+    T = landed[iv][:, iv] * p_h[iv, ih][None, :]
+    T[np.arange(iv.size), np.arange(iv.size)] += none_taken[iv]
+    return T
+
+
+def test_row_tries_leave_the_joint_posterior_invariant():
+    params = RBMParams.random(4, 2, scale=2.0, rng=5)
+    log_rest = coupled_log_rest(binary_states(4), np.array([0.9, 1.2]))
+    pi = ht.joint_distribution(params) * np.exp(log_rest[ht.state_index(ht.joint_states(4, 2)[0])])
+    pi /= pi.sum()
+    ht.assert_converges(pi, joint_tries_matrix(params, log_rest, 3) @ joint_tries_matrix(params, log_rest, 1))
+    with pytest.raises(AssertionError, match="not stationary"):  # negative control: tries that ignore L
+        ht.assert_stationary(pi, joint_tries_matrix(params, np.zeros(16), 3))
+
+
+def test_row_draws_follow_their_joint_matrix():
+    """Every joint state on many rows, each row's readouts coupling its units: one draw of
+    ``ExactDraws(tries=2, sweeps=0)`` from the ``(v, h)`` it was given, against the matrix (``h`` kept by rows
+    that took no try)."""
+    params = RBMParams.random(4, 2, scale=2.0, rng=5)
+    runs = 300
+    n = 2**6 * runs
+    y = np.tile([0.9, 1.2], (n, 1))
+    with coupled_model(params, y):
+        step = ExactDraws(tries=2, sweeps=0, record_hidden=True)
+    assert step.row_draws and step.keeps_hidden and step.other_terms.structure == "rows"
+    step.setup_chain(np.random.default_rng(3), 0, 1)
+    T = joint_tries_matrix(params, coupled_log_rest(binary_states(4), y[0]), 2)
+
+    def kernel_fn(rng, state):
+        s = step.sampling_state
+        s.visible_state, s.hidden_state = state.v.astype(np.float64), state.h.astype(np.float64)
+        s.hidden_input = params.hbias + s.visible_state @ params.W
+        step.sampling_state = s
+        point, stats = step.step({"v": state.v.astype(np.int64)})
+        assert not stats[0]["refreshed"]
+        return RBMState(point["v"], stats[0]["hidden"].reshape(n, 2))
+
+    check = ht.empirical_transition_check(kernel_fn, T, 4, 2, n_draws=runs)
+    assert check.n_impossible == 0
+
+
+def test_row_draws_read_the_shared_parameters_at_every_draw():
+    """The readouts' scale is a free variable: a draw at a point with another scale (v unchanged) follows the
+    tries of the new scale's posterior, not tries that keep the current state's value at the old scale."""
+    params = RBMParams.random(4, 2, scale=2.0, rng=5)
+    runs = 2000
+    states = binary_states(4).astype(np.int64)
+    n = 16 * runs
+    y = np.tile([0.9, 1.2], (n, 1))
+    with coupled_model(params, y, free_scale=True) as model:
+        step = ExactDraws([model["v"]], tries=2, sweeps=0)
+    step.setup_chain(np.random.default_rng(8), 0, 1)
+    v0 = np.repeat(states, runs, axis=0)
+    point = {"v": v0, "scale_log__": np.log(1.0)}
+    step.step(point)  # the step now has log L at scale 1 for some state
+    s = step.sampling_state
+    s.visible_state = v0.astype(np.float64)  # as if it had left v0 at scale 1
+    step.sampling_state = s
+    out, _ = step.step({"v": v0.copy(), "scale_log__": np.log(2.0)})
+    counts = np.zeros((16, 16))
+    np.add.at(counts, (np.repeat(np.arange(16), runs), ht.state_index(out["v"])), 1)
+    at = {c: coupled_log_rest(binary_states(4), y[0], scale=c) for c in (1.0, 2.0)}
+    M = np.linalg.matrix_power(independence_matrix(log_p_rbm(params), at[2.0]), 2)
+    assert ht.assert_frequencies(counts, M).n_impossible == 0
+    stale = joint_tries_matrix(params, (at[1.0], at[2.0]), 2, stale=True)  # negative control, on v alone
+    v_idx = ht.state_index(ht.joint_states(4, 2)[0])
+    stale_v = np.zeros((16, 16))
+    np.add.at(stale_v, (slice(None), v_idx), stale[np.searchsorted(v_idx, np.arange(16))])
+    with pytest.raises(AssertionError, match="do not follow"):
+        ht.assert_frequencies(counts, stale_v)
+
+
+@pytest.mark.parametrize("readout", ["gaussian", "logistic"])
+def test_pm_sample_with_coupled_readouts_matches_enumeration(readout):
+    """The default for readouts that read a row's units together: each of three rows against its posterior."""
+    from scipy.stats import norm
+
+    params = RBMParams.random(6, 4, scale=2.5, rng=8)
+    rng = np.random.default_rng(0)
+    B = rng.normal(0.0, 1.0, (6, 3))
+    y = rng.normal(0.5, 1.5, (3, 3)) if readout == "gaussian" else rng.integers(0, 2, (3, 3))
+    with pm.Model() as model:
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(3, 6))
+        if readout == "gaussian":
+            pm.Normal("y", v @ B, 0.6, observed=y)
+        else:
+            pm.Bernoulli("y", logit_p=2.0 * (v @ B) - 0.5, observed=y)
+        assert list(assign_step_methods(model)[1]) == [ExactDraws]
+        idata = pm.sample(draws=3000, random_seed=5, **SAMPLE)
+    states = binary_states(6)
+    draws = idata.posterior["v"].values
+    for row in range(3):
+        if readout == "gaussian":
+            log_l = norm.logpdf(y[row], states @ B, 0.6).sum(axis=-1)
+        else:
+            z = 2.0 * (states @ B) - 0.5
+            log_l = (y[row] * z - np.logaddexp(0.0, z)).sum(axis=-1)
+        assert_visible_distribution(draws[:, :, row], log_marginal_visible(params) + log_l, label=f"row {row}")
