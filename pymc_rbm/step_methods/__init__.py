@@ -3,8 +3,9 @@
 - :class:`ExactDraws`: independent exact draws by enumerating the smaller
   layer (an independence proposal when other model terms involve the
   visible units); what ``pm.sample`` assigns to RBM variables with constant
-  parameters and a small enough smaller layer that no other term involves
-  (:mod:`pymc_rbm.step_methods.enumerated`).
+  parameters and a small enough smaller layer that no other term involves,
+  or whose other terms are a sum of per-row terms on a visible layer small
+  enough to tabulate (:mod:`pymc_rbm.step_methods.enumerated`).
 - :class:`ReplicaExchange`: replicas on a ladder of inverse temperatures
   adapted during tuning, the cold one moved by likelihood-informed proposals
   when other model terms involve it; what ``pm.sample`` assigns to the other RBM
@@ -82,7 +83,8 @@ def register() -> None:
     and keeps the first of the most competent: ``ExactDraws`` is ``IDEAL``
     for RBM variables with constant parameters whose smaller layer is small
     enough to enumerate and that no other model term involves, or whose other
-    terms are per-unit evidence on a visible layer small enough to tabulate
+    terms are a sum of per-row terms (per-unit evidence, or any likelihood of
+    each row) on a visible layer small enough to tabulate
     (:func:`~pymc_rbm.step_methods.enumerated.exact_draws_pay`);
     ``ReplicaExchange`` is ``IDEAL`` for every RBM variable whose parameters
     are constants or data, ``FlipTheState`` (then ``BlockGibbs``)

@@ -61,10 +61,30 @@ the unimodal posteriors that such evidence usually gives. Where the chains
 disagree all the same, the checks after sampling say so, and
 :class:`~pymc_rbm.step_methods.ReplicaExchange` tempers that posterior.
 
-Elsewhere the proposal ignores ``L``: where ``L`` is informative it is
-rarely accepted, which is why ``pm.sample`` picks this step by itself only
-where no other term involves ``v`` or the other terms are per-unit evidence
-(:meth:`ExactDraws.competence`).
+**Any per-row likelihood.** Where ``log L = Σ_k log L_k(v_k)`` with each
+``L_k`` any function of row ``k`` (readouts ``y_k = v_k·B + noise`` that read
+the row's units together, logistic readouts, counts; the structure
+``"rows"``, and every term of a variable of one row), row ``k``'s full
+conditional is ``π_k(v) ∝ p_RBM(v) L_k(v)``. A draw is then ``tries``
+independence proposals per row from the exact marginal, all drawn first
+and ``log L_k`` evaluated at all of them, and at the current rows, in one
+vectorised call of the row terms (in chunks that bound the memory), the
+decisions a compiled scan of those values
+(:func:`~pymc_rbm.kernels.independence.row_independence_tries`); then
+``h ~ p(h | v)`` afresh for the rows that moved, then ``sweeps``
+flip-the-state sweeps whose visible moves are accepted by each row's
+``L_k(v') / L_k(v)`` (:mod:`~pymc_rbm.step_methods.correction`, two
+evaluations of the row terms a sweep). ``tries="auto"`` adapts as under
+per-unit evidence. The row terms are evaluated at the point's values of
+the shared parameters (loadings, intercepts, noise) at every draw, the
+current rows included, so NUTS on those parameters beside this step stays
+exact; the cost of a draw is linear in the number of rows.
+
+Elsewhere (terms that couple several rows) the proposal is decided row by
+row, ``L`` evaluated at the batch where only that row changed: exact, but
+``K`` evaluations of the whole ``L`` a try, which is why ``pm.sample`` picks
+this step by itself only where no other term involves ``v`` or the other
+terms are a sum of per-row terms (:meth:`ExactDraws.competence`).
 """
 
 from __future__ import annotations
