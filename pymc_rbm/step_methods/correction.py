@@ -193,13 +193,16 @@ def decide_rows(rng, values, rows, accept_sum, accepted=None, log_correction=Non
 
 
 class Correction:
-    """Per-draw state of the Metropolis correction: the integer point, ``log L`` there, acceptance sums."""
+    """Per-draw state of the Metropolis correction: the integer point, ``log L`` there, acceptance sums, and,
+    where ``L`` factorises over rows and they are known, ``log L_k`` of every row there (``row_values``, kept
+    up to date by the decisions, so that each sweep evaluates the row terms at its proposals only)."""
 
-    __slots__ = ("v_int", "log_rest", "accept_sum", "accepted")
+    __slots__ = ("v_int", "log_rest", "accept_sum", "accepted", "row_values")
 
-    def __init__(self, v_int, log_rest, n_chains):
+    def __init__(self, v_int, log_rest, n_chains, row_values=None):
         self.v_int, self.log_rest = v_int, log_rest
         self.accept_sum, self.accepted = np.zeros(n_chains), np.zeros(n_chains)
+        self.row_values = row_values
 
 
 class OtherTermsInDraws:
@@ -299,8 +302,13 @@ class OtherTermsInDraws:
         shape = self._shape
         new_int = d.v_int.copy()
         new_int[rows] = v_new[rows]
-        values = self.other_terms.row_values(point, np.stack([d.v_int.reshape(shape), new_int.reshape(shape)]))
+        if d.row_values is None:
+            values = self.other_terms.row_values(point, np.stack([d.v_int.reshape(shape), new_int.reshape(shape)]))
+        else:
+            values = np.stack([d.row_values, self.other_terms.row_values(point, new_int.reshape(shape)[None])[0]])
         log_ratio, took = decide_rows(self.rng, values, rows, d.accept_sum, d.accepted)
+        if d.row_values is not None:
+            d.row_values = np.where(np.isin(np.arange(values.shape[1]), rows[took]), values[1], values[0])
         d.v_int[rows[took]] = v_new[rows[took]]
         v_new[rows[~took]] = v[rows[~took]]
         d.log_rest = self._log_rest(point, d.v_int) if np.isinf(d.log_rest) else (

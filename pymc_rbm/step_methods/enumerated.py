@@ -483,7 +483,8 @@ class ExactDraws(RBMStep):
         c.rest = ([np.array(a, copy=True) for a in others], float(log_rows.sum()))  # log L after the tries
         if self.sweeps:
             v_out, (free_energy, _, _, _, _) = self._numpy_draw(
-                c.visible_state, Correction(v_int, c.rest[1], n), point)
+                c.visible_state, Correction(v_int, c.rest[1], n,
+                                            log_rows if self.other_terms.structure == "rows" else None), point)
         else:
             v_out = v_int
             free_energy = -(c.visible_state @ self.params.vbias) - softplus(c.hidden_input).sum(axis=-1)
