@@ -276,6 +276,22 @@ def readout_model(params, n_rows, y_rows=None, **readout):
     return model
 
 
+def from_given_state(step, params):
+    """A kernel for :func:`~pymc_rbm.testing.empirical_transition_check`: one draw of ``step`` from the joint
+    state ``(v, h)`` it is given (set as its carried state), returning the draw and its recorded ``h``."""
+
+    def kernel_fn(rng, state):
+        s = step.sampling_state
+        s.visible_state, s.hidden_state = state.v.astype(np.float64), state.h.astype(np.float64)
+        s.hidden_input = params.hbias + s.visible_state @ params.W
+        step.sampling_state = s
+        point, stats = step.step({"v": state.v.astype(np.int64)})
+        assert not stats[0]["refreshed"]  # the step starts from the (v, h) it was given
+        return RBMState(point["v"], stats[0]["hidden"].reshape(state.v.shape[0], params.n_hidden))
+
+    return kernel_fn
+
+
 def test_evidence_step_follows_its_matrix():
     """Every joint state, many rows each, one draw of ``ExactDraws(tries=1, sweeps=1)`` against the matrix."""
     params = RBMParams.random(4, 2, scale=2.0, rng=5)
@@ -287,16 +303,7 @@ def test_evidence_step_follows_its_matrix():
     step.setup_chain(np.random.default_rng(3), 0, 1)
     T = evidence_draw_matrix(params, readout_evidence(Y_ROW))
 
-    def kernel_fn(rng, state):
-        s = step.sampling_state
-        s.visible_state, s.hidden_state = state.v.astype(np.float64), state.h.astype(np.float64)
-        s.hidden_input = params.hbias + s.visible_state @ params.W
-        step.sampling_state = s
-        point, stats = step.step({"v": state.v.astype(np.int64)})
-        assert not stats[0]["refreshed"]  # the step starts from the (v, h) it was given
-        return RBMState(point["v"], stats[0]["hidden"].reshape(n, 2))
-
-    check = ht.empirical_transition_check(kernel_fn, T, 4, 2, n_draws=runs)
+    check = ht.empirical_transition_check(from_given_state(step, params), T, 4, 2, n_draws=runs)
     assert check.n_impossible == 0
 
 
@@ -568,16 +575,7 @@ def test_row_draws_follow_their_joint_matrix():
     step.setup_chain(np.random.default_rng(3), 0, 1)
     T = joint_tries_matrix(params, coupled_log_rest(binary_states(4), y[0]), 2)
 
-    def kernel_fn(rng, state):
-        s = step.sampling_state
-        s.visible_state, s.hidden_state = state.v.astype(np.float64), state.h.astype(np.float64)
-        s.hidden_input = params.hbias + s.visible_state @ params.W
-        step.sampling_state = s
-        point, stats = step.step({"v": state.v.astype(np.int64)})
-        assert not stats[0]["refreshed"]
-        return RBMState(point["v"], stats[0]["hidden"].reshape(n, 2))
-
-    check = ht.empirical_transition_check(kernel_fn, T, 4, 2, n_draws=runs)
+    check = ht.empirical_transition_check(from_given_state(step, params), T, 4, 2, n_draws=runs)
     assert check.n_impossible == 0
 
 
