@@ -63,7 +63,7 @@ def draws(idata, name="v"):
 def test_registered_and_chosen_automatically(rbm_model, likelihood_model):
     assert FlipTheState in STEP_METHODS and BlockGibbs in STEP_METHODS
     assert STEP_METHODS.index(ExactDraws) < STEP_METHODS.index(ReplicaExchange)  # the first of equals is kept
-    for model, chosen in ((rbm_model, ExactDraws), (likelihood_model, ReplicaExchange)):
+    for model, chosen in ((rbm_model, ExactDraws), (likelihood_model, ExactDraws)):  # one row: a row term
         with model:  # as in pm.sample: ExactDraws looks for other terms on v in the model of the context
             _, selected = assign_step_methods(model)
         assert selected == {chosen: [model.rvs_to_values[model["v"]]]}
@@ -162,12 +162,15 @@ def test_likelihood_is_corrected_automatically(params, likelihood_model):
         assert_visible_distribution(draws(idata), log_marginal_visible(params))
 
 
-def test_default_step_samples_the_posterior(params, likelihood_model):
-    """pm.sample's default (ReplicaExchange, informed moves of the cold replica) samples p(v | y) too."""
+@pytest.mark.parametrize("step", [None, ReplicaExchange], ids=["default", "replica-exchange"])
+def test_default_step_samples_the_posterior(params, likelihood_model, step):
+    """pm.sample's default (ExactDraws: proposals from the exact marginal accepted by the likelihood, then
+    corrected sweeps) and ReplicaExchange (informed moves of the cold replica) sample p(v | y) too."""
     with likelihood_model:
-        idata = pm.sample(draws=3000, chains=2, cores=1, random_seed=2, **SAMPLE)
-    assert "n_temperatures" in idata.sample_stats
-    assert_visible_distribution(draws(idata), posterior_log_p(params), label="default")
+        chosen = None if step is None else step([likelihood_model["v"]])
+        idata = pm.sample(draws=3000, chains=2, cores=1, random_seed=2, step=chosen, **SAMPLE)
+    assert ("n_tries" if step is None else "n_temperatures") in idata.sample_stats
+    assert_visible_distribution(draws(idata), posterior_log_p(params), label=str(step))
 
 
 def test_batch_of_chains(params):

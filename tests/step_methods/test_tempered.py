@@ -316,8 +316,9 @@ def test_batched_step_follows_the_round_matrix_with_L(params):
 
 # ------------------------------------------------------------- pm.sample
 def test_pm_sample_picks_replica_exchange_for_constant_parameters(params):
+    """Where the other terms couple the rows (ExactDraws would evaluate them row by row)."""
     with pm.Model():
-        v = RBM("v", params.W, params.vbias, params.hbias)
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(2, params.W.shape[0]))
         pm.Normal("y", v.sum(), 1.0, observed=1.0)
         idata = pm.sample(draws=20, tune=40, chains=1, progressbar=False, compute_convergence_checks=False,
                           random_seed=1)
@@ -542,7 +543,7 @@ def test_tuning_switches_to_the_posterior_ladder_where_the_rbm_needs_tempering()
         v = RBM("v", params.W, params.vbias, params.hbias)
         pm.Normal("y", v[:4].sum() - v[4:8].sum(), 1.5, observed=1.0)
         idata = pm.sample(draws=100, tune=200, chains=1, cores=1, random_seed=1, progressbar=False,
-                          compute_convergence_checks=False)
+                          compute_convergence_checks=False, step=ReplicaExchange([v]))
     betas = np.stack(idata.sample_stats["betas"].values[0])
     k = idata.sample_stats["n_temperatures"].values[0, -1]
     assert k >= 3 and np.count_nonzero(betas[-1] == 1.0) == 1  # no separate replica of the RBM alone at beta = 1
