@@ -307,7 +307,7 @@ class ExactDraws(RBMStep):
                 "enumeration would otherwise be redone whenever they change. Use FlipTheState or BlockGibbs "
                 "for an RBM with random parameters."
             )
-        self.sweeps = int(sweeps) if sweeps is not None else (1 if self._adapts_tries else 0)
+        self.sweeps = int(sweeps) if sweeps is not None else (1 if self.per_row_draws else 0)
         self.stats_dtypes_shapes = {**self.stats_dtypes_shapes, "n_states": (np.int64, []),
                                     "n_tries": (np.int64, [])}
         self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
@@ -317,6 +317,12 @@ class ExactDraws(RBMStep):
     def keeps_hidden(self) -> bool:
         """Whether ``h`` is carried between draws: under per-row terms, where the flip-the-state sweeps read
         it (a point whose ``v`` changed gets ``h ~ p(h | v)`` afresh); otherwise each draw makes its own."""
+        return self.per_row_draws
+
+    @property
+    def per_row_draws(self) -> bool:
+        """Whether the other terms are a sum of per-row terms (:attr:`evidence_draws` or :attr:`row_draws`): then
+        each draw makes ``tries`` proposals per row and ``sweeps`` sweeps, with ``tries="auto"`` adapted."""
         return self.evidence_draws or self.row_draws
 
     @property
@@ -367,15 +373,10 @@ class ExactDraws(RBMStep):
         return self._table
 
     # ------------------------------------------------------------ tuning
-    @property
-    def _adapts_tries(self) -> bool:
-        """Whether ``tries="auto"`` is adapted: under per-row terms (:attr:`evidence_draws`, :attr:`row_draws`)."""
-        return self.evidence_draws or self.row_draws
-
     def _reset_tries(self, tune: int) -> None:
         """Start a chain's ``tries``: the given number, or :data:`TRIES_START` with adaptation planned."""
         self.tries_draw, self.tries_tune = 0, int(tune)
-        self.n_tries = TRIES_START if self.tries == "auto" and self._adapts_tries else (
+        self.n_tries = TRIES_START if self.tries == "auto" and self.per_row_draws else (
             1 if self.tries == "auto" else int(self.tries))
         self._forget_acceptance()
 
@@ -390,7 +391,7 @@ class ExactDraws(RBMStep):
     def _adapt_tries(self) -> None:
         """``tries`` from the acceptance since the last adaptation (module docstring), while tuning."""
         if self.tries_draw > self.tries_tune or not (
-                self.tries == "auto" and self._adapts_tries and self.tries_tune >= MIN_TUNE_FOR_TRIES):
+                self.tries == "auto" and self.per_row_draws and self.tries_tune >= MIN_TUNE_FOR_TRIES):
             return
         if self.tries_draw in {max(int(self.tries_tune * f), 1) for f in TRIES_ADAPT_AT}:
             rate = float(np.quantile(self.tries_accepted / self.tries_made, 0.1))
@@ -416,10 +417,8 @@ class ExactDraws(RBMStep):
         the sweeps (module docstring)."""
         point = self._chain_start(point)
         self.tries_draw += 1
-        if self.evidence_draws:
-            out, stats = self._evidence_step(point)
-        elif self.row_draws:
-            out, stats = self._rows_step(point)
+        if self.per_row_draws:
+            out, stats = self._per_row_step(point)
         else:
             out, stats = self._proposal_step(point)
         stats["n_states"], stats["n_tries"] = self.n_states, self.n_tries
@@ -427,34 +426,6 @@ class ExactDraws(RBMStep):
             stats["hidden"] = self.hidden_state.astype(np.int8).reshape(-1)  # flat for a batch, as RBMStep records it
         self._adapt_tries()
         return out, [stats]
-
-    def _evidence_step(self, point):
-        """Per-unit evidence: ``n_tries`` proposals per row in one compiled call, ``h`` afresh where a row moved,
-        then the flip-the-state sweeps of the tilted RBM."""
-        c, n = self.carried, self._n_chains
-        v_in = point[self._name].reshape(n, self._shape[-1])
-        refreshed = self._bring_up_to_date(point, v_in)  # h ~ p(h | v) where the point's v is new
-        c.visible_state = np.ascontiguousarray(c.visible_state, dtype=np.float64)
-        c.hidden_state = np.ascontiguousarray(c.hidden_state, dtype=np.float64)
-        h_start = c.hidden_state.copy()
-        accepted, accept_sum = independence_tries(
-            self.rng, c.visible_state, self._evidence(point), self._proposal_table(), self.n_tries,
-            h=c.hidden_state, W=self.params.W, hbias=self.params.hbias)  # h afresh where v moved
-        if self.sweeps:
-            v_out, (free_energy, _, _, _, _) = self._evidence_draw(point, v_in)
-        else:
-            c.hidden_input = self._full_h(c.visible_state)
-            c.visible_input, c.hidden_exp_valid, c.n_incremental, c.rest = None, False, 0, None
-            v_out = c.visible_state.astype(self._out_dtype)
-            free_energy = -(c.visible_state @ self.params.vbias) - softplus(c.hidden_input).sum(axis=-1)
-        self.tries_made += self.n_tries
-        self.tries_accepted += accepted
-        self._leave(v_out)
-        stats = self._chain_stats(free_energy, count_changes(v_out, v_in), count_changes(c.hidden_state, h_start),
-                                  accept_sum / self.n_tries, accepted / self.n_tries, refreshed)
-        out = point.copy()
-        out[self._name] = v_out.reshape(self._shape)
-        return out, stats
 
     def _row_log_likelihood(self, point):
         """``states -> log L_k`` of every row: states of shape (m, n_rows, n_visible) in the variable's dtype to
@@ -464,30 +435,37 @@ class ExactDraws(RBMStep):
             return lambda states: terms.row_values(point, states.reshape(states.shape[0], *shape))
         return lambda states: terms.log_rest_many(point, states.reshape(states.shape[0], *shape))[:, None]
 
-    def _rows_step(self, point):
-        """Per-row terms: ``n_tries`` proposals per row decided from one evaluation of the row terms, ``h`` afresh
-        where a row moved, then ``sweeps`` corrected flip-the-state sweeps."""
+    def _per_row_step(self, point):
+        """Per-row terms: ``n_tries`` proposals per row in one compiled call (per-unit evidence) or decided from
+        one evaluation of the row terms (any other row terms), ``h`` afresh where a row moved, then the sweeps:
+        flip-the-state of the RBM tilted by the evidence, or corrected by each row's terms."""
         c, n = self.carried, self._n_chains
         v_in = point[self._name].reshape(n, self._shape[-1])
-        refreshed = self._bring_up_to_date(point, v_in)
+        refreshed = self._bring_up_to_date(point, v_in)  # h ~ p(h | v) where the point's v is new
         c.visible_state = np.ascontiguousarray(c.visible_state, dtype=np.float64)
         c.hidden_state = np.ascontiguousarray(c.hidden_state, dtype=np.float64)
         h_start = c.hidden_state.copy()
-        log_rows, accepted, accept_sum = row_independence_tries(
-            self.rng, c.visible_state, self._proposal_table(), self.n_tries, self._row_log_likelihood(point),
-            dtype=self._out_dtype, h=c.hidden_state, W=self.params.W, hbias=self.params.hbias)
-        c.hidden_input = self._full_h(c.visible_state)
-        c.visible_input, c.hidden_exp_valid, c.n_incremental = None, False, 0
-        v_int = c.visible_state.astype(self._out_dtype)
-        others = [point[name] for name in self._rest_input_names if name != self._name]
-        c.rest = ([np.array(a, copy=True) for a in others], float(log_rows.sum()))  # log L after the tries
-        if self.sweeps:
-            v_out, (free_energy, _, _, _, _) = self._numpy_draw(
-                c.visible_state, Correction(v_int, c.rest[1], n,
-                                            log_rows if self.other_terms.structure == "rows" else None), point)
+        hidden = dict(h=c.hidden_state, W=self.params.W, hbias=self.params.hbias)  # h afresh where v moved
+        if self.evidence_draws:
+            accepted, accept_sum = independence_tries(
+                self.rng, c.visible_state, self._evidence(point), self._proposal_table(), self.n_tries, **hidden)
         else:
-            v_out = v_int
+            log_rows, accepted, accept_sum = row_independence_tries(
+                self.rng, c.visible_state, self._proposal_table(), self.n_tries, self._row_log_likelihood(point),
+                dtype=self._out_dtype, **hidden)
+        if self.sweeps and self.evidence_draws:
+            v_out, (free_energy, _, _, _, _) = self._evidence_draw(point, v_in)
+        else:
+            c.hidden_input = self._full_h(c.visible_state)
+            c.visible_input, c.hidden_exp_valid, c.n_incremental, c.rest = None, False, 0, None
+            v_out = c.visible_state.astype(self._out_dtype)
             free_energy = -(c.visible_state @ self.params.vbias) - softplus(c.hidden_input).sum(axis=-1)
+            if self.sweeps:  # corrected by the row terms, whose values at the current rows the tries gave
+                others = [point[name] for name in self._rest_input_names if name != self._name]
+                c.rest = ([np.array(a, copy=True) for a in others], float(log_rows.sum()))
+                row_values = log_rows if self.other_terms.structure == "rows" else None
+                v_out, (free_energy, _, _, _, _) = self._numpy_draw(
+                    c.visible_state, Correction(v_out, c.rest[1], n, row_values), point)
         self.tries_made += self.n_tries
         self.tries_accepted += accepted
         self._leave(v_out)
