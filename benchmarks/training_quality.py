@@ -31,11 +31,22 @@ the file (``--table``). ``--timing`` instead times every trainer (and rbms in fl
 interleaved short runs on the same number of threads: the median time of an update (fit: between its
 callbacks; rbms: each update of the same loop), the fastest of ``--repeats`` rounds, and the ratios.
 
+``--budget SECONDS`` instead gives every trainer the same wall time (per seed): ``fit-budget`` is
+``fit(train, 500, max_time=SECONDS, rng=seed)`` with every other option at its default; ``rbms-budget``
+is rbms' PCD loop with its own recommended settings (those its ``train_rbm`` script takes when given
+none: batches of 2000, 2000 chains, 100 Gibbs steps, learning rate 0.01, centered, its own
+initialisation), ``rbms-budget-small`` the same loop with batches of 100, 100 chains and 10 steps, until
+the budget. Each result is scored by BAR from the training rows and by reverse AIS from 1000 test rows;
+parameters kept at log-spaced times along the run are scored by BAR for the curve of test
+log-likelihood against wall time (``--figure``).
+
 Run from the repository root, e.g.::
 
     python benchmarks/training_quality.py --k 10 --seeds 0 1 2 --trainers ours,rbms
     python benchmarks/training_quality.py --table
     python benchmarks/training_quality.py --timing --k 1 10 --threads 2
+    python benchmarks/training_quality.py --budget 600 --seeds 0 1 --threads 2 \\
+        --trainers fit-budget,rbms-budget,rbms-budget-small --figure docs/images/training_budget.png
 """
 
 from __future__ import annotations
@@ -255,6 +266,143 @@ def timing(args, train):
             print(f"  {name:18s} {ms:8.2f} {ratio}", flush=True)
 
 
+# ----------------------------------------------------------------- the same time budget
+#: rbms' own recommended settings (``rbms.parser.default_args`` of rbms 0.6, the ones its ``train_rbm`` script
+#: uses when none are given), and the protocol's smaller ones (batches of 100, 100 chains, PCD-10)
+RBMS_BUDGET = {
+    "rbms-budget": dict(batch_size=2000, gibbs_steps=100, learning_rate=0.01, num_chains=2000),
+    "rbms-budget-small": dict(batch_size=100, gibbs_steps=10, learning_rate=0.01, num_chains=100),
+}
+
+
+def snapshot_times(budget, n_points):
+    """Wall times (s) at which the parameters are kept for the curve: log-spaced from 2 % of the budget to it."""
+    return list(np.geomspace(0.02 * budget, budget, n_points)[:-1])
+
+
+def budget_fit(train, seed, budget, n_points):
+    """``fit(train, 500, max_time=budget, rng=seed)``, all else default; the raw parameters at the snapshot times
+    (from the callback) and the result. Returns (snapshots [(seconds, params)], result params, seconds, info)."""
+    times, snaps = snapshot_times(budget, n_points), []
+    t0 = time.perf_counter()
+
+    def keep(step):
+        if times and time.perf_counter() - t0 >= times[0]:
+            times.pop(0)
+            snaps.append((time.perf_counter() - t0, step.params.astype(np.float64)))
+
+    result = fit(train, N_HIDDEN, max_time=budget, rng=seed, progress=False, callback=keep)
+    seconds = time.perf_counter() - t0
+    info = {"n_updates": int(result.n_updates), "stop_reason": result.stop_reason,
+            "dtype": str(result.params.W.dtype)}
+    return snaps, result.params.astype(np.float64), seconds, info
+
+
+def budget_rbms(name, train, seed, budget, n_points, threads):
+    """rbms' PCD loop with ``RBMS_BUDGET[name]`` from its own initialisation (``BBRBM.init_parameters``, chains
+    from random visible states) until the budget, float32: the parameters at the snapshot times and at the end."""
+    import torch
+    from rbms.bernoulli_bernoulli.classes import BBRBM
+    from rbms.dataset.dataset_class import RBMDataset
+
+    settings = RBMS_BUDGET[name]
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    times, snaps = snapshot_times(budget, n_points), []
+
+    def as_params(model):
+        return RBMParams(*(x.double().numpy().copy() for x in (model.weight_matrix, model.vbias, model.hbias)))
+
+    t0 = time.perf_counter()
+    data = torch.tensor(train, dtype=torch.float32)
+    dataset = RBMDataset(data=train.astype(np.float32), labels=np.zeros(len(train), dtype=np.int64),
+                         weights=np.ones(len(train), dtype=np.float32), names=np.arange(len(train)).astype(str),
+                         dataset_name="mnist", variable_type="bernoulli", device="cpu", dtype=torch.float32)
+    model = BBRBM.init_parameters(N_HIDDEN, dataset, "cpu", torch.float32)
+    weights = torch.ones(data.shape[0], dtype=torch.float32)
+    state = model.init_chains(num_samples=settings["num_chains"])
+    optimizer = torch.optim.SGD(model.parameters(), lr=settings["learning_rate"], maximize=True)
+    n_updates = 0
+    with torch.no_grad():
+        while time.perf_counter() - t0 < budget:
+            idx = torch.randperm(data.shape[0])[:settings["batch_size"]]
+            optimizer.zero_grad(set_to_none=False)
+            batch = model.init_chains(num_samples=len(idx), weights=weights[idx], start_v=data[idx])
+            state = model.sample_state(chains=state, n_steps=settings["gibbs_steps"])
+            model.compute_gradient(data=batch, chains=state, centered=True)
+            optimizer.step()
+            n_updates += 1
+            if times and time.perf_counter() - t0 >= times[0]:
+                times.pop(0)
+                snaps.append((time.perf_counter() - t0, as_params(model)))
+    seconds = time.perf_counter() - t0
+    return snaps, as_params(model), seconds, {"n_updates": n_updates, "dtype": "float32", **settings}
+
+
+def run_budget(args, train, test):
+    """Every trainer of ``--trainers`` (``fit-budget``, ``rbms-budget``, ``rbms-budget-small``) for ``--budget``
+    seconds per seed; the result scored by BAR (from training rows) and reverse AIS (from test rows), the
+    snapshots by BAR. One JSON line per run in ``--out``."""
+    for name in args.trainers:
+        if name.startswith("rbms") and not rbms_available():
+            print(f"{name}: skipped (rbms / torch not installed; neither is a dependency of pymc-rbm)")
+            continue
+        for seed in args.seeds:
+            with threadpool_limits(args.threads):
+                if name == "fit-budget":
+                    snaps, params, seconds, info = budget_fit(train, seed, args.budget, args.curve_points)
+                else:
+                    snaps, params, seconds, info = budget_rbms(name, train, seed, args.budget, args.curve_points,
+                                                               args.threads)
+            t = time.perf_counter()
+            bar = log_partition(params, "bar", rng=seed, data=train)
+            rev = log_partition(params, "reverse_ais", rng=seed, data=test[:1000])
+            scoring = time.perf_counter() - t
+            curve = []
+            for at, snap in snaps:
+                z = log_partition(snap, "bar", rng=seed, data=train)
+                curve.append([round(at, 1), round(float(log_likelihood(snap, test, log_z=float(z)).mean()), 3)])
+            row = {"trainer": name, "seed": seed, "budget": args.budget, "seconds": round(seconds, 1),
+                   "test_ll": round(float(log_likelihood(params, test, log_z=float(bar)).mean()), 3),
+                   "test_ll_reverse": round(float(log_likelihood(params, test, log_z=float(rev)).mean()), 3),
+                   "bar_stderr": float(bar.stderr), "reverse_stderr": float(rev.stderr),
+                   "scoring_seconds": round(scoring, 1), "curve": curve + [[round(seconds, 1), None]], **info}
+            row["curve"][-1][1] = row["test_ll"]
+            print(json.dumps(row), flush=True)
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+
+
+def budget_table(path, figure=None):
+    """The table of the budgeted runs in ``path`` and, with ``figure``, the curves as a PNG."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if "budget" in r and "curve" in r]
+    print(f"{'trainer':18s} {'seed':>4s} {'budget s':>8s} {'took s':>7s} {'updates':>8s} {'test LL (BAR)':>14s} "
+          f"{'reverse AIS':>12s}")
+    for r in rows:
+        print(f"{r['trainer']:18s} {r['seed']:4d} {r['budget']:8.0f} {r['seconds']:7.1f} {r['n_updates']:8d} "
+              f"{r['test_ll']:14.2f} {r['test_ll_reverse']:12.2f}")
+    if figure:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for r in rows:
+            at, ll = zip(*r["curve"])
+            ax.plot(at, ll, marker="o", label=f"{r['trainer']} (seed {r['seed']})")
+        ax.set_xscale("log")
+        ax.set_xlabel("wall time (s), 2 cores")
+        ax.set_ylabel("test log-likelihood (nats, BAR)")
+        ax.set_title("binarized MNIST, 784 x 500")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(figure, dpi=72)
+        print(f"wrote {figure}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trainers", type=lambda s: s.split(","), default=["ours", "rbms"])
@@ -270,9 +418,13 @@ def main():
     parser.add_argument("--timing", action="store_true", help="time the trainers instead")
     parser.add_argument("--timing-updates", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds per run: train fit-budget / rbms-budget / rbms-budget-small for this long")
+    parser.add_argument("--curve-points", type=int, default=6, help="snapshots scored per budgeted run")
+    parser.add_argument("--figure", default=None, help="with --budget or --table: write the curves here (PNG)")
     args = parser.parse_args()
     if args.table:
-        table(args.out)
+        budget_table(args.out, args.figure) if args.budget else table(args.out)
         return
     if not MNIST.exists():
         print(f"no MNIST at {MNIST}: nothing to measure")
@@ -281,6 +433,9 @@ def main():
     train, test = load()
     if args.timing:
         timing(args, train)
+    elif args.budget:
+        run_budget(args, train, test)
+        budget_table(args.out, args.figure)
     else:
         run_protocol(args, train, test)
         table(args.out)

@@ -161,3 +161,18 @@ def test_a_checkpoint_with_damaged_averaged_parameters_is_named_as_not_valid(tmp
         fit(DATA, resume=path, **AVERAGED)
     with pytest.raises(ValueError, match=r"written with other options \(average: 0.5 there, 0.25 here\)"):
         fit(DATA, resume=path, **{**AVERAGED, "average": 0.25})
+
+
+def test_a_longer_run_resumed_at_a_constant_rate_averages_its_own_window(checkpoint):
+    # the checkpoint is update 10 of a 10-update run, which averaged updates 6-10; a 20-update run averages 11-20,
+    # so the resumed run starts its mean afresh and ends as the whole run does
+    whole = fit(DATA, 4, n_updates=20, rng=0, **RUN)
+    resumed = fit(DATA, n_updates=20, resume=checkpoint, **RUN)
+    assert resumed.params == whole.params and resumed.raw_params == whole.raw_params
+    assert whole.params != whole.raw_params  # PCD's default averages the last half
+
+
+def test_a_resume_whose_window_began_before_the_checkpoint_is_refused(checkpoint):
+    # 15 updates average 8-15: the checkpoint's mean of 6-10 cannot give the mean of 8-10
+    with pytest.raises(ValueError, match=r"cannot be rebuilt; resume with n_updates of at least 20"):
+        fit(DATA, n_updates=15, resume=checkpoint, **RUN)

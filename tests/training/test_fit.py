@@ -317,7 +317,7 @@ def test_a_raising_callback_keeps_the_work_done_on_the_exception():
         fit(DATA, 4, method="pcd", lr_schedule="constant", n_updates=10, eval_every=2, callback=callback, **FAST)
     partial = info.value.partial_result
     assert partial.stop_reason == "error" and partial.stopped_early and partial.n_updates == 7
-    assert partial.params == whole.params  # the 7 updates done, draw for draw
+    assert partial.raw_params == whole.raw_params  # the 7 updates done, draw for draw
     np.testing.assert_array_equal(partial.chains.v, whole.chains.v)
     assert partial.history.updates.tolist() == [0, 2, 4, 6]
     assert any("partial_result" in note for note in info.value.__notes__)
@@ -347,9 +347,13 @@ def test_averaged_parameters_are_the_mean_of_the_last_updates_and_the_raw_ones_a
     for a, b in zip((res.params.W, res.params.vbias, res.params.hbias), mean):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     assert res.raw_params == seen[-1]
-    plain = fit(DATA, 4, n_updates=40, batch_size=5, **FAST)
+    plain = fit(DATA, 4, n_updates=40, average=0, lr_schedule="constant", batch_size=5, **FAST)
     assert plain.raw_params == plain.params == res.raw_params  # averaging never changes the training itself
-    assert fit(DATA, 4, n_updates=40, average=0, batch_size=5, **FAST).params == plain.params
+    default = fit(DATA, 4, n_updates=40, batch_size=5, **FAST)  # PCD's default: the last half, at a constant rate
+    assert default.raw_params == plain.params and default.params != plain.params
+    half = [np.mean([getattr(p, name) for p in seen[-20:]], axis=0) for name in ("W", "vbias", "hbias")]
+    for a, b in zip((default.params.W, default.params.vbias, default.params.hbias), half):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("average", [-0.1, 1.5, float("nan"), "0.5", True])
@@ -358,3 +362,25 @@ def test_an_average_outside_zero_to_one_is_refused(average):
     with pytest.raises(ValueError, match="average must"):
         fit(data, 4, n_updates=5, average=average, **FAST)
     np.testing.assert_array_equal(data, DATA)
+
+
+def test_the_default_dtype_is_float32_for_large_binary_rbms_only():
+    from pymc_rbm.training.run import FLOAT32_WEIGHTS
+
+    rng = np.random.default_rng(0)
+    large = (rng.random((20, 256)) < 0.5).astype(float)
+    n_hidden = FLOAT32_WEIGHTS // 256
+    res = fit(large, n_hidden, n_updates=2, eval_every=None, **FAST)
+    assert res.params.W.dtype == np.float32 and res.chains.v.dtype == np.float32
+    assert fit(large, n_hidden - 1, n_updates=2, eval_every=None, **FAST).params.W.dtype == np.float64
+    assert fit(large, n_hidden, n_updates=2, eval_every=None, dtype=np.float64, **FAST).params.W.dtype == np.float64
+    assert fit(DATA, 4, n_updates=2, eval_every=None, **FAST).params.W.dtype == np.float64
+
+
+def test_the_default_mini_batch_is_100_rows_and_all_rows_when_fewer():
+    from pymc_rbm.training.run import DEFAULT_BATCH_SIZE
+
+    rows = np.repeat(DATA, 10, axis=0)  # 140 rows
+    res = fit(rows, 4, n_updates=3, eval_every=None, **FAST)
+    assert res.chains.v.shape == (DEFAULT_BATCH_SIZE, 9)  # one persistent chain per row of a batch
+    assert fit(DATA, 4, n_updates=3, eval_every=None, **FAST).chains.v.shape == (len(DATA), 9)

@@ -10,6 +10,7 @@ from pymc_rbm.categorical import CategoricalRBMParams, log_prob_exact, sample_ex
 from pymc_rbm.layers import Potts
 from pymc_rbm.training import fit
 from pymc_rbm.training.negative import FAMILY_METHODS
+from pymc_rbm.training.run import DEFAULT_BATCH_SIZE
 
 TRUE = CategoricalRBMParams.random(5, 3, 3, scale=1.5, rng=0)  # 3**5 = 243 sequences: enumerable
 DATA = sample_exact(TRUE, 300, rng=1)  # exact mean log-likelihood of TRUE on DATA: -3.540
@@ -56,7 +57,8 @@ def test_seeds_reproduce_and_params_start_the_run():
     a = fit(DATA, params=start, method="pcd", operator="flip", n_updates=15, eval_every=None, **FAST)
     b = fit(DATA, params=start, method="pcd", operator="flip", n_updates=15, eval_every=None, **FAST)
     assert a.params == b.params
-    assert a.chains.v.shape == (300, 5) and set(np.unique(a.chains.v)) <= {0.0, 1.0, 2.0}
+    # one persistent chain per row of the default mini-batch (DEFAULT_BATCH_SIZE of the 300 rows)
+    assert a.chains.v.shape == (DEFAULT_BATCH_SIZE, 5) and set(np.unique(a.chains.v)) <= {0.0, 1.0, 2.0}
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])

@@ -19,7 +19,7 @@ def test_default_trajectory_is_log_spaced_from_start_to_end():
     assert res.trajectory.updates == log_spaced_updates(200).tolist()
     assert res.trajectory.updates[0] == 0 and res.trajectory.updates[-1] == 200
     assert len(res.trajectory) <= 21
-    np.testing.assert_array_equal(res.trajectory.params[-1].W, res.params.W)
+    np.testing.assert_array_equal(res.trajectory.params[-1].W, res.raw_params.W)  # the trajectory keeps the raw parameters
     assert not res.trajectory.paths  # nothing on disk unless asked
 
 
@@ -28,7 +28,7 @@ def test_checkpoints_are_models_and_runs(tmp_path):
               **FAST)
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"update_{u:08d}.npz" for u in (0, 10, 30)]
     model = RBMParams.load(tmp_path / "update_00000030.npz")  # a checkpoint is a parameter file too
-    np.testing.assert_array_equal(model.W, res.params.W)
+    np.testing.assert_array_equal(model.W, res.raw_params.W)
     cp = load_checkpoint(tmp_path)  # the latest
     assert cp.update == 30 and cp.epoch == 6  # 5 batches of 42 rows per epoch
     np.testing.assert_array_equal(cp.chains.v, res.chains.v)
