@@ -316,11 +316,12 @@ def fit(
         smaller layer has at most :data:`EXACT_EVAL_MAX_BITS` units, else
         ``"ais"`` with a number of steps chosen after the first (at most
         ten) updates, from their time, so that all records together take about
-        half the training time (:data:`EVAL_BUDGET`; between 500 and
-        14500 steps per record; with fewer than 500 affordable the records
-        are thinned, down to the start and the end; and a record is skipped
-        when the measured cost of the records so far says it would overrun
-        the budget). The choice is printed
+        half the training time (:data:`EVAL_BUDGET`; a tenth with
+        ``max_time``, :data:`~pymc_rbm.training.records.EVAL_BUDGET_TIMED`;
+        between 500 and 14500 steps per record; with fewer than 500
+        affordable the records are thinned, down to the start and the end;
+        and a record is skipped when the measured cost of the records so far
+        says it would overrun the budget). The choice is printed
         once (with ``progress``) and kept in ``history.estimator_options``;
         give ``eval_options={"n_steps": ...}`` to fix it yourself. Any method
         of :func:`pymc_rbm.estimators.log_partition` (e.g. ``"tap"``), or a
@@ -412,7 +413,8 @@ def fit(
         number only). Whether or not ``n_updates`` is given, training stops
         at the budget if the machine slows down: with a warning, what was
         done is returned as a completed run (the last record taken) with
-        ``stop_reason="max_time"``. The progress bar shows the time left.
+        ``stop_reason="max_time"`` (the updates stop early enough for the
+        last record, timed as the one before it). The progress bar shows the time left.
         With ``resume``, ``n_updates`` is the checkpoint's and ``max_time``
         only stops the run at the budget.
     average : float in [0, 1], optional
@@ -674,7 +676,8 @@ class Training:
         if run.callback is not None and run.callback(
                 TrainingStep(self.update, self.batches.epoch, self.params, grad, ll, info)):
             return "callback"
-        if self.deadline is not None and self.update < run.n_updates and perf_counter() > self.deadline:
+        if self.deadline is not None and self.update < run.n_updates and perf_counter() > self.deadline - (
+                run.evaluator.last_seconds if self.eval_every else 0.0):  # time for the last record
             return "max_time"
         return ""
 
@@ -747,10 +750,14 @@ class Training:
                 skip_file_prefixes=_OWN_FRAMES,
             )
         elif self.stop_reason == "max_time":
+            cut = ("its average taken over fewer updates" if run.config.get("lr_schedule") == "constant"
+                   else "its learning-rate schedule not run to the end")
+            records = "" if run.evaluator is None else (
+                f"; the log-likelihood records took {run.evaluator.seconds_spent:.3g} s")
             warnings.warn(
                 f"fit ran out of its time budget (max_time={run.max_time:g} s) after {update} of {run.n_updates} "
-                "updates, the machine running slower than when the run was planned: the result so far is returned "
-                "(stop_reason='max_time'), its learning-rate schedule not run to the end; give a larger max_time, "
+                f"updates, the run slower than when it was planned{records}: the result so far is returned "
+                f"(stop_reason='max_time'), {cut}; give a larger max_time, eval_every=None, "
                 "or n_updates= for a run of fixed length",
                 RuntimeWarning,
                 skip_file_prefixes=_OWN_FRAMES,
@@ -828,7 +835,7 @@ def planned_updates(run: Run, t_start: float) -> int:
     per_record = 0.0
     evaluator = run.evaluator
     if evaluator is not None and evaluator.needs_sizing:  # the records are sized to a share of the training time
-        per_update *= 1.0 + EVAL_BUDGET
+        per_update *= 1.0 + evaluator.share
     elif evaluator is not None:  # one record timed, on a copy whose draws the run never sees
         evaluator = copy.copy(evaluator)
         evaluator.rng = copy.deepcopy(evaluator.rng)

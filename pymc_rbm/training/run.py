@@ -35,7 +35,7 @@ from pymc_rbm.training.negative import (
     persistent_contrastive_divergence,
 )
 from pymc_rbm.training.optimizers import Updater
-from pymc_rbm.training.records import EXACT_EVAL_MAX_BITS, Evaluator, auto_eval_method
+from pymc_rbm.training.records import EVAL_BUDGET, EVAL_BUDGET_TIMED, EXACT_EVAL_MAX_BITS, Evaluator, auto_eval_method
 from pymc_rbm.training.trajectory import (
     Checkpoint,
     check_checkpoint_dir,
@@ -263,7 +263,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     else:
         chains = _starting_chains(phase, chains, train_rng, x, flat, batch_size or n_samples, dtype)
     evaluator, eval_every = _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data,
-                                       eval_rng)
+                                       eval_rng, timed=max_time is not None)
     return Run(family=family, x=x, batch_size=batch_size, n_updates=n_updates, eval_every=eval_every, phase=phase,
                updater=updater, evaluator=evaluator, params=params, flat=flat, chains=chains, train_rng=train_rng,
                eval_rng=eval_rng, checkpoint=checkpoint, saved=saved, config=config, method=method,
@@ -349,7 +349,7 @@ def _starting_chains(phase, chains, rng, x, flat, batch_size: int, dtype):
     return as_dtype(chains, dtype)
 
 
-def _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data, rng):
+def _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data, rng, timed=False):
     """The log-likelihood evaluator (None for no records) and ``eval_every`` (0 when nothing can be recorded)."""
     if not eval_every:
         return None, eval_every
@@ -370,7 +370,8 @@ def _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_da
             skip_file_prefixes=(os.path.dirname(os.path.abspath(__file__)),),  # the caller of fit
         )
         return None, 0
-    return Evaluator(eval_method, eval_options, e_data, params, rng, family), eval_every
+    share = EVAL_BUDGET_TIMED if timed else EVAL_BUDGET
+    return Evaluator(eval_method, eval_options, e_data, params, rng, family, share), eval_every
 
 
 def initial_params(family, n_visible: int, n_hidden, params, init_scale: float, rng, init: str = "data",

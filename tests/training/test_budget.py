@@ -104,3 +104,16 @@ def test_a_budget_run_on_the_real_clock_ends_near_its_budget(capsys):
     assert time.perf_counter() - t0 < 1.5 + 1.0 and res.n_updates >= 10  # the last record may come after the budget
     assert res.stop_reason in ("", "max_time") and res.history.updates[-1] == res.n_updates
     assert "fit (pcd, max_time 1.5 s)" in capsys.readouterr().err
+
+
+def test_records_sized_to_the_training_take_a_tenth_of_it_under_a_budget():
+    from pymc_rbm.training.records import EVAL_BUDGET, EVAL_BUDGET_TIMED, Evaluator
+    from pymc_rbm.training.run import prepare_run
+
+    data = (np.random.default_rng(0).random((30, 24)) < 0.5).astype(float)  # 24 x 24: the records are AIS
+    options = {name: p.default for name, p in __import__("inspect").signature(fit).parameters.items()
+               if name not in ("data", "n_hidden")}
+    timed = prepare_run(data, 24, **{**options, "max_time": 60.0, "progress": False})
+    plain = prepare_run(data, 24, **{**options, "progress": False})
+    assert isinstance(timed.evaluator, Evaluator) and timed.evaluator.needs_sizing
+    assert (timed.evaluator.share, plain.evaluator.share) == (EVAL_BUDGET_TIMED, EVAL_BUDGET)
