@@ -13,8 +13,10 @@ Settings, each ``fit(data, 16, rng=seed, **options)`` with records every 100 upd
 
 - ``defaults``: no options;
 - ``defaults before``: ``method="cd", k=1, learning_rate=0.01, lr_schedule="constant"``, 1000 updates;
+- ``cosine, not averaged``: the defaults with every row in every update, the learning rate decayed to 0 on a
+  cosine and no averaging (the defaults until mini-batches and averaging became the default);
 - ``README``: ``method="pcd", operator="flip", k=5, learning_rate=0.05, n_updates=5000``, constant rate;
-- ``defaults, constant rate``: the defaults with ``lr_schedule="constant"``;
+- ``constant rate, not averaged``: the defaults with ``average=0`` (the last parameters returned);
 - ``defaults, PCD-1``: the defaults with ``k=1``;
 - ``defaults, flip-the-state``: the defaults with ``operator="flip"``.
 
@@ -39,8 +41,9 @@ from pymc_rbm.training import fit
 SETTINGS = {
     "defaults": {},
     "defaults before": dict(method="cd", k=1, learning_rate=0.01, lr_schedule="constant", n_updates=1000),
+    "cosine, not averaged": dict(lr_schedule="cosine", average=0, batch_size=10**9),
     "README": dict(method="pcd", operator="flip", k=5, learning_rate=0.05, n_updates=5000, lr_schedule="constant"),
-    "defaults, constant rate": dict(lr_schedule="constant"),
+    "constant rate, not averaged": dict(lr_schedule="constant", average=0),
     "defaults, PCD-1": dict(k=1),
     "defaults, flip-the-state": dict(operator="flip"),
 }

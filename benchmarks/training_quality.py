@@ -354,6 +354,7 @@ def run_budget(args, train, test):
                 else:
                     snaps, params, seconds, info = budget_rbms(name, train, seed, args.budget, args.curve_points,
                                                                args.threads)
+            params.save(Path(args.out).with_name(f"{name}_seed{seed}.npz"))  # for scoring again
             t = time.perf_counter()
             bar = log_partition(params, "bar", rng=seed, data=train)
             rev = log_partition(params, "reverse_ais", rng=seed, data=test[:1000])

@@ -80,8 +80,9 @@ __all__ = [
     "BUDGET_PROBE",
 ]
 
-#: ``max_time``: the run's length is fixed so that it ends at this fraction of the budget (a safety margin).
-BUDGET_TARGET = 0.9
+#: ``max_time``: the run's length is fixed so that it ends at this fraction of the budget (a safety margin; the
+#: updates stop earlier if the run is slower than planned, in time for the last record).
+BUDGET_TARGET = 0.95
 
 #: ``max_time``: the updates after the first (which compiles) are timed for this fraction of the budget.
 BUDGET_PROBE = 0.02
@@ -406,7 +407,7 @@ def fit(
         :data:`BUDGET_PROBE` (2 %) of the budget, on a throwaway copy of the
         start, and one log-likelihood record too; ``n_updates`` is then fixed
         so that the run, the remaining records included, ends at
-        :data:`BUDGET_TARGET` (90 %) of the budget, and the schedule runs over
+        :data:`BUDGET_TARGET` (95 %) of the budget, and the schedule runs over
         that many updates. That number is kept as ``result.n_updates`` and
         ``result.history.n_updates``: ``fit(..., n_updates=that, rng=same)``
         repeats the run exactly (the result depends on the seed and on that
