@@ -102,8 +102,8 @@ def test_a_training_trajectory_is_a_ladder():
     data = np.repeat(binary_states(4)[[0, 15]], 50, axis=0)
     flip = rng.random(data.shape) < 0.05
     data = np.where(flip, 1 - data, data)
-    result = fit(data, 3, method="pcd", k=1, batch_size=20, n_updates=200, save_updates=12, eval_every=None,
-                 progress=False, rng=1, learning_rate=0.1)
+    result = fit(data, 3, method="pcd", k=1, batch_size=20, n_updates=200, average=0, save_updates=12,
+                 eval_every=None, progress=False, rng=1, learning_rate=0.1)
     p = result.params
     with pm.Model():
         v = RBM("v", p.W, p.vbias, p.hbias)
