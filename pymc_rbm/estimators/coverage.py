@@ -162,8 +162,10 @@ def check_coverage(estimate: LogPartitionEstimate, params, *, samples=None, log_
             # mean-field family is loose there (a trained MNIST RBM: 30+ nats), and then their ratios say nothing
             # of the modes' masses
             near = found & (bounds > log_z - 10.0)
-            b = bounds[near] - bounds[near].max() if near.any() else np.zeros(0)
-            share = float(np.exp(b)[~visited[near]].sum() / np.exp(b).sum()) if near.any() else 0.0
+            share = 0.0
+            if near.any():
+                w = np.exp(bounds[near] - bounds[near].max())
+                share = float(w[~visited[near]].sum() / w.sum())
             missed_nats = max(missed_nats, float(-np.log1p(-min(share, 1.0 - 1e-12))))
             missed |= near & ~visited
             checks.update(unvisited_modes=int((~visited).sum()), missed_share=share, missed_nats=missed_nats)

@@ -49,7 +49,7 @@ EXACT_EVAL_MAX_BITS = REPEATED_ENUMERATION_BITS
 #: the records of a trained model (784 x 64 on MNIST) took up to twice the probes' figure per step.
 EVAL_BUDGET = 0.5
 
-#: The share of :data:`EVAL_BUDGET` under ``max_time``: records sized to a tenth of the training time, as the
+#: :data:`EVAL_BUDGET` under ``max_time``: records sized to a tenth of the training time, as the
 #: budget is for training (on MNIST 784x500 in 600 s, half would have cost a third of the updates).
 EVAL_BUDGET_TIMED = 0.1
 
