@@ -48,6 +48,7 @@ import contextlib
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,8 @@ def main(argv=None):
     ap.add_argument("--sams-joint", action="store_true", help="add one SAMS run over all the models at once")
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--per-run", action="store_true",
+                    help="also print every run: its error against the reference, stderr, seconds, warnings")
     args = ap.parse_args(argv)
     runs = args.runs if args.runs is not None else (20 if args.full else 2)
 
@@ -168,13 +171,22 @@ def main(argv=None):
             ref, kind = reference(name)
             for label, stochastic, fn in chosen:
                 values, stderrs, seconds = [], [], []
-                for _ in range(runs if stochastic else 1):
+                for i in range(runs if stochastic else 1):
                     t = time.perf_counter()
-                    est = fn(params, rng)
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        est = fn(params, rng)
                     seconds.append(time.perf_counter() - t)
                     values.append(est.log_z)
                     if stochastic:
                         stderrs.append(est.stderr)
+                    said = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+                    if args.per_run:
+                        print(f"{'':>10} {label:>10}   run {i}: {est.log_z - ref:+.3f} ± {est.stderr:.3f} in "
+                              f"{seconds[-1]:.1f} s; warnings: {'; '.join(m[:120] for m in said) or 'none'}",
+                              flush=True)
+                    for w in caught:  # what the run said, as it would have said it
+                        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
                 row(name, label, values, stderrs, seconds, ref, kind)
         if args.sams_joint:
             models = [RBMParams.load(SHARED_DATA / "rbm_models" / f"{n}.npz") for n in args.models]
