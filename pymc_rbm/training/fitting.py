@@ -395,7 +395,8 @@ def fit(
     resume : str or os.PathLike, optional
         A checkpoint file, or a directory whose latest checkpoint is used:
         continue that run (stopped by Ctrl-C, say) up to ``n_updates`` in
-        all, draw for draw as it would have gone on. The options that shape
+        all (by default the checkpoint's, a budget's plan included), draw for
+        draw as it would have gone on. The options that shape
         the run (method, k, batch size, ...) must be those it was written
         with, and ``data`` the data it was trained on (the checkpoint keeps
         their fingerprint); ``params``, ``chains`` and ``rng`` come from the file.

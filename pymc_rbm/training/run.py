@@ -230,6 +230,8 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     if lr_schedule is None:
         lr_schedule = "constant" if average > 0 else "cosine"
     length_from_budget = max_time is not None and n_updates is None and epochs is None and resume is None
+    if checkpoint is not None and n_updates is None and epochs is None:
+        n_updates = checkpoint.config.get("n_updates")  # the length it was run for (a budget's plan included)
     batch_size, n_updates = _run_length(batch_size, n_updates, epochs, n_samples)
     eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
     if callback is not None and not callable(callback):

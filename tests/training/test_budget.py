@@ -117,3 +117,24 @@ def test_records_sized_to_the_training_take_a_tenth_of_it_under_a_budget():
     plain = prepare_run(data, 24, **{**options, "progress": False})
     assert isinstance(timed.evaluator, Evaluator) and timed.evaluator.needs_sizing
     assert (timed.evaluator.share, plain.evaluator.share) == (EVAL_BUDGET_TIMED, EVAL_BUDGET)
+
+
+def test_a_budget_run_stopped_by_ctrl_c_resumes_draw_for_draw(monkeypatch, tmp_path):
+    run = dict(RUN, average=0.5, eval_every=None)
+    monkeypatch.setattr(fitting, "perf_counter", FakeClock(0.001))
+    whole = fit(DATA, 4, max_time=0.3, save_updates=4, **run)
+    planned = whole.history.n_updates
+    assert planned > 100 and whole.stop_reason == ""
+
+    def ctrl_c(step):
+        if step.update == planned - 5:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(fitting, "perf_counter", FakeClock(0.001))
+    with pytest.warns(RuntimeWarning, match="continue with fit"):
+        stopped = fit(DATA, 4, max_time=0.3, save_updates=4, checkpoint_dir=tmp_path, callback=ctrl_c, **run)
+    assert stopped.stop_reason == "interrupted" and stopped.params != stopped.raw_params
+    resumed = fit(DATA, resume=tmp_path, **run)  # the checkpoint's plan, not a new one
+    assert resumed.n_updates == planned
+    assert resumed.params == whole.params and resumed.raw_params == whole.raw_params
+    assert resumed.chains.v.tolist() == whole.chains.v.tolist()
