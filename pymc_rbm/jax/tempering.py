@@ -24,8 +24,9 @@ Syed et al. show that the rejection rates ``r_i`` of neighbouring pairs add
 up to the *global communication barrier* ``Λ = Σ_i r_i``, a property of the
 model and the end points, not of the ladder; a ladder with its β spaced
 evenly in the cumulative barrier equalises the rejection rates, and about
-``2Λ`` replicas then suffice. :func:`communication_barrier` and
-:func:`adapt_ladder` do that between runs (as Pigeons does between rounds);
+``2Λ`` replicas then suffice. :func:`communication_barrier` (the package's
+one, from :mod:`pymc_rbm.kernels.tempering`) and :func:`adapt_ladder` do that
+between runs (as Pigeons does between rounds);
 the ladder is fixed within a run.
 
 Arrays carry the temperature axis first: ``v`` has shape
@@ -48,7 +49,7 @@ from pymc_rbm.jax.arrays import RBMArrays, matmul, uniform
 from pymc_rbm.jax.sweep import RBMState, SweepInfo, hidden_logits, update_layer
 from pymc_rbm.jax.sweep import build_kernel as build_sweep_kernel
 from pymc_rbm.kernels.operators import operator_alpha
-from pymc_rbm.kernels.tempering import check_ladder
+from pymc_rbm.kernels.tempering import check_ladder, communication_barrier, equalized_ladder
 
 __all__ = [
     "TemperedState",
@@ -339,40 +340,20 @@ def _compiled_run(alpha: float, k: int, n_rounds: int):
     return go
 
 
-def communication_barrier(betas, rejection) -> np.ndarray:
-    """The cumulative communication barrier ``Λ(β_r) = Σ_{i < r} r_i`` along the ladder.
-
-    Parameters
-    ----------
-    betas : array_like of shape (n_temperatures,)
-    rejection : array_like of shape (n_temperatures - 1,)
-        Mean rejection probabilities of the neighbouring pairs (:class:`SwapStats`).
-
-    Returns
-    -------
-    ndarray of shape (n_temperatures,)
-        0 at ``β_0``, ``Λ`` at the target.
-    """
-    b = check_ladder(betas)
-    r = np.asarray(rejection, dtype=np.float64)
-    if r.shape != (b.size - 1,):
-        raise ValueError(f"rejection must have shape ({b.size - 1},), got {r.shape}")
-    return np.concatenate([[0.0], np.cumsum(np.clip(r, 0.0, 1.0))])
-
-
 def adapt_ladder(betas, rejection, n_temperatures: int | None = None) -> np.ndarray:
     """A ladder spaced evenly in the communication barrier (Syed et al. 2022, as Pigeons adapts it).
 
-    The cumulative barrier :func:`communication_barrier` is interpolated
-    linearly between the old ladder's points (monotone, so invertible), and
-    the new β are where it reaches ``i Λ / (N - 1)``.
+    :func:`~pymc_rbm.kernels.tempering.equalized_ladder`, the rule every
+    ladder of the package adapts by, with the old size by default.
 
     Parameters
     ----------
     betas : array_like of shape (n_temperatures,)
     rejection : array_like of shape (n_temperatures - 1,)
+        Mean swap rejection rates of the neighbouring pairs (:class:`SwapStats`).
     n_temperatures : int, optional
-        Size of the new ladder; default the old size. About ``2Λ`` suffice.
+        Size of the new ladder; default the old size. About ``2Λ`` suffice
+        (:func:`~pymc_rbm.kernels.tempering.rungs_for_barrier`).
 
     Returns
     -------
@@ -386,14 +367,4 @@ def adapt_ladder(betas, rejection, n_temperatures: int | None = None) -> np.ndar
     [0.0, 0.333, 1.0]
     """
     b = check_ladder(betas)
-    n = b.size if n_temperatures is None else int(n_temperatures)
-    if n < 2:
-        raise ValueError(f"n_temperatures must be at least 2, got {n_temperatures!r}")
-    lam = communication_barrier(b, rejection)
-    if lam[-1] <= 0.0:
-        return np.linspace(b[0], b[-1], n)
-    # a tiny floor keeps the interpolated barrier strictly increasing where a pair never rejected
-    lam = lam + np.linspace(0.0, 1e-9 * lam[-1], b.size)
-    new = np.interp(np.linspace(0.0, lam[-1], n), lam, b)
-    new[0], new[-1] = b[0], b[-1]
-    return new
+    return equalized_ladder(b, rejection, b.size if n_temperatures is None else n_temperatures)
