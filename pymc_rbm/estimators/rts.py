@@ -528,11 +528,11 @@ def rts(
     Notes
     -----
     Pass ``data=`` the training data for trained models. On large trained
-    models the chains lag near ``β = 1``. On mnist_h500 the defaults were
-    within 0.3 nats of the reference in ten of ten calls of about 105 s,
-    with standard errors that match the spread between calls
-    (docs/estimators.md, "RTS and SAMS on h500"); if the rounds drift from
-    the BAR start all the same, RTS warns and widens its error.
+    models the chains lag near ``β = 1``; if the rounds drift from the BAR
+    start, RTS warns and widens its error, but rounds that stay near a start
+    that is off raise no warning, so use RTS beside
+    :func:`~pymc_rbm.estimators.bar.bar` rather than instead of it
+    (docs/estimators.md, "RTS and SAMS on h500", has the measurements).
 
     Examples
     --------
