@@ -596,10 +596,9 @@ def sams(
 
     Notes
     -----
-    Pass ``data=`` the training data for trained models. On mnist_h500 the
-    defaults were within 0.15 nats of the reference in ten of ten calls of
-    about 75 s, the BAR start counting for half of the estimate
-    (docs/estimators.md, "RTS and SAMS on h500"). Started from the pilot
+    Pass ``data=`` the training data for trained models. After the default
+    BAR start, the start counts for half of the estimate (docs/estimators.md,
+    "RTS and SAMS on h500", has the measurements). Started from the pilot
     (``init="ais"``), the runs drift there (module docstring).
 
     With several models the labels run through every model's ladder and
