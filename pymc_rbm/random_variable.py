@@ -24,7 +24,7 @@ import pytensor
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
 from pymc.logprob.abstract import _logprob
-from pytensor.gradient import grad_not_implemented
+from pytensor.gradient import grad_not_implemented, grad_undefined
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Apply, Constant, Variable
 from pytensor.graph.op import Op
@@ -48,6 +48,7 @@ __all__ = [
     "AUTO_ENUMERATION_BITS",
     "LOG_PARTITION_MODES",
     "ExactMomentsOp",
+    "FixedFreeEnergy",
     "LogPartition",
     "RBMRV",
     "ReLURBMRV",
@@ -80,7 +81,7 @@ LOG_PARTITION_MODES = ("exact", "given", "omitted")
 # object mode, by design (the work is NumPy/BLAS, not per-element code).
 warnings.filterwarnings(
     "ignore",
-    message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV|EstimateFingerprintCheck|ReLU\w+)",
+    message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV|EstimateFingerprintCheck|FixedFreeEnergy|ReLU\w+)",
     category=UserWarning,
 )
 
@@ -420,25 +421,91 @@ def _approximate_draws(params: RBMParams, size: tuple, rng, n_sweeps: int) -> np
 
 
 def core_parameters(*params):
-    """Drop batch dimensions that PyMC's rewrites add to the (unbatched) parameters."""
-    return [x[(0,) * (x.ndim - nd)] if x.ndim > nd else x for x, nd in zip(params, (2, 1, 1, 0))]
+    """Drop batch dimensions that PyMC's rewrites add to the (unbatched) parameters (constants stay constants)."""
+
+    def core(x, nd):
+        if x.ndim <= nd:
+            return x
+        index = (0,) * (x.ndim - nd)
+        return pt.constant(x.data[index], dtype=x.dtype) if isinstance(x, Constant) else x[index]
+
+    return [core(x, nd) for x, nd in zip(params, (2, 1, 1, 0))]
+
+
+class FixedFreeEnergy(Op):
+    """``-F(v)`` of every row of ``v`` for an RBM whose parameters are constants of the graph (``-inf`` at rows
+    that are not binary), evaluated once per distinct ``v``.
+
+    With fixed weights the RBM's own term depends on its value alone, yet NUTS on the model's other variables
+    evaluates the whole log density, this term included, at every leapfrog step of a draw while the value stays
+    the same. The Op keeps the last value and its result, so those evaluations cost a comparison of the value
+    instead of the free energy of every row.
+
+    Parameters
+    ----------
+    params : RBMParams or ReLURBMParams
+        The fixed parameters (finite, consistent shapes).
+    """
+
+    __props__ = ("fingerprint",)
+
+    def __init__(self, params):
+        self.params = params
+        self.fingerprint = params.fingerprint()
+        self._last = None  # (value, result): one tuple, replaced whole
+
+    def make_node(self, value):
+        value = pt.as_tensor_variable(value)
+        return Apply(self, [value], [pt.tensor(dtype="float64", shape=value.type.shape[:-1])])
+
+    def perform(self, node, inputs, output_storage):
+        [v] = inputs
+        last = self._last
+        if last is None or last[0].shape != v.shape or not np.array_equal(last[0], v):
+            binary = np.all((v == 0) | (v == 1), axis=-1)
+            logp = -free_energy(np.where(binary[..., None], v, 0).astype(np.float64), self.params)
+            last = (v.copy(), np.where(binary, logp, -np.inf))
+            self._last = last
+        output_storage[0][0] = last[1].copy()  # the graph may overwrite its inputs in place
+
+    def grad(self, inputs, output_grads):
+        return [grad_undefined(self, 0, inputs[0], "the value of an RBM is discrete")]
+
+
+def _fixed_params(W, vbias, hbias, params_type):
+    """The parameters as ``params_type`` where ``W``, ``vbias`` and ``hbias`` are finite constants of
+    consistent shapes; None otherwise (then the logp graph computes and checks them)."""
+    if not all(isinstance(x, Constant) for x in (W, vbias, hbias)):
+        return None
+    W, vbias, hbias = (np.asarray(x.data, dtype=np.float64) for x in (W, vbias, hbias))
+    consistent = W.ndim == 2 and W.shape == (vbias.size, hbias.size) and vbias.ndim == hbias.ndim == 1
+    if not consistent or not all(np.isfinite(x).all() for x in (W, vbias, hbias)):
+        return None
+    return params_type(W, vbias, hbias)
 
 
 def _binary_visible_logp(op, value, W, vbias, hbias, log_z, tensors, log_partition_op, params_type):
     """``-F(v) - log Z`` of binary visible values (``-inf`` elsewhere), the parameters checked: the logp of the
     RBM variables whose visible units are binary. ``tensors`` makes the free energy's parameters from
     ``(W, vbias, hbias)``; ``log_partition_op`` is the enumeration of ``log_partition="exact"``; ``params_type``
-    the class a given estimate's fingerprint is checked against."""
-    W = Assert("W must have vbias.size rows and hbias.size columns (check pm.Data or pm.set_data that resized W)")(
-        W, pt.eq(W.shape[0], vbias.shape[0]), pt.eq(W.shape[1], hbias.shape[0])
-    )
-    logp = -free_energy(value, tensors(W, vbias, hbias))
+    the class a given estimate's fingerprint is checked against. Constant parameters take
+    :class:`FixedFreeEnergy`."""
+    fixed = _fixed_params(W, vbias, hbias, params_type)
+    if fixed is None:
+        W = Assert("W must have vbias.size rows and hbias.size columns (check pm.Data or pm.set_data that resized W)")(
+            W, pt.eq(W.shape[0], vbias.shape[0]), pt.eq(W.shape[1], hbias.shape[0])
+        )
+        logp = -free_energy(value, tensors(W, vbias, hbias))
+    else:
+        logp = FixedFreeEnergy(fixed)(value)  # binary rows and finite parameters are its own checks
     if op.log_partition == "exact":
         logp = logp - log_partition_op(W, vbias, hbias)
     elif op.log_partition == "given":
         if op.estimate_fingerprint is not None:
             log_z = EstimateFingerprintCheck(op.estimate_fingerprint, params_type)(log_z, W, vbias, hbias)
         logp = logp - log_z
+    if fixed is not None:
+        return logp
     binary = pt.all(pt.eq(value, 0) | pt.eq(value, 1), axis=-1)
     logp = pt.switch(binary, logp, -np.inf)
     return check_parameters(

@@ -1,0 +1,93 @@
+"""The RBM's own logp term: fixed parameters take the cached free energy, with the same values as the graph."""
+
+import numpy as np
+import pymc as pm
+import pytest
+from pytensor.graph.traversal import ancestors
+
+from pymc_rbm import RBM, RBMParams
+from pymc_rbm.energy import free_energy
+from pymc_rbm.estimators import log_partition_exact
+from pymc_rbm.random_variable import FixedFreeEnergy
+
+
+def own_term(model):
+    """The RBM's own logp term of ``model`` as a function of its value, and the term's graph."""
+    term = model.logp(vars=[model["v"]], sum=False)[0]
+    return model.compile_fn(term, inputs=[model.rvs_to_values[model["v"]]], on_unused_input="ignore"), term
+
+
+@pytest.fixture(scope="module")
+def params():
+    return RBMParams.random(7, 5, scale=1.5, rng=3)
+
+
+@pytest.fixture(scope="module")
+def fixed_and_data(params):
+    """The same 4-row RBM with constant parameters and with the parameters as ``pm.Data``."""
+    with pm.Model() as fixed:
+        RBM("v", params.W, params.vbias, params.hbias, shape=(4, 7))
+    with pm.Model() as data:
+        W, vbias, hbias = (pm.Data(n, x) for n, x in zip(("W", "vbias", "hbias"), (params.W, params.vbias, params.hbias)))
+        RBM("v", W, vbias, hbias, shape=(4, 7))
+    return own_term(fixed), own_term(data)
+
+
+def test_constant_parameters_take_the_cached_free_energy_and_data_parameters_the_graph(fixed_and_data):
+    (_, fixed_term), (_, data_term) = fixed_and_data
+
+    def has_cached(term):
+        return any(getattr(x, "owner", None) is not None and isinstance(x.owner.op, FixedFreeEnergy) for x in ancestors([term]))
+
+    assert has_cached(fixed_term)
+    assert not has_cached(data_term)
+
+
+def test_the_cached_term_equals_the_graph_and_minus_f_minus_log_z(params, fixed_and_data):
+    (fixed, _), (data, _) = fixed_and_data
+    rng = np.random.default_rng(0)
+    log_z = log_partition_exact(params).log_z
+    for _ in range(5):
+        v = rng.integers(0, 2, (4, 7))
+        v[1, 3] = 2  # a row that is not binary: -inf in both
+        expected = -free_energy(v.astype(float), params) - log_z
+        expected[1] = -np.inf
+        np.testing.assert_allclose(fixed({"v": v}), expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(data({"v": v}), fixed({"v": v}), rtol=1e-12, atol=1e-12)
+
+
+def test_the_cache_follows_the_value_even_when_it_is_changed_in_place(params, fixed_and_data):
+    (fixed, _), _ = fixed_and_data
+    log_z = log_partition_exact(params).log_z
+    v = np.zeros((4, 7), dtype=np.int64)
+    first = fixed({"v": v}).copy()
+    v[2, 0] = 1  # the same array, mutated: a cache keyed on identity would return the old value
+    second = fixed({"v": v})
+    np.testing.assert_allclose(second, -free_energy(v.astype(float), params) - log_z, rtol=1e-12)
+    assert second[2] != first[2] and np.array_equal(second[[0, 1, 3]], first[[0, 1, 3]])
+    out = fixed({"v": v})
+    out[:] = 0.0  # a caller that overwrites the result does not corrupt the cache
+    np.testing.assert_allclose(fixed({"v": v}), second, rtol=0, atol=0)
+
+
+def test_nuts_on_the_other_variables_sees_the_same_log_density_with_fixed_or_data_parameters(params):
+    rng = np.random.default_rng(1)
+    y, B = rng.normal(size=(4, 2)), rng.normal(size=(7, 2))
+    states = [np.ones((4, 7), dtype=np.int64)] + [rng.integers(0, 2, (4, 7)) for _ in range(3)]
+    values = {}
+    for kind in ("fixed", "data"):
+        with pm.Model() as model:
+            arrays = (params.W, params.vbias, params.hbias)
+            W, vbias, hbias = arrays if kind == "fixed" else (
+                pm.Data(n, x) for n, x in zip(("W", "vbias", "hbias"), arrays))
+            v = RBM("v", W, vbias, hbias, shape=(4, 7))
+            sigma = pm.HalfNormal("sigma", 1.0)
+            pm.Normal("y", v @ B, sigma, observed=y)
+        f = model.logp_dlogp_function([sigma], ravel_inputs=True)
+        values[kind] = []
+        for k, state in enumerate(states + states[:1]):  # back to the first state: the cache is refreshed
+            f.set_extra_values({"v": state})
+            values[kind].append(f(np.array([0.3 * (k + 1)])))
+    for (lf, gf), (ld, gd) in zip(values["fixed"], values["data"]):
+        np.testing.assert_allclose(lf, ld, rtol=1e-12)
+        np.testing.assert_allclose(gf, gd, rtol=1e-12)
