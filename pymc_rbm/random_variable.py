@@ -479,9 +479,7 @@ def _fixed_params(W, vbias, hbias, params_type):
         return None
     W, vbias, hbias = (np.asarray(x.data, dtype=np.float64) for x in (W, vbias, hbias))
     consistent = W.ndim == 2 and W.shape == (vbias.size, hbias.size) and vbias.ndim == hbias.ndim == 1
-    if not consistent or not all(np.isfinite(x).all() for x in (W, vbias, hbias)):
-        return None
-    return params_type(W, vbias, hbias)
+    return finite_params(params_type, W, vbias, hbias) if consistent else None
 
 
 def _binary_visible_logp(op, value, W, vbias, hbias, log_z, tensors, log_partition_op, params_type):

@@ -56,18 +56,36 @@ def test_the_cached_term_equals_the_graph_and_minus_f_minus_log_z(params, fixed_
         np.testing.assert_allclose(data({"v": v}), fixed({"v": v}), rtol=1e-12, atol=1e-12)
 
 
-def test_the_cache_follows_the_value_even_when_it_is_changed_in_place(params, fixed_and_data):
-    (fixed, _), _ = fixed_and_data
-    log_z = log_partition_exact(params).log_z
+class IdentityCached(FixedFreeEnergy):
+    """The likely mistake: a cache keyed on the array's identity (the negative control)."""
+
+    def perform(self, node, inputs, output_storage):
+        [v] = inputs
+        if self._last is None or self._last[0] is not v:
+            self._last = (v, -free_energy(v.astype(np.float64), self.params))
+        output_storage[0][0] = self._last[1].copy()
+
+
+def cached_values(op, params):
+    """The Op's outputs for one array changed in place between calls, and their exact values."""
     v = np.zeros((4, 7), dtype=np.int64)
-    first = fixed({"v": v}).copy()
-    v[2, 0] = 1  # the same array, mutated: a cache keyed on identity would return the old value
-    second = fixed({"v": v})
-    np.testing.assert_allclose(second, -free_energy(v.astype(float), params) - log_z, rtol=1e-12)
-    assert second[2] != first[2] and np.array_equal(second[[0, 1, 3]], first[[0, 1, 3]])
-    out = fixed({"v": v})
-    out[:] = 0.0  # a caller that overwrites the result does not corrupt the cache
-    np.testing.assert_allclose(fixed({"v": v}), second, rtol=0, atol=0)
+    got, exact = [], []
+    for row in range(3):
+        v[row, row] = 1  # the same array, mutated
+        storage = [None]
+        op.perform(None, [v], [storage])
+        storage[0][:] = 0.0  # a caller that overwrites the result must not corrupt the cache
+        op.perform(None, [v], [storage])
+        got.append(storage[0])
+        exact.append(-free_energy(v.astype(np.float64), params))
+    return np.array(got), np.array(exact)
+
+
+def test_the_cache_follows_the_value_when_it_is_changed_in_place_and_the_identity_cache_does_not(params):
+    got, exact = cached_values(FixedFreeEnergy(params), params)
+    np.testing.assert_allclose(got, exact, rtol=1e-12, atol=1e-12)
+    stale, exact = cached_values(IdentityCached(params), params)
+    assert not np.allclose(stale, exact)
 
 
 def test_nuts_on_the_other_variables_sees_the_same_log_density_with_fixed_or_data_parameters(params):
