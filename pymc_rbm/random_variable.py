@@ -16,9 +16,12 @@ the step methods with ``pm.sample``).
 from __future__ import annotations
 
 import functools
+import hashlib
 import warnings
+import weakref
 from typing import NamedTuple
 
+import numba
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -29,6 +32,7 @@ from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Apply, Constant, Variable
 from pytensor.graph.op import Op
 from pytensor.graph.utils import MissingInputError
+from pytensor.link.numba.dispatch.basic import get_numba_type, numba_njit, register_funcify_and_cache_key
 from pytensor.graph.traversal import ancestors
 from pytensor.raise_op import Assert
 from pytensor.tensor.random.op import RandomVariable
@@ -77,11 +81,12 @@ AUTO_ENUMERATION_BITS = REPEATED_ENUMERATION_BITS
 
 LOG_PARTITION_MODES = ("exact", "given", "omitted")
 
-# Under PyTensor's Numba backend the Ops below run their NumPy ``perform`` in
-# object mode, by design (the work is NumPy/BLAS, not per-element code).
+# Under PyTensor's Numba backend the random variables below run their NumPy
+# ``perform`` in object mode, by design (the work is NumPy/BLAS, not per-element
+# code); the module's other Ops do too, by `_object_mode_cached`, silently.
 warnings.filterwarnings(
     "ignore",
-    message=r"Numba will use object mode to run (LogPartition|ExactMomentsOp|RBMRV|EstimateFingerprintCheck|FixedFreeEnergy|ReLU\w+)",
+    message=r"Numba will use object mode to run (RBMRV|ReLURBMRV)",
     category=UserWarning,
 )
 
@@ -470,6 +475,49 @@ class FixedFreeEnergy(Op):
 
     def grad(self, inputs, output_grads):
         return [grad_undefined(self, 0, inputs[0], "the value of an RBM is discrete")]
+
+
+#: The live Ops of this module by the number their compiled form names (:func:`_object_mode_cached`).
+_LIVE_OPS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _live_op_perform(key: int, n_outputs: int, inputs: tuple):
+    """The ``n_outputs`` outputs of the live Op that ``key`` names at ``inputs`` (one array, or a tuple): the
+    call back of its compiled form."""
+    storage = [[None] for _ in range(n_outputs)]
+    _LIVE_OPS[key].perform(None, list(inputs), storage)
+    return storage[0][0] if len(storage) == 1 else tuple(out[0] for out in storage)
+
+
+def _object_mode_cached(op, node=None, **kwargs):
+    """An Op's NumPy ``perform`` called from PyTensor's Numba backend through a module-level function and a
+    number, so that compiled functions which hold the Op stay in Numba's cache.
+
+    Numba's own fallback for an Op without a compiled form closes over the Op, which keeps every compiled
+    function holding it out of the cache: each ``pm.sample`` would compile NUTS's log density afresh (most of a
+    second at its first call). The number is a hash of the Op's class, its properties and its node's types, so
+    it is the same in every process; it names the live Op (equal properties, equal ``perform``). The Ops' work
+    is NumPy and BLAS (enumeration, a free energy kept per value), so object mode costs only the call.
+    """
+    text = repr((type(op).__module__, type(op).__qualname__, op._props(), [str(x.type) for x in node.inputs],
+                 [str(x.type) for x in node.outputs]))
+    key = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=7).digest(), "little")
+    n_outputs = len(node.outputs)
+    _LIVE_OPS.setdefault(key, op)
+    types = [get_numba_type(x.type) for x in node.outputs]
+    out_type = types[0] if len(types) == 1 else numba.types.Tuple(types)
+
+    @numba_njit
+    def perform(*inputs):
+        with numba.objmode(out=out_type):
+            out = _live_op_perform(key, n_outputs, inputs)
+        return out
+
+    return perform, f"pymc_rbm.object_mode.v1.{key}"
+
+
+for _op_type in (EnumeratedLogPartition, EnumeratedMoments, EstimateFingerprintCheck, FixedFreeEnergy):
+    register_funcify_and_cache_key(_op_type)(_object_mode_cached)
 
 
 def _fixed_params(W, vbias, hbias, params_type):

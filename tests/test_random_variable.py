@@ -2,8 +2,13 @@
 
 import numpy as np
 import pymc as pm
+import pytensor
+import pytensor.tensor as pt
 import pytest
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
 from pytensor.graph.traversal import ancestors
+from pytensor.link.numba.dispatch.basic import numba_funcify_and_cache_key
 
 from pymc_rbm import RBM, RBMParams
 from pymc_rbm.energy import free_energy
@@ -109,3 +114,36 @@ def test_nuts_on_the_other_variables_sees_the_same_log_density_with_fixed_or_dat
     for (lf, gf), (ld, gd) in zip(values["fixed"], values["data"]):
         np.testing.assert_allclose(lf, ld, rtol=1e-12)
         np.testing.assert_allclose(gf, gd, rtol=1e-12)
+
+
+
+class ObjectModeFreeEnergy(Op):
+    """The same computation as a Python Op without a compiled form (the negative control: Numba's object-mode
+    fallback)."""
+
+    __props__ = ()
+
+    def __init__(self, params):
+        self.inner = FixedFreeEnergy(params)
+
+    def make_node(self, value):
+        return Apply(self, [value], [pt.dvector()])
+
+    def perform(self, node, inputs, output_storage):
+        self.inner.perform(node, inputs, output_storage)
+
+
+def numba_cache_key(op_type, params):
+    """The Numba cache key of a compiled function of ``op_type(params)`` of a value of 4 x 7, checked against
+    the free energy (None: not cacheable, so compiled afresh by every ``pm.sample`` that holds it)."""
+    value = pt.lmatrix("v")
+    f = pytensor.function([value], op_type(params)(value).sum() * 2.0, mode="NUMBA")
+    v = np.eye(4, 7, dtype=np.int64)
+    np.testing.assert_allclose(f(v), -2.0 * free_energy(v.astype(np.float64), params).sum(), rtol=1e-12)
+    return numba_funcify_and_cache_key(f.maker.fgraph)[1]
+
+
+@pytest.mark.filterwarnings("ignore:Numba will use object mode")
+def test_compiled_functions_that_hold_the_term_are_cacheable_and_the_object_mode_fallback_is_not(params):
+    assert numba_cache_key(FixedFreeEnergy, params) is not None
+    assert numba_cache_key(ObjectModeFreeEnergy, params) is None

@@ -55,7 +55,7 @@ __all__ = [
 
 warnings.filterwarnings(
     "ignore",
-    message=r"Numba will use object mode to run (CategoricalLogPartition|CategoricalMomentsOp|CategoricalRBMRV)",
+    message=r"Numba will use object mode to run CategoricalRBMRV",
     category=UserWarning,
 )
 
