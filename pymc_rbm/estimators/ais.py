@@ -29,7 +29,7 @@ from pymc_rbm.estimators.annealing import (
     interrupted_estimate,
     weights_summary,
 )
-from pymc_rbm.estimators.coverage import check_coverage
+from pymc_rbm.estimators.coverage import with_coverage
 from pymc_rbm.estimators.path import AnnealingPath, path_model_types
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
@@ -192,7 +192,10 @@ def ais(
         ``log_z = log Z_A + log mean(w)``. ``stderr`` is the delta-method
         standard error ``sd(w) / (sqrt(n) mean(w))``; ``interval`` is
         ``log Z_A + log(mean(w) ± 3 sd(w)/sqrt(n))`` as Salakhutdinov & Murray
-        report (the lower end is ``-inf`` when ``mean - 3 sd/√n <= 0``).
+        report (the lower end is ``-inf`` when ``mean - 3 sd/√n <= 0``); where
+        modes no chain visited would raise the estimate by more than that,
+        ``stderr`` is that much and ``interval`` ``±3 stderr``
+        (:func:`~pymc_rbm.estimators.coverage.with_coverage`).
         ``diagnostics``: ``log_weights`` (n_chains,), ``ess`` (effective
         sample size ``(Σw)² / Σw²``), ``log_z_base``, ``base_vbias``,
         ``n_steps``, ``n_chains``, ``operator`` (α), ``seconds``, ``samples``
@@ -285,8 +288,7 @@ def ais(
             "log_weight_variance": (betas[steps], run.trace.var(axis=1)),
         },
     )
-    check_coverage(estimate, path.models[0], samples=None if path.gaussian else run.v, log_weights=run.log_w)
-    return estimate
+    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else run.v, log_weights=run.log_w)
 
 
 def check_start_rows(n_rows: int, n_chains) -> int | None:
@@ -446,5 +448,4 @@ def reverse_ais(
             "seconds": time.perf_counter() - t0,
         },
     )
-    check_coverage(estimate, path.models[0], samples=None if path.gaussian else start, log_weights=log_w)
-    return estimate
+    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else start, log_weights=log_w)

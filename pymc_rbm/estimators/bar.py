@@ -48,7 +48,7 @@ from pymc_rbm.estimators.annealing import (
     interrupted_estimate,
     weights_summary,
 )
-from pymc_rbm.estimators.coverage import check_coverage
+from pymc_rbm.estimators.coverage import with_coverage
 from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
@@ -268,7 +268,9 @@ def bar(
         ``n_chains``, ``operator``, ``start`` (``"forward"`` or
         ``"samples"``), ``n_equilibrate``, ``samples`` (the reverse runs'
         starting states, after the equilibrating sweeps),
-        ``betas``, ``seconds``.
+        ``betas``, ``seconds``. Where modes no chain visited would raise the
+        estimate by more than ``stderr``, ``stderr`` is that much instead
+        (:func:`~pymc_rbm.estimators.coverage.with_coverage`).
 
     Warns
     -----
@@ -370,9 +372,8 @@ def bar(
             "seconds": time.perf_counter() - t0,
         },
     )
-    check_coverage(estimate, path.models[0], samples=None if path.gaussian else start,
-                   log_weights=u if np.unique(r).size <= 1 else None)
-    return estimate
+    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else start,
+                         log_weights=u if np.unique(r).size <= 1 else None)
 
 
 class LadderStart(NamedTuple):

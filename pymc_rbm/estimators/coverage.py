@@ -23,6 +23,7 @@ uniform reference holds every mode), and every check's outcome is recorded in
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.params import RBMParams
 
-__all__ = ["MISSED_MASS_NATS", "MIN_WEIGHT_ESS", "check_coverage", "mean_field_modes", "top_states"]
+__all__ = ["MISSED_MASS_NATS", "MIN_WEIGHT_ESS", "check_coverage", "mean_field_modes", "top_states", "with_coverage"]
 
 #: An estimate is flagged when the modes its chains missed would raise it by more than this (nats).
 MISSED_MASS_NATS = 0.05
@@ -117,7 +118,8 @@ def check_coverage(estimate: LogPartitionEstimate, params, *, samples=None, log_
     dict
         ``weight_ess``, ``distinct_weights``, ``mean_field_bound``, ``modes`` (distinct fixed points),
         ``unvisited_modes`` (those no sample reached), ``missed_nats`` (how much the unvisited modes'
-        bounds would add to the estimate, at least), ``warnings`` (the messages).
+        bounds would add to the estimate, at least), ``lacking_nats`` (where a mean-field check failed: how
+        far the estimate lies below the bound, or ``missed_nats``), ``warnings`` (the messages).
     """
     checks: dict = {"warnings": []}
     log_z, se = float(estimate.log_z), float(estimate.stderr)
@@ -148,6 +150,7 @@ def check_coverage(estimate: LogPartitionEstimate, params, *, samples=None, log_
         best = float(bounds.max())
         checks.update(mean_field_bound=best, modes=int(bounds.size))
         if log_z < best - 3.0 * se - 1e-9:
+            checks["lacking_nats"] = best - log_z
             checks["warnings"].append(
                 f"{method}: the estimate {log_z:.4f} lies below the naive mean-field lower bound {best:.4f} on "
                 f"log Z by {best - log_z:.3g} nats ({(best - log_z) / se if se else np.inf:.1f} standard errors): "
@@ -170,6 +173,7 @@ def check_coverage(estimate: LogPartitionEstimate, params, *, samples=None, log_
             missed |= near & ~visited
             checks.update(unvisited_modes=int((~visited).sum()), missed_share=share, missed_nats=missed_nats)
             if missed_nats > max(MISSED_MASS_NATS, 3.0 * se):
+                checks["lacking_nats"] = max(checks.get("lacking_nats", 0.0), missed_nats)
                 checks["warnings"].append(
                     f"{method}: {int(missed.sum())} mode(s) of the model that no chain visited (naive mean-field "
                     f"fixed points) hold mass that would raise the estimate by about {missed_nats:.3g} nats; the "
@@ -180,6 +184,39 @@ def check_coverage(estimate: LogPartitionEstimate, params, *, samples=None, log_
         warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
     estimate.diagnostics["checks"] = checks
     return checks
+
+
+def with_coverage(estimate: LogPartitionEstimate, params, *, samples=None, log_weights=None,
+                  stacklevel: int = 4) -> LogPartitionEstimate:
+    """:func:`check_coverage`, and the estimate with a standard error that covers what the checks found missing.
+
+    Where the estimate lies below the mean-field bound, or modes no chain visited would raise it, by
+    ``lacking_nats`` more than its standard error, the standard error becomes ``lacking_nats``: the
+    spread of the chains measures the mode they reached, not the mass they missed, and an error bar that
+    leaves the missed mass out is a confident wrong answer. The chains' own standard error stays in
+    ``diagnostics["stderr_chains"]`` (and the rule that set it, if any, in ``"stderr_rule_chains"``), and
+    ``diagnostics["stderr_rule"]`` becomes ``"coverage"``.
+
+    Parameters
+    ----------
+    estimate, params, samples, log_weights, stacklevel
+        As for :func:`check_coverage`.
+
+    Returns
+    -------
+    LogPartitionEstimate
+        ``estimate`` itself when nothing is missing; otherwise a copy with ``stderr`` and ``interval``
+        (``±3 stderr``) widened.
+    """
+    checks = check_coverage(estimate, params, samples=samples, log_weights=log_weights, stacklevel=stacklevel)
+    lacking = float(checks.get("lacking_nats", 0.0))
+    if not lacking > estimate.stderr:
+        return estimate
+    diagnostics = {**estimate.diagnostics, "stderr_chains": estimate.stderr, "stderr_rule": "coverage"}
+    if "stderr_rule" in estimate.diagnostics:
+        diagnostics["stderr_rule_chains"] = estimate.diagnostics["stderr_rule"]
+    return replace(estimate, stderr=lacking, interval=(estimate.log_z - 3.0 * lacking, estimate.log_z + 3.0 * lacking),
+                   diagnostics=diagnostics)
 
 
 def top_states(path, ladder):

@@ -150,7 +150,7 @@ from pymc_rbm.estimators.ladder import (
 )
 from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import single_model_path
-from pymc_rbm.estimators.coverage import check_coverage, top_states
+from pymc_rbm.estimators.coverage import top_states, with_coverage
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.rts_rounds import RoundRecorder, run_rounds
@@ -388,8 +388,7 @@ def rts_estimate(
             "operator": path.alpha,
         },
     )
-    check_coverage(estimate, path.models[0], samples=top_states(path, start.ladder), stacklevel=4)
-    return estimate
+    return with_coverage(estimate, path.models[0], samples=top_states(path, start.ladder), stacklevel=5)
 
 
 # ------------------------------------------------------------- estimator
@@ -512,7 +511,8 @@ def rts(
         three standard errors of the difference (with a warning);
         ``interval``: ``±3 stderr``. ``diagnostics``: ``stderr_nominal`` (the
         combination alone), ``stderr_rule`` (``"nominal"``, ``"batch_means"``,
-        ``"spread"`` or ``"start"``: which set ``stderr``), ``interrupted`` and
+        ``"spread"``, ``"start"`` or ``"coverage"``: which set ``stderr``; the last where modes no chain
+        visited would raise the estimate, :func:`~pymc_rbm.estimators.coverage.with_coverage`), ``interrupted`` and
         ``n_rounds_done`` (Ctrl-C stops after the rounds that ended);
         ``betas``; ``log_z_ladder`` (the estimates of ``log Z_k`` at every β
         after the last round); ``log_z_init`` (the initial guesses);

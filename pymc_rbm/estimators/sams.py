@@ -112,7 +112,7 @@ import numpy as np
 from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
 from pymc_rbm.estimators.ladder import Ladder, bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
-from pymc_rbm.estimators.coverage import check_coverage, top_states
+from pymc_rbm.estimators.coverage import top_states, with_coverage
 from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import as_path
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
@@ -576,7 +576,9 @@ def sams(
         when the runs still move or the chains collapsed, the standard
         deviation itself or the move if larger (module docstring), and at
         least the distance to the BAR start when the two disagree (with a
-        warning; ``stderr_nominal`` and ``stderr_rule`` in the diagnostics);
+        warning; ``stderr_nominal`` and ``stderr_rule`` in the diagnostics),
+        and for one model at least the mass of the modes no chain visited
+        (:func:`~pymc_rbm.estimators.coverage.with_coverage`);
         ``interval``: ``±3 stderr``. ``diagnostics`` (shared by the models):
         ``labels_beta`` (interpolation value of each label), ``labels_segment``,
         ``model_labels``, ``log_z_labels`` (mean over runs of
@@ -684,6 +686,5 @@ def sams(
         )
     estimates = sams_estimates(path, options, start, zeta, gains, recorder, interrupted=guard.interrupted, t_begin=t_begin)
     if single:
-        check_coverage(estimates[0], path.models[0], samples=top_states(path, start.ladder), stacklevel=3)
-        return estimates[0]
+        return with_coverage(estimates[0], path.models[0], samples=top_states(path, start.ladder), stacklevel=4)
     return estimates

@@ -125,7 +125,9 @@ def test_bar_from_exact_samples_and_a_negative_control():
     wrong = (np.random.default_rng(5).random((300, 20)) < 0.5).astype(int)  # uniform draws, not the model's
     with pytest.warns(RuntimeWarning, match="above the reverse"):  # and the directions say so
         bad = bar(p, n_chains=100, schedule=5, samples=wrong, base="target", n_equilibrate=0, rng=4)
-    assert abs(bad.log_z - truth) > 8 * bad.stderr
+    assert abs(bad.log_z - truth) > 8 * bad.diagnostics["stderr_chains"]  # the runs' own error is far too small
+    assert bad.diagnostics["stderr_rule"] == "coverage"  # below the mean-field bound: widened to reach it
+    assert abs(bad.log_z - truth) <= 3 * bad.stderr
 
 
 def test_bar_is_more_accurate_than_ais_at_equal_cost():

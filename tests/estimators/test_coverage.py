@@ -9,7 +9,7 @@ import pytest
 
 from pymc_rbm import RBMParams, datasets
 from pymc_rbm.estimators import ais, bar, log_partition_exact, reverse_ais
-from pymc_rbm.estimators.coverage import check_coverage, mean_field_modes
+from pymc_rbm.estimators.coverage import check_coverage, mean_field_modes, with_coverage
 from pymc_rbm.estimators.results import LogPartitionEstimate
 
 
@@ -35,6 +35,11 @@ def test_an_estimate_that_sits_on_one_of_two_modes_warns(estimator):
         est = estimator(p, n_chains=20, n_steps=300, rng=0)
     assert est.log_z < exact - 0.5  # it is wrong: log 2 off
     assert est.diagnostics["checks"]["missed_nats"] > 0.5
+    # its standard error covers the mass it missed; the chains' own (the negative control) does not
+    assert abs(est.log_z - exact) <= 3.0 * est.stderr
+    assert est.diagnostics["stderr_rule"] == "coverage"
+    assert abs(est.log_z - exact) > 10.0 * est.diagnostics["stderr_chains"]
+    assert est.interval == pytest.approx((est.log_z - 3.0 * est.stderr, est.log_z + 3.0 * est.stderr))
 
 
 def test_reverse_ais_from_draws_of_both_modes_is_right_and_quiet():
@@ -67,6 +72,21 @@ def test_an_estimate_below_the_mean_field_bound_warns_and_a_negative_control_doe
         warnings.simplefilter("error", RuntimeWarning)
         checks = check_coverage(right, p)
     assert checks["warnings"] == [] and checks["mean_field_bound"] < exact
+
+
+def test_with_coverage_widens_an_estimate_below_the_bound_and_returns_a_right_one_as_it_is():
+    p = datasets.bundled_rbm()
+    exact = log_partition_exact(p).log_z
+    low = LogPartitionEstimate(log_z=exact - 40.0, method="made up", stderr=0.01)
+    with pytest.warns(RuntimeWarning, match="below the naive mean-field lower bound"):
+        widened = with_coverage(low, p)
+    bound = widened.diagnostics["checks"]["mean_field_bound"]
+    assert widened.stderr == pytest.approx(bound - low.log_z) and widened.diagnostics["stderr_chains"] == 0.01
+    assert low.stderr == 0.01 and "stderr_rule" not in low.diagnostics  # the given estimate is not changed
+    right = LogPartitionEstimate(log_z=exact, method="made up", stderr=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert with_coverage(right, p) is right
 
 
 def test_ais_with_training_data_on_the_bundled_model_is_quiet():
