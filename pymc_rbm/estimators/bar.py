@@ -372,8 +372,10 @@ def bar(
             "seconds": time.perf_counter() - t0,
         },
     )
-    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else start,
-                         log_weights=u if np.unique(r).size <= 1 else None)
+    # the weights checked: the forward ones where the reverse runs never moved, else the direction with the
+    # larger effective sample size (BAR is unreliable only when both directions rest on a few runs)
+    better = u if np.unique(r).size <= 1 or one_sided["forward"]["ess"] >= one_sided["reverse"]["ess"] else r
+    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else start, log_weights=better)
 
 
 class LadderStart(NamedTuple):

@@ -95,3 +95,15 @@ def test_ais_with_training_data_on_the_bundled_model_is_quiet():
         warnings.simplefilter("error", RuntimeWarning)
         est = ais(p, data=datasets.bars_and_stripes(4), n_chains=100, n_steps=2000, rng=0)
     assert abs(est.log_z - log_partition_exact(p).log_z) < max(4 * est.stderr, 0.1)
+
+
+def test_bar_whose_two_directions_each_rest_on_a_run_or_two_warns():
+    """The bundled model without data, seed 17: BAR 1.5 nats high, both directions' weights carried by one or
+    two of 100 runs; the better direction's effective sample size is what is checked (the forward weights
+    alone were checked only where the reverse runs never moved, and this run was silent)."""
+    p = datasets.bundled_rbm()
+    with pytest.warns(RuntimeWarning, match="effective sample size of the importance weights"):
+        est = bar(p, rng=17)
+    d = est.diagnostics
+    assert max(d["forward"]["ess"], d["reverse"]["ess"]) < 0.05 * d["n_chains"]
+    assert est.log_z - log_partition_exact(p).log_z > 1.0
