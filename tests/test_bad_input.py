@@ -445,12 +445,12 @@ CASES: list[tuple[str, Callable[[dict], Any], Any]] = [
      lambda i: est.rts(i["p1000"], n_chains=20, n_rounds=4, n_sweeps=300, n_pilot=200, base="target", rng=1),
      Warns(RuntimeWarning, "collapsed",
            lambda r, i: r.stderr >= np.std(r.diagnostics["history"][1:], ddof=1) - 1e-12
-           and r.diagnostics["stderr_rule"] == "spread")),
+           and r.diagnostics.get("stderr_rule_chains", r.diagnostics["stderr_rule"]) == "spread")),
     ("estimators: SAMS at |w| = 1e3 (issue 15)",
      lambda i: est.sams(i["p1000"], n_runs=16, n_sweeps=2000, n_pilot=200, base="target", rng=1),
      Warns(RuntimeWarning, "collapsed",
            lambda r, i: r.stderr >= np.std(r.diagnostics["log_z_runs"], ddof=1) - 1e-12
-           and r.diagnostics["stderr_rule"] == "spread")),
+           and r.diagnostics.get("stderr_rule_chains", r.diagnostics["stderr_rule"]) == "spread")),
     ("estimators: categorical exact takes rng= as binary does (issue 49)",
      lambda i: est.log_partition(_categorical(), "exact", rng=3),
      Ok(lambda r, i: r.log_z == est.log_partition(_categorical(), "exact").log_z)),
