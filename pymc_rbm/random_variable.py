@@ -477,15 +477,25 @@ class FixedFreeEnergy(Op):
         return [grad_undefined(self, 0, inputs[0], "the value of an RBM is discrete")]
 
 
-#: The live Ops of this module by the number their compiled form names (:func:`_object_mode_cached`).
-_LIVE_OPS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+#: The live Ops of this module by the number their compiled form names (:func:`_object_mode_cached`): weak
+#: references to every Op compiled under that number (equal Ops, any of which computes the same), so that the
+#: number stays valid while any function holding one of them lives.
+_LIVE_OPS: dict[int, list[weakref.ref]] = {}
+
+
+def _register_live_op(key: int, op) -> None:
+    refs = [r for r in _LIVE_OPS.get(key, []) if r() is not None]
+    if not any(r() is op for r in refs):
+        refs.append(weakref.ref(op))
+    _LIVE_OPS[key] = refs
 
 
 def _live_op_perform(key: int, n_outputs: int, inputs: tuple):
-    """The ``n_outputs`` outputs of the live Op that ``key`` names at ``inputs`` (one array, or a tuple): the
+    """The ``n_outputs`` outputs of a live Op that ``key`` names at ``inputs`` (one array, or a tuple): the
     call back of its compiled form."""
+    op = next(op for op in (r() for r in _LIVE_OPS[key]) if op is not None)
     storage = [[None] for _ in range(n_outputs)]
-    _LIVE_OPS[key].perform(None, list(inputs), storage)
+    op.perform(None, list(inputs), storage)
     return storage[0][0] if len(storage) == 1 else tuple(out[0] for out in storage)
 
 
@@ -503,7 +513,7 @@ def _object_mode_cached(op, node=None, **kwargs):
                  [str(x.type) for x in node.outputs]))
     key = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=7).digest(), "little")
     n_outputs = len(node.outputs)
-    _LIVE_OPS.setdefault(key, op)
+    _register_live_op(key, op)
     types = [get_numba_type(x.type) for x in node.outputs]
     out_type = types[0] if len(types) == 1 else numba.types.Tuple(types)
 
