@@ -147,3 +147,23 @@ def numba_cache_key(op_type, params):
 def test_compiled_functions_that_hold_the_term_are_cacheable_and_the_object_mode_fallback_is_not(params):
     assert numba_cache_key(FixedFreeEnergy, params) is not None
     assert numba_cache_key(ObjectModeFreeEnergy, params) is None
+
+
+def test_the_number_of_a_compiled_op_stays_valid_while_any_equal_op_lives(params):
+    import gc
+    import weakref
+
+    from pymc_rbm.random_variable import _live_op_perform, _register_live_op
+
+    v = np.eye(4, 7, dtype=np.int64)
+    first, second = FixedFreeEnergy(params), FixedFreeEnergy(params)
+    key = 0x5E57  # a number no compiled Op takes (the real ones are 56-bit hashes)
+    _register_live_op(key, first)
+    _register_live_op(key, second)
+    keep_first_only = weakref.WeakValueDictionary()  # the negative control: one Op per number, the first
+    keep_first_only.setdefault(key, first)
+    keep_first_only.setdefault(key, second)
+    del first
+    gc.collect()
+    np.testing.assert_allclose(_live_op_perform(key, 1, (v,)), -free_energy(v.astype(np.float64), params), rtol=1e-12)
+    assert key not in keep_first_only  # its function holding `second` would find no Op
