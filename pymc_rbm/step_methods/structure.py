@@ -38,7 +38,7 @@ import pytensor.tensor as pt
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import io_toposort
 from pytensor.raise_op import CheckAndRaise
-from pytensor.scalar.basic import AND, Add, Mul, Neg, Sub
+from pytensor.scalar.basic import AND, Add, Cast, Mul, Neg, Sub
 from pytensor.tensor.basic import (
     Alloc,
     ARange,
@@ -55,8 +55,8 @@ from pytensor.tensor.math import Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.subtensor import AdvancedSubtensor, Subtensor
 
-__all__ = ["Factorisation", "axis_map", "factorisation", "factorised_axes", "factorises_over_units", "summands",
-           "unit_labels"]
+__all__ = ["Factorisation", "axis_map", "factorisation", "factorised_axes", "factorises_over_units",
+           "linear_predictors", "summands", "unit_labels"]
 
 #: An axis of the value that is lost (summed over, or mixed with other positions of the same axis).
 LOST = None
@@ -690,3 +690,49 @@ def factorisation(terms, value_var) -> Factorisation:
                 total = total + c / total.size
             return Factorisation("units" if kept == ndim else "rows", total)
     return Factorisation(None, None, *failure)
+
+
+# ----------------------------------------------------------------------------- linear predictors
+def _is_product(node) -> bool:
+    """Whether ``node`` is a matrix product (``Dot``, or ``Matmul``: its ``Blockwise`` form)."""
+    op = node.op
+    return isinstance(op, Dot) or (isinstance(op, Blockwise) and isinstance(op.core_op, Dot))
+
+
+def linear_predictors(graph, value_var) -> list | None:
+    """The products ``v @ B_j`` through which alone ``graph`` reads the values of ``value_var``, or None.
+
+    Where every use of the value (a matrix ``v`` of shape ``(K, n_visible)``,
+    cast or not) is the left operand of a matrix product whose right operand
+    ``B_j`` does not involve it, ``graph`` is ``f(v @ B_1, ..., v @ B_J)``:
+    the linear predictors of a generalised linear readout (Gaussian,
+    logistic, Poisson), and what a single unit's flip changes by one row of
+    each ``B_j``. Uses of the value's shape alone are allowed.
+
+    Parameters
+    ----------
+    graph : TensorVariable
+    value_var : TensorVariable
+        The RBM variable's value, two-dimensional.
+
+    Returns
+    -------
+    list of TensorVariable or None
+        The products' outputs, each of shape ``(K, m_j)``, in graph order.
+    """
+    if value_var.type.ndim != 2:
+        return None
+    read = {value_var}  # the value and its casts
+    products = []
+    for node in io_toposort([value_var], [graph]):
+        used = [i for i in node.inputs if i in read]
+        if not used or isinstance(node.op, (Shape, Shape_i)):
+            continue
+        if isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, Cast):
+            read.add(node.outputs[0])
+        elif (_is_product(node) and len(used) == 1 and node.inputs[0] in read and node.inputs[1].type.ndim == 2
+              and not _involves(node.inputs[1], value_var)):
+            products.append(node.outputs[0])
+        else:
+            return None
+    return products or None

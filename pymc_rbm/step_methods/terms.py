@@ -23,16 +23,17 @@ import warnings
 
 import numpy as np
 import pytensor.tensor as pt
-from pytensor.graph.replace import vectorize_graph
+from pytensor.graph.replace import graph_replace, vectorize_graph
 from pymc.model import modelcontext
 from pytensor.graph.traversal import ancestors, io_toposort
 
 from pymc_rbm.kernels.informed import flip_tilt
-from pymc_rbm.step_methods.structure import factorisation
+from pymc_rbm.step_methods.structure import factorisation, linear_predictors
 
 __all__ = [
     "EXACT_TILT_MAX_UNITS",
     "OtherTerms",
+    "RowPredictors",
     "TILTS",
     "free_in_model",
     "other_terms",
@@ -136,6 +137,10 @@ class OtherTerms:
         of every unit does not depend on the state), ``"rows"`` when it is a
         sum of terms that each involve one row (a variable of several rows),
         None otherwise (and whenever the graph could not be read).
+    predictors : RowPredictors or None
+        Where ``L`` factorises over rows and reads ``v`` only through matrix
+        products ``v @ B_j`` (a generalised linear readout), ``log L_k`` as a
+        function of those products; else None.
     """
 
     def __init__(self, model, rv, value_var, compile_kwargs: dict):
@@ -148,6 +153,7 @@ class OtherTerms:
         self.input_names: list[str] = []
         self.structure = None
         self._units = self._rows = None
+        self.predictors = None
         self.tilt_method = "exact"
         self._gradient = self._gradient_graph = None
         self._gradient_checked = False
@@ -201,6 +207,7 @@ class OtherTerms:
         else:
             self._rows = fn
             self._gradient_graph = (model, total, value_var, inputs, compile_kwargs)  # per row: row by row
+            self.predictors = RowPredictors.build(model, total, value_var, inputs, compile_kwargs)
 
     def _say_general_path(self, value_var, term, reason: str) -> None:
         """Warn that ``log L`` of a variable of several rows is evaluated whole at every move, naming the term."""
@@ -466,3 +473,81 @@ class OtherTerms:
             flipped = self.log_rest_many(point, states)
         x = v.reshape(-1, v.shape[-1])[row][None].astype(np.float64)
         return flip_tilt(x, np.array([log_rest]), flipped[None])[0], log_rest
+
+
+class RowPredictors:
+    """``log L_k`` as a function of the linear predictors ``η_j = v @ B_j``, where ``L`` reads ``v`` only so.
+
+    A term such as ``y_k ~ N(v_k @ B, σ)`` or ``Bernoulli(logit_p=v_k @ A + a0)``
+    reads row ``k`` only through ``η_k = v_k B``; flipping unit ``i`` of
+    every row changes ``η`` by ``(1 - 2 v_{ki}) B_i``, so the exact change of
+    every row's ``log L_k`` under that flip costs one evaluation of the
+    readout at ``K x m`` predictors, not of the whole term at ``K x n``
+    units. Built by :meth:`build` from the per-row graph
+    (:func:`~pymc_rbm.step_methods.structure.linear_predictors`).
+
+    Attributes
+    ----------
+    input_names : list of str
+        The value variables other than ``v`` that the loadings or the readout read.
+    """
+
+    def __init__(self, loadings_fn, values_fn, input_names, dtypes):
+        self._loadings = loadings_fn
+        self._values = values_fn
+        self.input_names = input_names
+        self._dtypes = dtypes
+
+    @classmethod
+    def build(cls, model, per_row, value_var, inputs, compile_kwargs) -> RowPredictors | None:
+        """The predictors of the per-row graph ``per_row`` (shape ``(K,)``), or None where it reads ``v`` otherwise.
+
+        Parameters
+        ----------
+        model : pymc.Model
+        per_row : TensorVariable of shape (K,)
+            ``log L_k`` of every row.
+        value_var : TensorVariable of shape (K, n_visible)
+        inputs : list of TensorVariable
+            The value variables ``per_row`` reads, ``value_var`` among them.
+        compile_kwargs : dict
+        """
+        products = linear_predictors(per_row, value_var)
+        if products is None:
+            return None
+        etas = [pt.tensor(dtype=x.dtype, shape=x.type.shape, name=f"eta_{j}") for j, x in enumerate(products)]
+        placeholder = pt.constant(np.zeros(value_var.type.shape, dtype=value_var.dtype)) if (
+            None not in value_var.type.shape) else None
+        replace = dict(zip(products, etas))
+        if placeholder is not None:
+            replace[value_var] = placeholder  # what is left of v is its shape
+        try:
+            readout = graph_replace(per_row, replace, strict=False)
+            loadings = [x.owner.inputs[1] for x in products]
+            found = set(ancestors([readout, *loadings]))
+            if value_var in found:
+                return None
+            others = [v for v in inputs if v is not value_var and v in found]
+            kwargs = {**compile_kwargs, "on_unused_input": "ignore"}  # the readout or the loadings may not read all
+            values_fn = model.compile_fn(readout, inputs=[*etas, *others], point_fn=False, **kwargs)
+            loadings_fn = model.compile_fn(loadings, inputs=others, point_fn=False, **kwargs)
+        except Exception:  # noqa: BLE001 - a graph this reading cannot rebuild: the general row path
+            return None
+        values_fn.trust_input = True
+        return cls(loadings_fn, values_fn, [v.name for v in others], [x.dtype for x in products])
+
+    def _others(self, point) -> list:
+        return [point[n] for n in self.input_names]
+
+    def loadings(self, point) -> list[np.ndarray]:
+        """The matrices ``B_j`` at ``point``, each of float64 of shape ``(n_visible, m_j)``."""
+        return [np.asarray(b, dtype=np.float64) for b in self._loadings(*self._others(point))]
+
+    def predictors(self, v: np.ndarray, loadings) -> list[np.ndarray]:
+        """``η_j = v @ B_j`` for 0/1 rows ``v`` of shape ``(K, n_visible)``: each of shape ``(K, m_j)``."""
+        return [np.asarray(v, dtype=np.float64) @ b for b in loadings]
+
+    def row_values(self, point, etas) -> np.ndarray:
+        """``log L_k`` of every row at the predictors ``etas``: float64 of shape ``(K,)``."""
+        args = [np.asarray(e, dtype=d) for e, d in zip(etas, self._dtypes)]
+        return np.asarray(self._values(*args, *self._others(point)), dtype=np.float64).reshape(-1)

@@ -368,3 +368,63 @@ def test_a_table_indexed_by_two_sites_is_not_per_site(name):
     _, step = categorical_step(p_of)
     assert step.other_terms.active and not step.uses_evidence
     assert step.other_terms.structure == (None if name == "two rows" else "rows")
+
+# ----------------------------------------------------------------------------- linear predictors
+def _row_terms(build):
+    """The per-row graph of the terms ``build(v)`` adds, with the model and the value variable."""
+    with pm.Model() as model:
+        v = RBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias, shape=(K, N))
+        build(v)
+    value = model.rvs_to_values[v]
+    from pymc_rbm.step_methods.terms import other_terms
+    from pytensor.graph.traversal import ancestors
+
+    terms = [t for t in model.logp(vars=other_terms(model, v), sum=False) if value in set(ancestors([t]))]
+    return model, v, value, factorisation(terms, value).per_position
+
+
+@pytest.mark.parametrize("build", [
+    lambda v: pm.Normal("y", v @ M, 1.0, observed=RNG.normal(size=(K, 2))),
+    lambda v: pm.Bernoulli("y", logit_p=pt.dot(v, M) + 0.3, observed=RNG.integers(0, 2, (K, 2))),
+    lambda v: pm.Poisson("y", pt.exp(pt.cast(v, "float64") @ M), observed=RNG.integers(0, 3, (K, 2))),
+    lambda v: (pm.Normal("y", v @ M, 1.0, observed=RNG.normal(size=(K, 2))),
+               pm.Normal("z", v @ pm.Normal("B", 0, 1, shape=(N, 3)), 1.0, observed=RNG.normal(size=(K, 3)))),
+], ids=["gaussian", "logistic-dot", "poisson-cast", "two-products-one-free"])
+def test_readouts_of_linear_predictors_are_found(build):
+    from pymc_rbm.step_methods.structure import linear_predictors
+
+    _, _, value, per_row = _row_terms(build)
+    found = linear_predictors(per_row, value)
+    assert found is not None and all(x.type.ndim == 2 and x.type.shape[0] == K for x in found)
+
+
+@pytest.mark.parametrize("build", [
+    lambda v: pm.Normal("y", v @ M + v[:, :2], 1.0, observed=RNG.normal(size=(K, 2))),  # v read elementwise too
+    lambda v: pm.Normal("y", v @ (M + v[0, :, None]), 1.0, observed=RNG.normal(size=(K, 2))),  # B involves v
+    lambda v: pm.Normal("y", (v * A).sum(axis=-1), 1.0, observed=RNG.normal(size=K)),  # a product written out
+], ids=["elementwise-too", "loadings-of-v", "sum-of-products"])
+def test_terms_that_read_v_otherwise_have_no_predictors(build):
+    from pymc_rbm.step_methods.structure import linear_predictors
+
+    _, _, value, per_row = _row_terms(build)
+    assert per_row is None or linear_predictors(per_row, value) is None
+
+
+def test_the_readout_of_the_predictors_equals_the_row_terms():
+    """``RowPredictors.row_values(v @ B)`` against the compiled per-row terms, with a free loading matrix."""
+    with pm.Model() as model:
+        v = RBM("v", PARAMS.W, PARAMS.vbias, PARAMS.hbias, shape=(K, N))
+        B = pm.Normal("B", 0.0, 1.0, shape=(N, 2))
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pm.Normal("y", v @ B, sigma, observed=RNG.normal(size=(K, 2)))
+        pm.Bernoulli("z", logit_p=v @ M, observed=RNG.integers(0, 2, (K, 2)))
+    terms = OtherTerms(model, v, model.rvs_to_values[v], {})
+    predictors = terms.predictors
+    assert predictors is not None and sorted(predictors.input_names) == ["B", "sigma_log__"]
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        point = {"B": rng.normal(size=(N, 2)), "sigma_log__": np.array(rng.normal()), "v": None}
+        states = rng.integers(0, 2, (1, K, N))
+        loadings = predictors.loadings(point)
+        got = predictors.row_values(point, predictors.predictors(states[0], loadings))
+        np.testing.assert_allclose(got, terms.row_values(point, states)[0], rtol=1e-12)
