@@ -40,8 +40,9 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_rbm.kernels.flip import flip_layer, flip_probability, stay_probability
+from pymc_rbm.kernels.layer import compiled_rule
 
-__all__ = ["flip_tilt", "propose_tilted", "log_move_probability", "tilted_log_ratio"]
+__all__ = ["flip_tilt", "log_move_probability", "predictor_scan", "propose_tilted", "tilted_log_ratio"]
 
 
 def flip_tilt(v: np.ndarray, log_rest: np.ndarray, log_rest_flipped: np.ndarray) -> np.ndarray:
@@ -156,3 +157,65 @@ def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new, a
         )
     out = np.where(log_rest_new == -np.inf, -np.inf, out)
     return np.where(np.isnan(out) & (log_rest == -np.inf), np.inf, out)
+
+
+def predictor_scan(rng: np.random.Generator, v: np.ndarray, logits: np.ndarray, loadings, etas, log_rest,
+                   row_values, alpha: float = 1.0):
+    """One scan of single-unit updates of ``π(v | h) ∝ exp(a·v) Π_k L_k(v_k B_1, ..., v_k B_J)``, every row at once.
+
+    Where the other terms read row ``k`` only through its linear predictors
+    ``η_{kj} = v_k B_j``, flipping unit ``i`` moves them by ``±B_{j,i}``, so
+    the exact conditional of that unit given the rest of its row, ``logit
+    a_{ki} + log L_k(v_k | v_{ki} = 1) - log L_k(v_k | v_{ki} = 0)``, costs one
+    evaluation of the readout at ``K`` rows of predictors. Each row visits
+    its units in its own random order (the rows' updates are then independent
+    of each other, as their conditionals are); each unit is updated by the operator's single-unit
+    rule at its exact conditional logit (Gibbs, or Metropolised Gibbs for
+    ``alpha = 1``), which leaves the conditional, and so ``π(v | h)``,
+    invariant whatever the coupling of a row's units through ``L_k``: no
+    proposal is rejected as a whole.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    v : ndarray of float64 of shape (K, n_visible)
+        0/1 rows; not modified.
+    logits : ndarray of shape (K, n_visible)
+        The RBM's visible logits ``a = vbias + W·h``.
+    loadings : sequence of ndarray of shape (n_visible, m_j)
+        ``B_j``.
+    etas : sequence of ndarray of shape (K, m_j)
+        ``v @ B_j``; not modified.
+    log_rest : ndarray of shape (K,)
+        ``log L_k`` at ``v``.
+    row_values : callable
+        ``row_values(etas) -> log L_k`` of every row, shape ``(K,)``.
+    alpha : float in [0, 1], default 1.0
+        The single-unit rule (:func:`~pymc_rbm.kernels.flip.flip_probability`).
+
+    Returns
+    -------
+    v : ndarray of float64 of shape (K, n_visible)
+    etas : list of ndarray
+    log_rest : ndarray of shape (K,)
+    flipped : ndarray of float64 of shape (K,)
+        The fraction of units each row changed.
+    """
+    rule = compiled_rule()
+    v = np.array(v, dtype=np.float64)
+    logits = np.ascontiguousarray(logits, dtype=np.float64)
+    widths = np.cumsum([0] + [b.shape[1] for b in loadings])
+    eta = np.ascontiguousarray(np.concatenate(etas, axis=1), dtype=np.float64)  # all predictors side by side
+    rows = np.ascontiguousarray(np.concatenate(loadings, axis=1), dtype=np.float64)
+    log_rest = np.array(log_rest, dtype=np.float64)
+    n_rows, n = v.shape
+    moved = np.empty_like(eta)
+    parts = [moved[:, a:b] for a, b in zip(widths[:-1], widths[1:])]
+    changed = np.zeros(n_rows)
+    order = np.ascontiguousarray(rng.permuted(np.broadcast_to(np.arange(n), (n_rows, n)), axis=1).T)
+    u = rng.random((n, n_rows))
+    for step in range(n):
+        rule.shift_predictors(v, order[step], eta, rows, moved)
+        new = np.ascontiguousarray(row_values(parts), dtype=np.float64)
+        rule.update_unit_of_rows(u[step], v, order[step], logits, log_rest, new, float(alpha), eta, moved, changed)
+    return v, [eta[:, a:b] for a, b in zip(widths[:-1], widths[1:])], log_rest, changed / n

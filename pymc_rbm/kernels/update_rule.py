@@ -296,3 +296,41 @@ def log_move(x, x_new, a, alpha, gibbs):  # pragma: no cover - compiled
 def sigmoid_of(a, E):  # pragma: no cover - compiled
     """``sigmoid(a)`` given ``E = exp(-|a|)``."""
     return (1.0 if a >= 0.0 else E) / (1.0 + E)
+
+
+@njit(cache=True, nogil=True)
+def shift_predictors(v, units, etas, loadings, moved):  # pragma: no cover - compiled
+    """``moved[k] = etas[k] + (1 - 2 v[k, i]) loadings[i]`` with ``i = units[k]``: the predictors of every row with
+    its unit ``units[k]`` flipped.
+
+    ``v`` (K, n) 0/1, ``units`` (K,) integers, ``etas`` and ``moved`` (K, m), ``loadings`` (n, m)."""
+    for k in range(etas.shape[0]):
+        i = units[k]
+        d = 1.0 - 2.0 * v[k, i]
+        for j in range(etas.shape[1]):
+            moved[k, j] = etas[k, j] + d * loadings[i, j]
+
+
+@njit(cache=True, nogil=True)
+def update_unit_of_rows(u, v, units, logits, log_rest, new, alpha, etas, moved, changed):  # pragma: no cover
+    """Unit ``i = units[k]`` of every row ``k`` by the rule at its exact conditional logit, given ``log L`` with
+    that unit flipped (``new``).
+
+    The logit is ``logits[k, i] + (1 - 2 v[k, i]) (new[k] - log_rest[k])`` (0 for the change where both
+    are ``-inf``, ±1e300 where one is); where the unit changes, ``v``, ``log_rest`` and ``etas`` take the
+    flipped values and ``changed[k]`` counts it. All arrays are updated in place."""
+    for k in range(v.shape[0]):
+        i = units[k]
+        x = v[k, i]
+        gain = new[k] - log_rest[k]
+        if gain != gain:  # both -inf: the unit cannot change L's support
+            gain = 0.0
+        gain = min(max(gain, -1e300), 1e300)
+        a = logits[k, i] + (1.0 - 2.0 * x) * gain
+        x_new = rule_state(u[k], x, a, np.exp(-abs(a)), alpha, False)
+        if x_new != x:
+            v[k, i] = x_new
+            log_rest[k] = new[k]
+            changed[k] += 1.0
+            for j in range(etas.shape[1]):
+                etas[k, j] = moved[k, j]

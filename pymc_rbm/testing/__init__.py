@@ -58,6 +58,7 @@ from pymc_rbm.testing.matrices import (
     gibbs_change_probability,
     informed_visible_matrix,
     layer_matrices,
+    scan_visible_matrix,
     transition_matrix,
 )
 from pymc_rbm.testing.states import MAX_JOINT_UNITS, joint_distribution, joint_index, joint_states, state_index
@@ -73,6 +74,7 @@ __all__ = [
     "layer_matrices",
     "transition_matrix",
     "informed_visible_matrix",
+    "scan_visible_matrix",
     "assert_stationary",
     "is_irreducible",
     "period",

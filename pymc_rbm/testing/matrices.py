@@ -16,7 +16,8 @@ from pymc_rbm.estimators.exact import binary_states
 from pymc_rbm.kernels.flip import flip_probability, stay_probability
 from pymc_rbm.testing.states import joint_index, joint_states
 
-__all__ = ["gibbs_change_probability", "layer_matrices", "transition_matrix", "informed_visible_matrix"]
+__all__ = ["gibbs_change_probability", "layer_matrices", "transition_matrix", "informed_visible_matrix",
+           "scan_visible_matrix"]
 
 
 def gibbs_change_probability(x, logit) -> np.ndarray:
@@ -241,3 +242,61 @@ def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, corre
     rest = 1.0 - T.sum(axis=1)
     T[np.arange(n), np.arange(n)] += np.where((rest < 0.0) & (rest > -1e-12), 0.0, rest)  # rounding, not a bug
     return T
+
+
+def scan_visible_matrix(params, log_rest: Callable, kernel="flip", *, correction: str = "exact") -> np.ndarray:
+    """Matrix of a random-order scan of single visible-unit updates at their conditionals under ``L``.
+
+    Given ``h``, the units are visited in a uniformly random order; each is
+    updated by the operator's single-unit rule at its exact conditional logit
+    ``a_i + log L(v | v_i = 1) - log L(v | v_i = 0)`` (what
+    :func:`~pymc_rbm.kernels.informed.predictor_scan` does); ``h`` is
+    unchanged. The matrix is the average, over the ``n_visible!`` orders, of
+    the products of the single-unit matrices.
+
+    Parameters
+    ----------
+    params : RBMParams
+    log_rest : callable
+        ``log L(v)`` for an array of shape ``(..., n_visible)``, vectorised.
+    kernel : {"gibbs", "flip"} or float, default "flip"
+        The single-unit rule (see :func:`layer_matrices`).
+    correction : {"exact", "none", "sign"}, default "exact"
+        The conditional; or, as negative controls that tests must catch, the
+        RBM's logit alone (``L`` ignored) or the change of ``log L`` taken
+        without its sign (``log L(v ⊕ e_i) - log L(v)`` for a unit that is on).
+
+    Returns
+    -------
+    ndarray of shape (2**(n_visible + n_hidden),) * 2
+    """
+    from itertools import permutations
+
+    if correction not in ("exact", "none", "sign"):
+        raise ValueError(f'correction must be "exact", "none" or "sign", got {correction!r}')
+    rule = _unit_rule(kernel)
+    params = params.astype(np.float64)
+    nv = params.n_visible
+    v, h = joint_states(nv, params.n_hidden)
+    n = v.shape[0]
+    logits = visible_activation(h, params)
+    single = []
+    for i in range(nv):
+        flipped = v.copy()
+        flipped[:, i] = 1.0 - flipped[:, i]
+        gain = log_rest(flipped) - log_rest(v)
+        d = 1.0 - 2.0 * v[:, i]
+        tilt = {"exact": d * gain, "none": 0.0 * gain, "sign": gain}[correction]
+        q, stay = (np.asarray(x, dtype=np.float64) for x in rule(v[:, i:i + 1], (logits[:, i] + tilt)[:, None]))
+        T = np.zeros((n, n))
+        T[np.arange(n), joint_index(flipped, h)] += q[:, 0]
+        T[np.arange(n), np.arange(n)] += stay[:, 0]
+        single.append(T)
+    orders = list(permutations(range(nv)))
+    total = np.zeros((n, n))
+    for order in orders:
+        T = np.eye(n)
+        for i in order:
+            T = T @ single[i]
+        total += T
+    return total / len(orders)

@@ -136,3 +136,55 @@ def test_tilt_edge_cases():
     assert tilt[0, 0] == 0.0 and tilt[0, 1] == -np.inf  # unit 1 on leaves the support... switched off it enters
     assert tilted_log_ratio(v, v, np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2)),
                             np.array([0.0]), np.array([-np.inf]))[0] == -np.inf
+
+
+# ----------------------------------------------------------------------------- scans through linear predictors
+B_READ = np.array([[1.3, -0.4], [0.8, 1.1], [-1.5, 0.6]])  # (NV, 2): two readouts of each row
+Y_READ = np.array([0.9, -0.2])
+
+
+def readout(eta):
+    """``log L_k = Σ_j log N(y_j | η_kj, 0.5)``: couples a row's units through ``η = v @ B``."""
+    return -((Y_READ - np.asarray(eta)) ** 2).sum(axis=-1) / (2 * 0.25)
+
+
+def through_predictors(v):
+    return readout(np.asarray(v, dtype=np.float64) @ B_READ)
+
+
+@pytest.mark.parametrize("kernel", ["gibbs", 0.5, "flip"], ids=str)
+def test_a_predictor_scan_leaves_the_full_target_invariant(params, kernel):
+    pi = target(params, through_predictors)
+    t_h, _ = ht.layer_matrices(params, kernel)
+    ht.assert_converges(pi, t_h @ ht.scan_visible_matrix(params, through_predictors, kernel))
+
+
+@pytest.mark.parametrize("correction", ["none", "sign"])
+def test_a_scan_that_forgets_L_or_its_sign_is_caught(params, correction):
+    pi = target(params, through_predictors)
+    t_h, _ = ht.layer_matrices(params, "flip")
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(pi, t_h @ ht.scan_visible_matrix(params, through_predictors, "flip",
+                                                              correction=correction))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_predictor_scan_follows_the_scan_matrix(params, alpha):
+    """The kernel itself, from every (v, h) state many times, against the rows of the scan's matrix."""
+    from pymc_rbm.kernels import RBMState
+    from pymc_rbm.kernels.informed import predictor_scan
+
+    def kernel_fn(rng, state):
+        logits = params.vbias + state.h @ params.W.T
+        etas = [state.v @ B_READ]
+        v, etas, log_rest, _ = predictor_scan(rng, state.v, logits, [B_READ], etas, readout(etas[0]), readout_of,
+                                              alpha)
+        np.testing.assert_allclose(etas[0], v @ B_READ, atol=1e-12)  # the predictors follow the flips
+        np.testing.assert_allclose(log_rest, through_predictors(v), atol=1e-12)
+        return RBMState(v, state.h)
+
+    def readout_of(etas):
+        return readout(etas[0])
+
+    T = ht.scan_visible_matrix(params, through_predictors, alpha)
+    ht.empirical_transition_check(kernel_fn, T, NV, NH, n_draws=4000)
