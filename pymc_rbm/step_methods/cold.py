@@ -5,7 +5,10 @@ that only the replica at ``β = 1`` needs when the model's other terms ``L(v)``
 involve the visible units: its informed visible move (a proposal tilted by
 the exact change of ``log L`` when each unit alone flips, accepted by the
 Metropolis-Hastings ratio of :func:`~pymc_rbm.kernels.informed.tilted_log_ratio`),
-row by row or for all rows at once where ``L`` factorises over rows; the swap
+row by row or for all rows at once where ``L`` factorises over rows, or, where
+the row terms read ``v`` only through linear predictors ``v @ B`` (Gaussian,
+logistic or Poisson readouts), a scan of single-unit updates at their exact
+conditionals (:func:`~pymc_rbm.kernels.informed.predictor_scan`); the swap
 of the ladder's top rung with it, accepted with ``L``; and the round of a
 ladder that tempers the whole posterior ``[p(v, h) L(v)]^β``. The invariant
 target and why each move leaves it invariant are in
@@ -33,7 +36,7 @@ import numpy as np
 
 from pymc_rbm.energy import energy, hidden_activation, visible_activation
 from pymc_rbm.kernels import replica_rounds
-from pymc_rbm.kernels.informed import propose_tilted, tilted_log_ratio
+from pymc_rbm.kernels.informed import predictor_scan, propose_tilted, tilted_log_ratio
 from pymc_rbm.kernels.metropolis import acceptance_probability, metropolis_accept
 from pymc_rbm.kernels.tempering import TemperedState, exchange_pairs, swap_pairs, tempered_log_ratio
 
@@ -163,6 +166,8 @@ class ColdReplicaMoves:
         h = self._update_hidden(state.h[-1], a_h) if self.keeps_hidden else self._draw_hidden(a_h)
         state.h[-1] = h
         a_v = visible_activation(h, params)
+        if self.other_terms.predictors is not None:
+            return self._cold_scan_rows(point, v, a_v, accept_sum, accepted)
         if self._tilt is None:
             values, tilt = self.other_terms.row_tilts(point, v_int[None])
             log_rest, self._tilt = values[0], tilt[0]
@@ -188,6 +193,29 @@ class ColdReplicaMoves:
         accepted += 1.0
         accepted[np.setdiff1d(moved, took)] -= 1.0
         return v_int, log_rest
+
+    def _cold_scan_rows(self, point, v, a_v, accept_sum, accepted):
+        """The visible update of every row by single-unit scans, where the row terms read ``v`` through ``v @ B``.
+
+        A row term ``L_k(v_k B)`` couples the units of its row; a move that
+        changes many of them at once is then almost always rejected when
+        ``L_k`` is informative (many readouts, little noise), however its
+        proposal is tilted. A scan of single-unit updates at their exact
+        conditionals (:func:`~pymc_rbm.kernels.informed.predictor_scan`) is
+        never rejected, and its cost per scan, ``n_visible`` evaluations of the
+        readout at ``K x m`` predictors, is that of one evaluation of the
+        whole term. ``v`` (the cold replica's rows) is updated in place.
+        """
+        predictors = self.other_terms.predictors
+        loadings = predictors.loadings(point)
+        etas = predictors.predictors(v, loadings)
+        log_rest = predictors.row_values(point, etas)
+        new, _, log_rest, _ = predictor_scan(
+            self.rng, v, a_v, loadings, etas, log_rest, lambda e: predictors.row_values(point, e), self.alpha)
+        v[:] = new
+        accept_sum += 1.0  # exact conditionals: nothing is rejected
+        accepted += 1.0
+        return v.astype(self._out_dtype).reshape(self._shape), log_rest
 
     def _visible_move(self, point, v, v_int, log_rest, a_v, proposal, row, accept_sum, accepted, tilt=None):
         """Accept or reject row ``row``'s proposal for ``π(v | h) ∝ p(v | h) L(v)`` (tilted or plain ratio)."""
@@ -229,7 +257,10 @@ class ColdReplicaMoves:
         if self.row_wise:  # every row at once, L_k evaluated for all rows in one call
             e = energy(state.v[-2:], state.h[-2:], params)
             hot_int = state.v[-2].astype(self._out_dtype).reshape(self._shape)
-            values, tilt = self.other_terms.row_tilts(point, hot_int[None])
+            if self.other_terms.predictors is not None:  # the scans need no tilt
+                values, tilt = self.other_terms.row_values(point, hot_int[None]), None
+            else:
+                values, tilt = self.other_terms.row_tilts(point, hot_int[None])
             log_ratio = (self.betas[-1] - self.betas[-2]) * (e[1] - e[0]) + values[0] - log_rest
             swap_sum[k - 2] += acceptance_probability(log_ratio).sum()
             swap_n[k - 2] += n
@@ -240,7 +271,7 @@ class ColdReplicaMoves:
                 v_int, log_rest = v_int.copy(), log_rest.copy()
                 v_int[rows] = hot_int[rows]
                 log_rest[rows] = values[0][rows]
-                if self._tilt is not None:
+                if self._tilt is not None and tilt is not None:
                     self._tilt[rows] = tilt[0][rows]
         else:  # row by row, L evaluated at the batch with only that row changed
             e = energy(state.v[-2:], state.h[-2:], params)

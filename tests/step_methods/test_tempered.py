@@ -80,8 +80,10 @@ def extended_target(params, betas, with_rest, reference=None):
     return p / p.sum()
 
 
-def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest, reference=None):
-    """Every replica moved independently: the product of per-replica matrices over the extended states."""
+def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest, reference=None, scan=None):
+    """Every replica moved independently: the product of per-replica matrices over the extended states
+    (``scan``: the cold replica's visible move a scan of single-unit updates, as for ``v @ B`` readouts, with
+    the conditionals that :func:`~pymc_rbm.testing.scan_visible_matrix` calls ``scan``)."""
     k = len(betas)
     pv, ph = ht.joint_states(k * NV, k * NH)
     vs, hs = split(pv, ph, k)
@@ -91,7 +93,8 @@ def sweep_matrix(params, betas, with_rest, kernel="flip", rest=log_rest, referen
         mats = [ht.transition_matrix(path_params(params, b, reference), kernel) for b in betas]
     if with_rest:
         t_h, _ = ht.layer_matrices(params, kernel)
-        mats[-1] = t_h @ ht.informed_visible_matrix(params, rest, min(operator_alpha(kernel), INFORMED_MAX_ALPHA))
+        mats[-1] = t_h @ (ht.scan_visible_matrix(params, rest, kernel, correction=scan) if scan else
+                          ht.informed_visible_matrix(params, rest, min(operator_alpha(kernel), INFORMED_MAX_ALPHA)))
     T = np.ones((pv.shape[0], pv.shape[0]))
     for m, v, h in zip(mats, vs, hs):
         idx = ht.joint_index(v, h)
@@ -675,6 +678,54 @@ def test_batched_step_follows_the_round_matrix_with_row_terms(params):
         T = sweep_matrix(params, replicas, True, rest=log_rest_row, reference=b) @ swap_matrix(
             params, replicas, parity, True, rest=log_rest_row, reference=b)
         ht.empirical_transition_check(evidence_round(step, 3, parity, None), T, 3 * NV, 3 * NH, n_draws=n_draws)
+
+
+B_ROWS = np.array([[0.9, -0.6], [-1.3, 1.1]])  # two readouts of each row, coupling its units through v @ B
+
+
+def log_rest_predictors(v):
+    """``log N(0 | v @ B, 1)`` summed over the two readouts, up to a constant."""
+    return -0.5 * ((np.asarray(v, dtype=np.float64) @ B_ROWS) ** 2).sum(axis=-1)
+
+
+def predictor_round(step, k, parity, loadings):
+    """One round of the step from each listed extended state, the point's free loadings ``B`` given."""
+
+    def kernel_fn(rng, state):
+        vs, hs = split(state.v.astype(np.float64), state.h.astype(np.float64), k)
+        step.step({"v": start_round(step, vs, hs, parity), "B": np.array(loadings)})
+        rep = step._replicas
+        return RBMState(np.concatenate(list(rep.v), axis=1), np.concatenate(list(rep.h), axis=1))
+
+    return kernel_fn
+
+
+@pytest.mark.parametrize("case", ["exact", "scan-forgets-L", "stale-loadings"])
+def test_batched_step_follows_the_round_matrix_with_a_readout_of_predictors(params, case):
+    """Readouts ``v @ B`` of each row, ``B`` free: the cold replicas' visible move is the single-unit scan
+    through the predictors at the point's ``B``. Negative controls: the matrix of a scan whose conditionals
+    forget ``L``, and the step run at other loadings than the matrix's (a move that kept ``B``'s old value)."""
+    ladder, replicas, n_draws = np.array([0.0, 1.0]), np.array([0.0, 1.0, 1.0]), 30
+    n_rows = 2 ** (3 * (NV + NH)) * n_draws
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(n_rows, NV))
+        B = pm.Normal("B", 0.0, 1.0, shape=B_ROWS.shape)
+        pm.Normal("y", v @ B, 1.0, observed=np.zeros((n_rows, 2)))
+        step = ReplicaExchange([v], betas=ladder, adapt=False, sweeps=1)
+    assert step.row_wise and step.other_terms.predictors is not None
+    step.setup_chain(np.random.default_rng(13), 0, 1)
+    b = step.reference_vbias
+    scan = "none" if case == "scan-forgets-L" else "exact"
+    given = 0.3 * B_ROWS if case == "stale-loadings" else B_ROWS
+    for parity in (0, 1):
+        T = sweep_matrix(params, replicas, True, rest=log_rest_predictors, reference=b, scan=scan) @ swap_matrix(
+            params, replicas, parity, True, rest=log_rest_predictors, reference=b)
+        kernel = predictor_round(step, 3, parity, given)
+        if case == "exact":
+            ht.empirical_transition_check(kernel, T, 3 * NV, 3 * NH, n_draws=n_draws)
+        else:
+            with pytest.raises(AssertionError, match="do not follow|probability 0"):
+                ht.empirical_transition_check(kernel, T, 3 * NV, 3 * NH, n_draws=n_draws)
 
 
 def test_rows_of_the_bundled_prior_match_their_enumerated_posteriors():
