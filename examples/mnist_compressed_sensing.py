@@ -54,12 +54,14 @@ deviation.
     ./dev python examples/mnist_compressed_sensing.py --rows 20 --draws 50     # about a minute
     ./dev python examples/mnist_compressed_sensing.py --figure                  # 200 digits: docs/rows.md's table
 
-**The chains do not mix** on this problem at the default size: after tuning
-the step's joint moves of a digit's pixels are almost never accepted, the
-chains disagree and ``σ`` is overestimated (docs/rows.md gives the numbers
-and the warnings ``pm.sample`` prints). The example reports it (R-hat,
-chains' disagreement); its posterior means are better than least squares
-but not yet the posterior's.
+The measurements read each digit only through ``v @ A.T``, so the step
+updates a digit's pixels one at a time at their exact conditionals (a move of
+many coupled pixels at once would almost never be accepted); its posterior
+mean is then closer to the truth than mean field's. **The chains do not yet
+agree everywhere** at the default length: some digits sit in different
+readings in the two chains, and the example reports it (R-hat, chains'
+disagreement; docs/rows.md gives the numbers). Trust the per-pixel
+uncertainty only from longer runs whose chains agree.
 
 The RBM is read from ``--rbm`` and the digits from ``--mnist`` (both default
 to ``../shared/data``); the example exits with a message when either is
