@@ -175,6 +175,13 @@ def transition_matrix(params, kernel="flip", beta: float = 1.0) -> np.ndarray:
     return t.reshape(kv * kh, kv * kh)
 
 
+def _visible_given_hidden(params):
+    """``n_visible``, the joint states ``(v, h)`` and the visible logits given each ``h``, in float64."""
+    params = params.astype(np.float64)
+    v, h = joint_states(params.n_visible, params.n_hidden)
+    return params.n_visible, v, h, visible_activation(h, params)
+
+
 def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, correction: str = "tilted",
                             tilt: Callable | None = None) -> np.ndarray:
     """Matrix of the likelihood-informed visible move over the joint states (hidden units kept).
@@ -213,11 +220,8 @@ def informed_visible_matrix(params, log_rest: Callable, kernel="gibbs", *, corre
     if correction not in ("tilted", "likelihood", "none", "forward"):
         raise ValueError(f'correction must be "tilted", "likelihood", "none" or "forward", got {correction!r}')
     alpha = operator_alpha(kernel)
-    params = params.astype(np.float64)
-    nv = params.n_visible
-    v, h = joint_states(nv, params.n_hidden)
+    nv, v, h, logits = _visible_given_hidden(params)
     n = v.shape[0]
-    logits = visible_activation(h, params)
 
     def exact_tilt(x):
         flipped = np.stack([np.where(np.arange(nv) == i, 1.0 - x, x) for i in range(nv)], axis=1)
@@ -275,11 +279,8 @@ def scan_visible_matrix(params, log_rest: Callable, kernel="flip", *, correction
     if correction not in ("exact", "none", "sign"):
         raise ValueError(f'correction must be "exact", "none" or "sign", got {correction!r}')
     rule = _unit_rule(kernel)
-    params = params.astype(np.float64)
-    nv = params.n_visible
-    v, h = joint_states(nv, params.n_hidden)
+    nv, v, h, logits = _visible_given_hidden(params)
     n = v.shape[0]
-    logits = visible_activation(h, params)
     single = []
     for i in range(nv):
         flipped = v.copy()
