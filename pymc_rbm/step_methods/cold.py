@@ -121,6 +121,13 @@ class ColdReplicaMoves:
         state = self._replicas
         v = state.v[-1]
         single = self._n_chains == 1  # then the tilt at the current state is kept between sweeps
+        if single and self.informed and self.other_terms.predictors is not None:  # one row read through v @ B
+            a_h = hidden_activation(v, params)
+            state.h[-1] = self._update_hidden(state.h[-1], a_h) if self.keeps_hidden else self._draw_hidden(a_h)
+            v_int, log_rest = self._cold_scan_rows(point, v, visible_activation(state.h[-1], params), accept_sum,
+                                                   accepted)
+            self._tilt = None
+            return v_int, float(log_rest[0])
         if single and self.informed and self.compiled_rounds:  # hidden update and tilted proposal in one call
             if self._tilt is None:
                 self._tilt, log_rest = self.other_terms.tilt(point, v_int, 0, log_rest)

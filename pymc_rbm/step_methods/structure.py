@@ -702,37 +702,51 @@ def _is_product(node) -> bool:
 def linear_predictors(graph, value_var) -> list | None:
     """The products ``v @ B_j`` through which alone ``graph`` reads the values of ``value_var``, or None.
 
-    Where every use of the value (a matrix ``v`` of shape ``(K, n_visible)``,
-    cast or not) is the left operand of a matrix product whose right operand
-    ``B_j`` does not involve it, ``graph`` is ``f(v @ B_1, ..., v @ B_J)``:
-    the linear predictors of a generalised linear readout (Gaussian,
-    logistic, Poisson), and what a single unit's flip changes by one row of
-    each ``B_j``. Uses of the value's shape alone are allowed.
+    Where every use of the value (a matrix ``v`` of shape ``(K, n_visible)``
+    or one row ``(n_visible,)``, cast or not) is an operand of a matrix
+    product whose other operand does not involve it, ``graph`` is
+    ``f(v @ B_1, ..., v @ B_J)``: the linear predictors of a generalised
+    linear readout (Gaussian, logistic, Poisson), and what a single unit's
+    flip changes by one row of each ``B_j``. ``v`` is the left operand, or,
+    for one row, the right one as a column (PyTensor writes a vector's
+    ``v @ B`` as ``Bᵀ v[:, None]``). Uses of the value's shape alone are
+    allowed.
 
     Parameters
     ----------
     graph : TensorVariable
     value_var : TensorVariable
-        The RBM variable's value, two-dimensional.
+        The RBM variable's value, of one or two dimensions.
 
     Returns
     -------
-    list of TensorVariable or None
-        The products' outputs, each of shape ``(K, m_j)``, in graph order.
+    list of (TensorVariable, TensorVariable) or None
+        Each product's output and its loadings ``B_j`` of shape
+        ``(n_visible, m_j)``, in graph order. The output holds ``K x m_j``
+        values: ``(K, m_j)``, or for one row ``(1, m_j)`` or ``(m_j, 1)``.
     """
-    if value_var.type.ndim != 2:
+    ndim = value_var.type.ndim
+    if ndim not in (1, 2):
         return None
-    read = {value_var}  # the value and its casts
+    read = {value_var}  # the value, its casts, and (one row) its expansions to a row or a column
     products = []
     for node in io_toposort([value_var], [graph]):
         used = [i for i in node.inputs if i in read]
         if not used or isinstance(node.op, (Shape, Shape_i)):
             continue
-        if isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, Cast):
+        op = node.op
+        if isinstance(op, Elemwise) and isinstance(op.scalar_op, Cast):
             read.add(node.outputs[0])
-        elif (_is_product(node) and len(used) == 1 and node.inputs[0] in read and node.inputs[1].type.ndim == 2
-              and not _involves(node.inputs[1], value_var)):
-            products.append(node.outputs[0])
+        elif ndim == 1 and isinstance(op, DimShuffle) and node.outputs[0].type.ndim == 2 and not op.drop:
+            read.add(node.outputs[0])
+        elif _is_product(node) and len(used) == 1 and all(i.type.ndim == 2 for i in node.inputs):
+            left, right = node.inputs
+            if left in read and not _involves(right, value_var) and (ndim == 2 or left.type.shape[0] == 1):
+                products.append((node.outputs[0], right))
+            elif right in read and ndim == 1 and right.type.shape[1] == 1 and not _involves(left, value_var):
+                products.append((node.outputs[0], left.T))
+            else:
+                return None
         else:
             return None
     return products or None

@@ -182,6 +182,9 @@ class OtherTerms:
             self._many = None
         self._gradient_graph = (model, total, value_var, inputs, compile_kwargs)
         self._setup_structure(model, rest, value_var, inputs, stacked, compile_kwargs)
+        shape = value_var.type.shape
+        if self.predictors is None and None not in shape and int(np.prod(shape[:-1], dtype=np.int64)) == 1:
+            self.predictors = RowPredictors.build(model, total, value_var, inputs, compile_kwargs)  # one row
 
     def _setup_structure(self, model, rest, value_var, inputs, stacked, compile_kwargs) -> None:
         """Compile ``log L`` per unit or per row, over a stack of values, where ``L`` factorises so
@@ -492,29 +495,30 @@ class RowPredictors:
         The value variables other than ``v`` that the loadings or the readout read.
     """
 
-    def __init__(self, loadings_fn, values_fn, input_names, dtypes):
+    def __init__(self, loadings_fn, values_fn, input_names, types):
         self._loadings = loadings_fn
         self._values = values_fn
         self.input_names = input_names
-        self._dtypes = dtypes
+        self._types = types  # (dtype, shape) of each product in the graph
 
     @classmethod
     def build(cls, model, per_row, value_var, inputs, compile_kwargs) -> RowPredictors | None:
-        """The predictors of the per-row graph ``per_row`` (shape ``(K,)``), or None where it reads ``v`` otherwise.
+        """The predictors of the per-row graph ``per_row``, or None where it reads ``v`` otherwise.
 
         Parameters
         ----------
         model : pymc.Model
-        per_row : TensorVariable of shape (K,)
+        per_row : TensorVariable of shape (K,), or a scalar for a variable of one row
             ``log L_k`` of every row.
-        value_var : TensorVariable of shape (K, n_visible)
+        value_var : TensorVariable of shape (K, n_visible) or (n_visible,)
         inputs : list of TensorVariable
             The value variables ``per_row`` reads, ``value_var`` among them.
         compile_kwargs : dict
         """
-        products = linear_predictors(per_row, value_var)
-        if products is None:
+        found = linear_predictors(per_row, value_var)
+        if found is None:
             return None
+        products, loadings = [x for x, _ in found], [b for _, b in found]
         etas = [pt.tensor(dtype=x.dtype, shape=x.type.shape, name=f"eta_{j}") for j, x in enumerate(products)]
         placeholder = pt.constant(np.zeros(value_var.type.shape, dtype=value_var.dtype)) if (
             None not in value_var.type.shape) else None
@@ -523,7 +527,6 @@ class RowPredictors:
             replace[value_var] = placeholder  # what is left of v is its shape
         try:
             readout = graph_replace(per_row, replace, strict=False)
-            loadings = [x.owner.inputs[1] for x in products]
             found = set(ancestors([readout, *loadings]))
             if value_var in found:
                 return None
@@ -534,7 +537,7 @@ class RowPredictors:
         except Exception:  # noqa: BLE001 - a graph this reading cannot rebuild: the general row path
             return None
         values_fn.trust_input = True
-        return cls(loadings_fn, values_fn, [v.name for v in others], [x.dtype for x in products])
+        return cls(loadings_fn, values_fn, [v.name for v in others], [(x.dtype, x.type.shape) for x in products])
 
     def _others(self, point) -> list:
         return [point[n] for n in self.input_names]
@@ -548,6 +551,6 @@ class RowPredictors:
         return [np.asarray(v, dtype=np.float64) @ b for b in loadings]
 
     def row_values(self, point, etas) -> np.ndarray:
-        """``log L_k`` of every row at the predictors ``etas``: float64 of shape ``(K,)``."""
-        args = [np.asarray(e, dtype=d) for e, d in zip(etas, self._dtypes)]
+        """``log L_k`` of every row at the predictors ``etas`` (each ``(K, m_j)``): float64 of shape ``(K,)``."""
+        args = [np.asarray(e, dtype=d).reshape(shape) for e, (d, shape) in zip(etas, self._types)]
         return np.asarray(self._values(*args, *self._others(point)), dtype=np.float64).reshape(-1)

@@ -395,7 +395,7 @@ def test_readouts_of_linear_predictors_are_found(build):
 
     _, _, value, per_row = _row_terms(build)
     found = linear_predictors(per_row, value)
-    assert found is not None and all(x.type.ndim == 2 and x.type.shape[0] == K for x in found)
+    assert found is not None and all(x.type.shape[0] == K and b.type.shape[0] == N for x, b in found)
 
 
 @pytest.mark.parametrize("build", [

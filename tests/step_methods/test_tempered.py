@@ -728,6 +728,28 @@ def test_batched_step_follows_the_round_matrix_with_a_readout_of_predictors(para
                 ht.empirical_transition_check(kernel, T, 3 * NV, 3 * NH, n_draws=n_draws)
 
 
+@pytest.mark.parametrize("scan", ["exact", "none"], ids=["exact", "scan-forgets-L"])
+def test_step_of_one_row_follows_the_round_matrix_with_a_readout_of_predictors(params, scan):
+    """A variable of one row read through ``v @ B`` (PyTensor writes it ``Bᵀ v[:, None]``): the same scan."""
+    ladder, replicas = np.array([0.0, 1.0]), np.array([0.0, 1.0, 1.0])
+    with pm.Model():
+        v = RBM("v", params.W, params.vbias, params.hbias, shape=(NV,))
+        pm.Normal("y", v @ B_ROWS, 1.0, observed=np.zeros(2))
+        step = ReplicaExchange(betas=ladder, adapt=False, sweeps=1)
+    assert not step.row_wise and step.other_terms.predictors is not None
+    step.setup_chain(np.random.default_rng(17), 0, 1)
+    b = step.reference_vbias
+    parity = 1  # the swap into the model's replica
+    T = sweep_matrix(params, replicas, True, rest=log_rest_predictors, reference=b, scan=scan) @ swap_matrix(
+        params, replicas, parity, True, rest=log_rest_predictors, reference=b)
+    kernel = one_round_each(step, replicas, parity)
+    if scan == "exact":
+        ht.empirical_transition_check(kernel, T, 3 * NV, 3 * NH, n_draws=60)
+    else:
+        with pytest.raises(AssertionError, match="do not follow|probability 0"):
+            ht.empirical_transition_check(kernel, T, 3 * NV, 3 * NH, n_draws=60)
+
+
 def test_rows_of_the_bundled_prior_match_their_enumerated_posteriors():
     """Three latent 4x4 images seen through Gaussian readouts, pm.sample()'s defaults: per-pixel marginals
     against enumeration of each row's 2^16 states."""
