@@ -185,7 +185,7 @@ def predictor_scan(rng: np.random.Generator, v: np.ndarray, logits: np.ndarray, 
     loadings : sequence of ndarray of shape (n_visible, m_j)
         ``B_j``.
     etas : sequence of ndarray of shape (K, m_j)
-        ``v @ B_j``; not modified.
+        ``v @ B_j``; not modified (the scan keeps its own, updated with every flip).
     log_rest : ndarray of shape (K,)
         ``log L_k`` at ``v``.
     row_values : callable
@@ -196,10 +196,8 @@ def predictor_scan(rng: np.random.Generator, v: np.ndarray, logits: np.ndarray, 
     Returns
     -------
     v : ndarray of float64 of shape (K, n_visible)
-    etas : list of ndarray
     log_rest : ndarray of shape (K,)
-    flipped : ndarray of float64 of shape (K,)
-        The fraction of units each row changed.
+        ``log L_k`` at the new rows.
     """
     rule = compiled_rule()
     v = np.array(v, dtype=np.float64)
@@ -211,11 +209,10 @@ def predictor_scan(rng: np.random.Generator, v: np.ndarray, logits: np.ndarray, 
     n_rows, n = v.shape
     moved = np.empty_like(eta)
     parts = [moved[:, a:b] for a, b in zip(widths[:-1], widths[1:])]
-    changed = np.zeros(n_rows)
     order = np.ascontiguousarray(rng.permuted(np.broadcast_to(np.arange(n), (n_rows, n)), axis=1).T)
     u = rng.random((n, n_rows))
     for step in range(n):
         rule.shift_predictors(v, order[step], eta, rows, moved)
         new = np.ascontiguousarray(row_values(parts), dtype=np.float64)
-        rule.update_unit_of_rows(u[step], v, order[step], logits, log_rest, new, float(alpha), eta, moved, changed)
-    return v, [eta[:, a:b] for a, b in zip(widths[:-1], widths[1:])], log_rest, changed / n
+        rule.update_unit_of_rows(u[step], v, order[step], logits, log_rest, new, float(alpha), eta, moved)
+    return v, log_rest

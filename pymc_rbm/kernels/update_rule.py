@@ -312,13 +312,13 @@ def shift_predictors(v, units, etas, loadings, moved):  # pragma: no cover - com
 
 
 @njit(cache=True, nogil=True)
-def update_unit_of_rows(u, v, units, logits, log_rest, new, alpha, etas, moved, changed):  # pragma: no cover
+def update_unit_of_rows(u, v, units, logits, log_rest, new, alpha, etas, moved):  # pragma: no cover - compiled
     """Unit ``i = units[k]`` of every row ``k`` by the rule at its exact conditional logit, given ``log L`` with
     that unit flipped (``new``).
 
     The logit is ``logits[k, i] + (1 - 2 v[k, i]) (new[k] - log_rest[k])`` (0 for the change where both
     are ``-inf``, ±1e300 where one is); where the unit changes, ``v``, ``log_rest`` and ``etas`` take the
-    flipped values and ``changed[k]`` counts it. All arrays are updated in place."""
+    flipped values, in place."""
     for k in range(v.shape[0]):
         i = units[k]
         x = v[k, i]
@@ -331,6 +331,5 @@ def update_unit_of_rows(u, v, units, logits, log_rest, new, alpha, etas, moved, 
         if x_new != x:
             v[k, i] = x_new
             log_rest[k] = new[k]
-            changed[k] += 1.0
             for j in range(etas.shape[1]):
                 etas[k, j] = moved[k, j]

@@ -122,10 +122,7 @@ class ColdReplicaMoves:
         v = state.v[-1]
         single = self._n_chains == 1  # then the tilt at the current state is kept between sweeps
         if single and self.informed and self.other_terms.predictors is not None:  # one row read through v @ B
-            a_h = hidden_activation(v, params)
-            state.h[-1] = self._update_hidden(state.h[-1], a_h) if self.keeps_hidden else self._draw_hidden(a_h)
-            v_int, log_rest = self._cold_scan_rows(point, v, visible_activation(state.h[-1], params), accept_sum,
-                                                   accepted)
+            v_int, log_rest = self._cold_scan_rows(point, params, accept_sum, accepted)
             self._tilt = None
             return v_int, float(log_rest[0])
         if single and self.informed and self.compiled_rounds:  # hidden update and tilted proposal in one call
@@ -167,14 +164,14 @@ class ColdReplicaMoves:
         two vectorised evaluations of the row terms per sweep (at the current
         rows, kept between sweeps, and at the proposals) serve all rows.
         """
+        if self.other_terms.predictors is not None:
+            return self._cold_scan_rows(point, params, accept_sum, accepted)
         state = self._replicas
         v = state.v[-1]
         a_h = hidden_activation(v, params)
         h = self._update_hidden(state.h[-1], a_h) if self.keeps_hidden else self._draw_hidden(a_h)
         state.h[-1] = h
         a_v = visible_activation(h, params)
-        if self.other_terms.predictors is not None:
-            return self._cold_scan_rows(point, v, a_v, accept_sum, accepted)
         if self._tilt is None:
             values, tilt = self.other_terms.row_tilts(point, v_int[None])
             log_rest, self._tilt = values[0], tilt[0]
@@ -201,8 +198,9 @@ class ColdReplicaMoves:
         accepted[np.setdiff1d(moved, took)] -= 1.0
         return v_int, log_rest
 
-    def _cold_scan_rows(self, point, v, a_v, accept_sum, accepted):
-        """The visible update of every row by single-unit scans, where the row terms read ``v`` through ``v @ B``.
+    def _cold_scan_rows(self, point, params, accept_sum, accepted):
+        """The cold replica's hidden update, then the visible update of every row by single-unit scans, where the
+        row terms read ``v`` through ``v @ B``.
 
         A row term ``L_k(v_k B)`` couples the units of its row; a move that
         changes many of them at once is then almost always rejected when
@@ -211,15 +209,18 @@ class ColdReplicaMoves:
         conditionals (:func:`~pymc_rbm.kernels.informed.predictor_scan`) is
         never rejected, and its cost per scan, ``n_visible`` evaluations of the
         readout at ``K x m`` predictors, is that of one evaluation of the
-        whole term. ``v`` (the cold replica's rows) is updated in place.
+        whole term. Returns the rows in the variable's dtype and shape, and ``log L_k`` of each.
         """
+        state = self._replicas
+        v = state.v[-1]
+        a_h = hidden_activation(v, params)
+        state.h[-1] = self._update_hidden(state.h[-1], a_h) if self.keeps_hidden else self._draw_hidden(a_h)
         predictors = self.other_terms.predictors
         loadings = predictors.loadings(point)
         etas = predictors.predictors(v, loadings)
         log_rest = predictors.row_values(point, etas)
-        new, _, log_rest, _ = predictor_scan(
-            self.rng, v, a_v, loadings, etas, log_rest, lambda e: predictors.row_values(point, e), self.alpha)
-        v[:] = new
+        v[:], log_rest = predictor_scan(self.rng, v, visible_activation(state.h[-1], params), loadings, etas,
+                                        log_rest, lambda e: predictors.row_values(point, e), self.alpha)
         accept_sum += 1.0  # exact conditionals: nothing is rejected
         accepted += 1.0
         return v.astype(self._out_dtype).reshape(self._shape), log_rest

@@ -138,9 +138,9 @@ class OtherTerms:
         sum of terms that each involve one row (a variable of several rows),
         None otherwise (and whenever the graph could not be read).
     predictors : RowPredictors or None
-        Where ``L`` factorises over rows and reads ``v`` only through matrix
-        products ``v @ B_j`` (a generalised linear readout), ``log L_k`` as a
-        function of those products; else None.
+        Where ``L`` factorises over rows (or the variable is one row) and
+        reads ``v`` only through matrix products ``v @ B_j`` (a generalised
+        linear readout), ``log L_k`` as a function of those products; else None.
     """
 
     def __init__(self, model, rv, value_var, compile_kwargs: dict):
