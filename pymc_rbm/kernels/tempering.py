@@ -73,11 +73,29 @@ class TemperedState(NamedTuple):
         Swap rounds done so far. Its parity picks the pairs of the next
         round: even rounds swap ``(0, 1), (2, 3), ...``, odd rounds
         ``(1, 2), (3, 4), ...``.
+    betas : tuple of float of length n_temperatures, or None
+        The ladder the replicas run at, where the chains keep their own:
+        the persistent chains of :func:`pymc_rbm.training.parallel_tempering`,
+        whose ladder adapts during training and is saved and resumed with
+        them. The functions of this module take the ladder as an argument
+        and neither read nor carry this field (nor the two below): their
+        states come back with the defaults. A tuple of Python floats, not an
+        array, so that casting the chains' arrays to a training dtype
+        (float32) leaves the ladder exact.
+    rejection_sum : tuple of float of length n_temperatures - 1, or None
+        Per pair, the sum over the swap rounds that attempted it since the
+        ladder last changed of its Rao-Blackwellised rejection
+        ``1 - min(1, exp(log_ratio))`` averaged over the chains.
+    attempts : tuple of int of length n_temperatures - 1, or None
+        Per pair, the number of those rounds.
     """
 
     v: np.ndarray
     h: np.ndarray
     n_rounds: int = 0
+    betas: tuple | None = None
+    rejection_sum: tuple | None = None
+    attempts: tuple | None = None
 
 
 class SwapInfo(NamedTuple):

@@ -45,6 +45,10 @@ DEFAULT_SAVED = 20
 
 _CHAIN_TYPES = {"RBMState": RBMState, "TemperedState": TemperedState}
 
+#: Chain fields kept as tuples of Python numbers (the PT ladder of training and its rejection accumulators:
+#: exact floats that a cast of the chains' arrays to float32 leaves alone), read back as such.
+_TUPLE_FIELDS = {"betas": float, "rejection_sum": float, "attempts": int}
+
 #: The parameter classes a checkpoint may hold, by the name written in it (none written: binary).
 _PARAMS_TYPES = {cls.__name__: cls for cls in (RBMParams, CategoricalRBMParams, GaussianRBMParams)}
 
@@ -328,6 +332,11 @@ def _chains(kind, arrays: dict):
     try:
         if "n_rounds" in fields:
             fields["n_rounds"] = int(fields["n_rounds"])
+        for name, cast in _TUPLE_FIELDS.items():  # a PT ladder and its accumulators (absent in older checkpoints)
+            if name in fields:
+                if fields[name].ndim != 1:
+                    raise ValueError(f"{name} has shape {fields[name].shape}, not one value per rung or pair")
+                fields[name] = tuple(cast(x) for x in fields[name])
         return _CHAIN_TYPES[kind](**fields)
     except (TypeError, ValueError) as err:
         raise _Damaged(f"its chain entries {sorted(fields)} do not make a {kind} ({err})") from None
