@@ -17,7 +17,12 @@ next. The chains are ordinary values (:class:`~pymc_rbm.kernels.RBMState`,
   product fewer.
 - t-PT k: persistent ladders of ``t`` replicas, ``k`` sweeps each, then a
   swap round (Brügge, Fischer & Igel 2013, §4.2; :mod:`pymc_rbm.kernels.tempering`); the
-  replicas at β = 1 are the samples.
+  replicas at β = 1 are the samples. The ladder adapts as the model learns:
+  every ``adapt_every`` updates (default 50) its ``t`` rungs are respaced by
+  :func:`~pymc_rbm.kernels.tempering.equalized_ladder` of the pairs' measured
+  swap rejections, for equal communication barriers between neighbours (Syed,
+  Bouchard-Côté, Deligiannidis & Doucet 2022), the rule of every ladder of the
+  package; the ladder and its rates travel with the chains.
 - Deterministic: the moments of :func:`pymc_rbm.estimators.moments`.
 - Categorical and Gaussian RBMs: CD-k, PCD-k and the exact model term of
   :func:`family_phase`, in the flat coordinates of
@@ -49,6 +54,7 @@ from pymc_rbm.kernels import compiled, training_steps
 from pymc_rbm.kernels import tempering as _tempering
 from pymc_rbm.kernels.gibbs import gibbs_sweep, init_state
 from pymc_rbm.kernels.layer import GIBBS
+from pymc_rbm.kernels.metropolis import acceptance_probability
 from pymc_rbm.kernels.operators import operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
@@ -79,6 +85,7 @@ __all__ = [
     "contrastive_divergence",
     "persistent_contrastive_divergence",
     "parallel_tempering",
+    "DEFAULT_ADAPT_EVERY",
     "deterministic",
     "phase_gradient",
     "centered_phase_gradient",
@@ -406,10 +413,42 @@ def persistent_contrastive_divergence(
     return phase
 
 
+#: Updates between two adaptations of a PT ladder in training (:func:`parallel_tempering`).
+DEFAULT_ADAPT_EVERY = 50
+
+#: Whether the PT ladder of training takes each pair's barrier as ``-log`` of its acceptance
+#: (:func:`~pymc_rbm.kernels.tempering.communication_barrier`), as ``ReplicaExchange`` and the ladder estimator do.
+PT_SATURATING = True
+
+
 def parallel_tempering(
-    kernel, k: int = 1, *, betas, n_chains: int | None = None, wormholes=None
+    kernel, k: int = 1, *, betas, n_chains: int | None = None, wormholes=None,
+    adapt_every: int | None = DEFAULT_ADAPT_EVERY,
 ) -> NegativePhase:
-    """t-PT k: persistent ladders of replicas at ``betas``, ``k`` sweeps each, then one swap round.
+    """t-PT k: persistent ladders of replicas, ``k`` sweeps each, then one swap round; the ladder adapts.
+
+    Every update redraws the replicas' hidden states at the ladder in force
+    (the parameters changed), runs ``k`` sweeps of every replica at its β and
+    one swap round of neighbours (Brügge, Fischer & Igel 2013, §4.2;
+    :func:`~pymc_rbm.kernels.tempering.build_kernel`). Each of these moves
+    leaves the product ``Π_r p_{β_r}`` of the current parameters invariant
+    for the ladder in force; the ladder changes only between updates, as the
+    parameters do, so every update is exact for the ladder it ran at.
+
+    Every ``adapt_every`` updates (swap rounds: ``chains.n_rounds`` a
+    multiple of it) the ladder is replaced by
+    :func:`~pymc_rbm.kernels.tempering.equalized_ladder` of the pairs' mean
+    rejection rates since the last change, with as many rungs as before and
+    the same end points: the rule of every ladder of the package
+    (``ReplicaExchange``, :func:`~pymc_rbm.estimators.log_partition_ladder`),
+    which spaces the rungs so that neighbours have equal communication
+    barriers (Syed, Bouchard-Côté, Deligiannidis & Doucet 2022). A pair's
+    rate is the Rao-Blackwellised rejection ``1 - min(1, exp(log_ratio))`` of
+    the rounds that attempted it (every other round), averaged over the
+    chains; each pair's barrier is ``-log`` of its acceptance
+    (``saturating=True``, :data:`PT_SATURATING`): training keeps a few rungs
+    over a transition that sharpens as it learns, and there a pair that
+    rarely swaps must count as the several pairs it needs, not as one.
 
     Parameters
     ----------
@@ -417,34 +456,68 @@ def parallel_tempering(
         Sweep kernel of every replica, at the replica's β.
     k : int, default 1
     betas : array_like of shape (n_temperatures,)
-        Strictly increasing, ending at 1 (the replicas that give the samples).
+        The starting ladder: strictly increasing, ending at 1 (the replicas
+        that give the samples). Chains that carry their own ladder
+        (``chains.betas``, as the phase returns them) continue with theirs;
+        chains without one (of an earlier version) start from ``betas``.
     n_chains : int, optional
         Number of ladders; default the batch size.
     wormholes : proposal, optional
         Offered to the β = 1 replicas after the swap round.
+    adapt_every : int or None, default :data:`DEFAULT_ADAPT_EVERY` (50)
+        Updates between adaptations, at least 2 (a pair is attempted every
+        other round); None or 0 keeps the ladder fixed (t-PT k as in Brügge,
+        Fischer & Igel 2013, the draws of earlier versions). With the default
+        batch of 100 chains a window holds 25 rounds of 100 ladders for each
+        pair, a rejection rate to about a percent, while the parameters move
+        little in 50 updates at the usual learning rates; the ladder then
+        follows the model as it sharpens, at the cost of one interpolation of
+        ``n_temperatures`` points.
 
     Returns
     -------
     NegativePhase
-        ``info`` holds ``swap_accept``: the fraction of attempted swaps accepted.
+        Its chains are a :class:`~pymc_rbm.kernels.tempering.TemperedState`
+        with ``v``, ``h`` of shape ``(n_temperatures, n_chains, ·)`` and the
+        ladder in force and its rejection accumulators (``betas``,
+        ``rejection_sum``, ``attempts``), so that a checkpoint resumes draw for
+        draw. ``info`` holds ``swap_accept`` (the fraction of attempted swaps
+        accepted) and, once every pair has been attempted since the ladder last
+        changed, ``barrier``: the communication barrier
+        ``Λ = communication_barrier(betas, rejection, saturating=True)[-1]`` of
+        the rates so far (absent on the first update after each change, where
+        half the pairs have no rate yet).
     """
     betas = _tempering.check_ladder(betas)
     if betas[-1] != 1.0:
         raise ValueError(f"the last inverse temperature must be 1 (the model itself), got {betas[-1]}")
     pt_step = _tempering.build_kernel(kernel, k=check_positive_int(k, "k"))
     n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
+    adapt_every = _check_adapt_every(adapt_every)
 
     def init(rng, data, params, batch_size=None):
         n = n_chains or batch_size or data.shape[0]
-        return _tempering.init_tempered_state(rng, start_rows(rng, data, n), params, betas)
+        state = _tempering.init_tempered_state(rng, start_rows(rng, data, n), params, betas)
+        return _with_ladder(state, betas, np.zeros(betas.size - 1), np.zeros(betas.size - 1, dtype=np.int64))
 
     def samples(rng, chains, params, batch):
-        if not isinstance(chains, _tempering.TemperedState):
-            raise TypeError(f"parallel tempering continues a TemperedState, got {type(chains).__name__}")
-        fresh = _tempering.init_tempered_state(rng, chains.v, params, betas)._replace(n_rounds=chains.n_rounds)
-        state, tinfo = pt_step(rng, fresh, params, betas)
-        swaps = tinfo.swap.accepted[tinfo.swap.attempted]
+        ladder, rejection_sum, attempts = _chain_ladder(chains, betas)
+        fresh = _tempering.init_tempered_state(rng, chains.v, params, ladder)._replace(n_rounds=chains.n_rounds)
+        state, tinfo = pt_step(rng, fresh, params, ladder)
+        swap = tinfo.swap
+        swaps = swap.accepted[swap.attempted]
         info = {"swap_accept": float(swaps.mean()) if swaps.size else float("nan")}
+        tried = swap.attempted
+        rejection_sum[tried] += 1.0 - acceptance_probability(swap.log_ratio[tried]).mean(axis=1)
+        attempts[tried] += 1
+        if np.all(attempts > 0):
+            rejection = np.clip(rejection_sum / attempts, 0.0, 1.0)
+            info["barrier"] = float(
+                _tempering.communication_barrier(ladder, rejection, saturating=PT_SATURATING)[-1])
+            if adapt_every and ladder.size > 2 and state.n_rounds % adapt_every == 0:
+                ladder = _tempering.equalized_ladder(ladder, rejection, ladder.size, saturating=PT_SATURATING)
+                rejection_sum[:], attempts[:] = 0.0, 0
+        state = _with_ladder(state, ladder, rejection_sum, attempts)
         top = RBMState(state.v[-1], state.h[-1])
         if wormholes is not None:
             top, wh = wormhole_move(rng, top, params, wormholes)
@@ -454,6 +527,50 @@ def parallel_tempering(
         return top.v, mean_hiddens(top.v, params), state, info
 
     return _from_samples("pt", init, samples)
+
+
+def _check_adapt_every(adapt_every) -> int:
+    """``adapt_every`` as an int (0: a fixed ladder), or a ValueError."""
+    if adapt_every is None:
+        return 0
+    n = check_positive_int(adapt_every, "adapt_every", minimum=0)
+    if n == 1:
+        raise ValueError(
+            "adapt_every must be at least 2 (each pair of replicas is attempted every other update), or None / 0 "
+            "for a fixed ladder; got 1"
+        )
+    return n
+
+
+def _with_ladder(state, ladder, rejection_sum, attempts):
+    """``state`` carrying the ladder and its accumulators, as exact Python floats and ints."""
+    return state._replace(betas=tuple(float(b) for b in ladder),
+                          rejection_sum=tuple(float(r) for r in rejection_sum),
+                          attempts=tuple(int(a) for a in attempts))
+
+
+def _chain_ladder(chains, betas: np.ndarray):
+    """The ladder of ``chains`` and copies of its accumulators (float64, int64): theirs, or ``betas`` and zeros."""
+    if not isinstance(chains, _tempering.TemperedState):
+        raise TypeError(f"parallel tempering continues a TemperedState, got {type(chains).__name__}")
+    if chains.betas is None:  # chains of an earlier version: the ladder they ran at is the starting one
+        return betas, np.zeros(betas.size - 1), np.zeros(betas.size - 1, dtype=np.int64)
+    ladder = _tempering.check_ladder(chains.betas)
+    t = ladder.size
+    if ladder[-1] != 1.0 or np.shape(chains.v)[:1] != (t,):
+        raise ValueError(
+            f"the chains' ladder {ladder.tolist()} must end at 1 and have one rung per replica "
+            f"(v of shape {np.shape(chains.v)})"
+        )
+    rejection_sum = np.array(chains.rejection_sum if chains.rejection_sum is not None else np.zeros(t - 1),
+                             dtype=np.float64)
+    attempts = np.array(chains.attempts if chains.attempts is not None else np.zeros(t - 1), dtype=np.int64)
+    if rejection_sum.shape != (t - 1,) or attempts.shape != (t - 1,):
+        raise ValueError(
+            f"the chains' rejection_sum and attempts must have shape ({t - 1},), got {rejection_sum.shape} and "
+            f"{attempts.shape}"
+        )
+    return ladder, rejection_sum, attempts
 
 
 def deterministic(method: str, **options: Any) -> NegativePhase:
