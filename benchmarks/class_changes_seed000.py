@@ -39,7 +39,7 @@ from pymc_rbm.datasets import artificial_modes, classify_modes
 from pymc_rbm.diagnostics import class_changes
 from pymc_rbm.kernels import init_state
 from pymc_rbm.kernels import build_operator
-from pymc_rbm.training import fit
+from pymc_rbm.training import CD, SGD, fit
 
 
 def chain_classes(rng, params, v0, operator, n_steps: int) -> np.ndarray:
@@ -82,11 +82,9 @@ def main():
         for r in range(args.rbms):
             seed = args.seed * 1000 + r
             data = artificial_modes(args.n_data, p_flip=p_flip, rng=seed)
-            res = fit(
-                data, 16, method="cd", operator="gibbs", k=5, batch_size=100, learning_rate=args.learning_rate,
-                n_updates=args.updates, eval_every=None, rng=seed, progress=False,
-                momentum=0.0, centered=False,  # the paper's plain gradient ascent
-            )
+            res = fit(data, 16, batch_size=100, learning_rate=args.learning_rate, n_updates=args.updates, rng=seed,
+                      progress=False, method=CD(k=5, operator="gibbs"), optimizer=SGD(momentum=0.0, centered=False),
+                      evaluation=None)
             starts = artificial_modes(args.starts, p_flip=p_flip, rng=10_000 + seed)
             for op in ("gibbs", "flip"):
                 rng = np.random.default_rng(20_000 + seed)

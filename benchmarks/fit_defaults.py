@@ -36,16 +36,17 @@ import time
 import numpy as np
 
 from pymc_rbm.datasets import bars_and_stripes
-from pymc_rbm.training import fit
+from pymc_rbm.training import CD, PCD, SGD, fit
 
 SETTINGS = {
     "defaults": {},
-    "defaults before": dict(method="cd", k=1, learning_rate=0.01, lr_schedule="constant", n_updates=1000),
-    "cosine, not averaged": dict(lr_schedule="cosine", average=0, batch_size=10**9),
-    "README": dict(method="pcd", operator="flip", k=5, learning_rate=0.05, n_updates=5000, lr_schedule="constant"),
-    "constant rate, not averaged": dict(lr_schedule="constant", average=0),
+    "defaults before": dict(learning_rate=0.01, n_updates=1000, method=CD(k=1), optimizer=SGD(schedule="constant")),
+    "cosine, not averaged": dict(batch_size=10**9, optimizer=SGD(schedule="cosine", average=0)),
+    "README": dict(learning_rate=0.05, n_updates=5000, method=PCD(k=5, operator="flip"),
+                   optimizer=SGD(schedule="constant")),
+    "constant rate, not averaged": dict(optimizer=SGD(schedule="constant", average=0)),
     "defaults, PCD-1": dict(k=1),
-    "defaults, flip-the-state": dict(operator="flip"),
+    "defaults, flip-the-state": dict(method=PCD(operator="flip")),
 }
 
 

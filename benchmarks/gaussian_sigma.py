@@ -112,8 +112,8 @@ def gaussian_log_likelihood(train, test, full):
 
 def rbm_log_likelihood(train, test, scale, n_hidden, seed, options):
     """Mean exact test log-likelihood of an RBM trained with σ = scale · (column std of train)."""
-    res = fit(train, n_hidden, visible=Gaussian(scale * train.std(axis=0)), rng=seed, progress=False, eval_every=None,
-              **options)
+    res = fit(train, n_hidden, visible=Gaussian(scale * train.std(axis=0)), rng=seed, progress=False, **options,
+              evaluation=None)
     return float(log_likelihood(res.params, test).mean())
 
 

@@ -74,7 +74,7 @@ import numpy as np  # noqa: E402
 from scipy.stats import wilcoxon  # noqa: E402
 
 from pymc_rbm.datasets import bars_and_stripes, load_mnist  # noqa: E402
-from pymc_rbm.training import fit  # noqa: E402
+from pymc_rbm.training import CD, PCD, PT, SGD, Evaluation, fit  # noqa: E402
 
 METHOD_LABELS = {"cd": "CD-{k}", "pcd": "PCD-{k}", "pt": "{t}-PT{kpt}"}
 MNIST_FILE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist" / "binarized_mnist_packed.npz"
@@ -147,11 +147,14 @@ def run_one(job):
     run, data, eval_data = job
     k = run["pt_k"] if run["method"] == "pt" else run["k"]
     t0, c0 = time.perf_counter(), time.process_time()
+    if run["method"] == "pt":
+        method = PT(k=k, operator=run["operator"], n_temperatures=run["pt_temperatures"])
+    else:
+        method = {"cd": CD, "pcd": PCD}[run["method"]](k=k, operator=run["operator"])
     res = fit(
-        data, run["hidden"], method=run["method"], operator=run["operator"], k=k,
-        n_temperatures=run["pt_temperatures"], batch_size=run["batch_size"], learning_rate=run["lr"],
-        n_updates=run["updates"], eval_every=run["eval_every"], eval_data=eval_data, rng=run["seed"],
-        progress=False, momentum=0.0, centered=False,  # the paper's plain gradient ascent
+        data, run["hidden"], method=method, batch_size=run["batch_size"], learning_rate=run["lr"],
+        n_updates=run["updates"], evaluation=Evaluation(every=run["eval_every"], data=eval_data), rng=run["seed"],
+        progress=False, optimizer=SGD(momentum=0.0, centered=False),  # the paper's plain gradient ascent
     )
     if res.stop_reason == "interrupted":  # Ctrl-C: fit returned early; this run is not finished, record nothing
         raise KeyboardInterrupt

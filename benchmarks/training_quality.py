@@ -67,7 +67,7 @@ from pymc_rbm.datasets import load_mnist
 from pymc_rbm.estimators import log_likelihood, log_partition
 from pymc_rbm.kernels.gibbs import init_state
 from pymc_rbm.params import RBMParams
-from pymc_rbm.training import fit
+from pymc_rbm.training import Checkpoints, PCD, SGD, fit
 
 MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist" / "binarized_mnist_packed.npz"
 N_HIDDEN, BATCH, LEARNING_RATE, N_CHAINS = 500, 100, 0.01, 100
@@ -100,8 +100,8 @@ def shared_start(train, seed):
 
 def train_ours(name, train, k, n_updates, seed):
     """Train with fit; return (params, seconds)."""
-    common = dict(method="pcd", k=k, batch_size=BATCH, learning_rate=LEARNING_RATE, lr_schedule="constant",
-                  n_updates=n_updates, eval_every=None, progress=False, rng=seed)
+    common = dict(batch_size=BATCH, learning_rate=LEARNING_RATE, n_updates=n_updates, progress=False, rng=seed,
+                  method=PCD(k=k), optimizer=SGD(schedule="constant"), evaluation=None)
     t = time.perf_counter()
     if name.startswith("fit-defaults"):
         extra = {"fit-defaults-carry": {"hidden": "carry"}, "fit-defaults-init-normal": {"init": "normal"},
@@ -112,7 +112,7 @@ def train_ours(name, train, k, n_updates, seed):
         options = {"momentum": 0.0, **OURS[name]}
         if "dtype" in options:
             chains = chains._replace(v=chains.v.astype(options["dtype"]), h=chains.h.astype(options["dtype"]))
-        result = fit(train, params=params, chains=chains, n_chains=N_CHAINS, **common, **options)
+        result = fit(train, params=params, **common, **options, method=PCD(n_chains=N_CHAINS, chains=chains))
     return result.params.astype(np.float64), time.perf_counter() - t
 
 
@@ -204,9 +204,9 @@ def ours_update_ms(name, train, k, n_updates):
     options = {"momentum": 0.0, **OURS[name]}
     if "dtype" in options:
         chains = chains._replace(v=chains.v.astype(options["dtype"]), h=chains.h.astype(options["dtype"]))
-    fit(train, params=params, chains=chains, n_chains=N_CHAINS, method="pcd", k=k, batch_size=BATCH,
-        learning_rate=LEARNING_RATE, n_updates=n_updates, eval_every=None, progress=False, rng=0, save_updates=0,
-        callback=lambda step: stamps.append(time.perf_counter()), **options)
+    fit(train, params=params, batch_size=BATCH, learning_rate=LEARNING_RATE, n_updates=n_updates, progress=False,
+        rng=0, callback=lambda step: stamps.append(time.perf_counter()), **options,
+        method=PCD(k=k, n_chains=N_CHAINS, chains=chains), evaluation=None, checkpoints=Checkpoints(updates=0))
     return 1e3 * float(np.median(np.diff(stamps)))
 
 

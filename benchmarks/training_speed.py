@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 import numpy as np
 
 from pymc_rbm.datasets import bars_and_stripes, load_mnist
-from pymc_rbm.training import fit
+from pymc_rbm.training import Checkpoints, PCD, fit
 
 MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist" / "binarized_mnist_packed.npz"
 
@@ -64,8 +64,8 @@ VARIANTS = {
 def fit_seconds(data, n_hidden, batch_size, learning_rate, n_updates, seed, **options) -> float:
     t = time.perf_counter()
     options = {"method": "pcd", **options}
-    fit(data, n_hidden, operator="gibbs", k=1, batch_size=batch_size, learning_rate=learning_rate,
-        n_updates=n_updates, eval_every=None, progress=False, rng=seed, save_updates=0, **options)
+    fit(data, n_hidden, batch_size=batch_size, learning_rate=learning_rate, n_updates=n_updates, progress=False,
+        rng=seed, **options, method=PCD(k=1, operator="gibbs"), evaluation=None, checkpoints=Checkpoints(updates=0))
     return time.perf_counter() - t
 
 

@@ -36,7 +36,7 @@ from scipy.special import logsumexp
 from pymc_rbm.datasets import artificial_modes, classify_modes
 from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.kernels.wormhole import PointWormholes, RegionWormholes
-from pymc_rbm.training import fit
+from pymc_rbm.training import CD, SGD, fit
 
 MODES = (2, 3)  # the two complementary stripe patterns of artificial_mode_prototypes()
 
@@ -61,12 +61,9 @@ def train(data, params, wormholes, args, seed, log_odds, n_updates):
         if step.update % args.every == 0:
             trace.append(log_odds(step.params))
 
-    res = fit(
-        data, params=params, method="cd", operator="gibbs", k=args.k, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, n_updates=n_updates, eval_every=n_updates, rng=seed,
-        wormholes=wormholes, callback=callback, progress=False,
-        momentum=0.0, centered=False,  # the paper's plain CD
-    )
+    res = fit(data, params=params, batch_size=args.batch_size, learning_rate=args.learning_rate, n_updates=n_updates,
+              rng=seed, callback=callback, progress=False, method=CD(k=args.k, operator="gibbs", wormholes=wormholes),
+              optimizer=SGD(momentum=0.0, centered=False), evaluation=n_updates)
     jumps = res.history.diagnostics.get("wormhole_jumps", np.array([np.nan]))[-1]
     return res, trace, jumps
 
@@ -99,11 +96,9 @@ def main():
         seed = args.seed * 1000 + r
         data, labels = artificial_modes(args.n_data, p_flip=args.p_flip, weights=weights, rng=seed, return_labels=True)
         data_odds.append(np.log(np.mean(labels == MODES[0]) / np.mean(labels == MODES[1])))
-        res1 = fit(
-            data, args.hidden, method="cd", operator="gibbs", k=args.k, batch_size=args.batch_size,
-            learning_rate=args.learning_rate, n_updates=args.stage1, eval_every=None, rng=seed, progress=False,
-            momentum=0.0, centered=False,
-        )
+        res1 = fit(data, args.hidden, batch_size=args.batch_size, learning_rate=args.learning_rate,
+                   n_updates=args.stage1, rng=seed, progress=False, method=CD(k=args.k, operator="gibbs"),
+                   optimizer=SGD(momentum=0.0, centered=False), evaluation=None)
         stage1.append(log_odds(res1.params))
         moves = {
             "CD": None,

@@ -30,7 +30,7 @@ import pytensor.tensor as pt
 
 from pymc_rbm.categorical import CategoricalRBM, CategoricalRBMParams, visible_distribution
 from pymc_rbm.layers import Potts
-from pymc_rbm.training import fit
+from pymc_rbm.training import PCD, SGD, fit
 
 ALPHABET = np.array(list("ACGT"))
 MOTIFS = np.array([[0, 1, 2, 3, 0, 1], [3, 3, 1, 0, 2, 2]])  # ACGTAC and TTCAGG
@@ -46,9 +46,9 @@ def sequence_family(n: int, rng) -> np.ndarray:
 
 def train(data: np.ndarray, *, n_hidden: int, steps: int, rate: float, rng) -> CategoricalRBMParams:
     """PCD with 100 persistent chains, one Metropolised Gibbs sweep per update; the exact log-likelihood recorded."""
-    result = fit(data, n_hidden, visible=Potts(4), method="pcd", operator="flip", k=1, n_chains=100,
-                 learning_rate=rate, lr_schedule="constant", n_updates=steps, eval_every=max(steps // 5, 1), rng=rng,
-                 progress=False)
+    result = fit(data, n_hidden, visible=Potts(4), learning_rate=rate, n_updates=steps, rng=rng, progress=False,
+                 method=PCD(k=1, operator="flip", n_chains=100), optimizer=SGD(schedule="constant"),
+                 evaluation=max(steps // 5, 1))
     for update, ll in zip(result.history.updates, result.history.log_likelihood):
         print(f"  update {update:4d}: mean log-likelihood of the data {ll:8.4f} (exact, 4**{data.shape[1]} sequences)")
     return result.params

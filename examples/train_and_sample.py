@@ -18,7 +18,7 @@ import pymc as pm
 from pymc_rbm import RBM, FlipTheState
 from pymc_rbm.datasets import bars_and_stripes
 from pymc_rbm.estimators import log_likelihood
-from pymc_rbm.training import fit
+from pymc_rbm.training import PT, fit
 
 
 def main():
@@ -29,10 +29,8 @@ def main():
     args = parser.parse_args()
 
     data = bars_and_stripes(3)  # the 14 distinct 3x3 patterns
-    result = fit(
-        data, 9, method="pt", operator="flip", k=1, n_temperatures=10, learning_rate=0.1,
-        n_updates=args.updates, eval_every=500, rng=args.seed, progress=True,
-    )
+    result = fit(data, 9, learning_rate=0.1, n_updates=args.updates, rng=args.seed, progress=True,
+                 method=PT(k=1, operator="flip", n_temperatures=10), evaluation=500)
     history = result.history
     print("update  mean log-likelihood (exact)")
     for u, ll in zip(history.updates, history.log_likelihood):

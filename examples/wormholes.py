@@ -24,7 +24,7 @@ from pymc_rbm import RBM, FlipTheState, RBMParams, WormholeMetropolis
 from pymc_rbm.datasets import artificial_modes, classify_modes
 from pymc_rbm.diagnostics import class_changes
 from pymc_rbm.estimators import binary_states, log_marginal_visible
-from pymc_rbm.training import fit
+from pymc_rbm.training import SGD, fit
 
 SAMPLE = dict(chains=1, cores=1, progressbar=False, compute_convergence_checks=False)
 
@@ -53,10 +53,8 @@ def gaussian_mixture(draws: int, seed: int) -> None:
 
 def fit_exact(data, n_hidden, *, n_updates=500, learning_rate=0.1, momentum=0.9, seed=0) -> RBMParams:
     """Full-batch gradient ascent on the exact log-likelihood (small models only), by ``training.fit``."""
-    return fit(
-        data, n_hidden, method="exact", n_updates=n_updates, learning_rate=learning_rate, momentum=momentum,
-        rng=seed, eval_every=None, progress=False, lr_schedule="constant",
-    ).params
+    return fit(data, n_hidden, method="exact", n_updates=n_updates, learning_rate=learning_rate, rng=seed,
+               progress=False, optimizer=SGD(momentum=momentum, schedule="constant"), evaluation=None).params
 
 
 def artificial_modes_rbm(draws: int, n_chains: int, seed: int) -> None:

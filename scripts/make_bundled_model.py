@@ -26,7 +26,7 @@ import numpy as np
 from pymc_rbm import RBMParams
 from pymc_rbm.datasets import bars_and_stripes
 from pymc_rbm.estimators import log_likelihood, log_partition_exact
-from pymc_rbm.training import fit
+from pymc_rbm.training import SGD, fit
 
 OUT = Path(__file__).resolve().parents[1] / "pymc_rbm" / "data" / "bars_and_stripes_4x4.npz"
 
@@ -49,10 +49,9 @@ def main():
     args = parser.parse_args()
     data = bars_and_stripes(4, variant="mackay")
     t0 = time.perf_counter()
-    result = fit(
-        data, 16, method="exact", learning_rate=args.learning_rate, momentum=args.momentum,
-        n_updates=args.updates, eval_every=args.eval_every, rng=args.seed, progress=True, lr_schedule="constant",
-    )
+    result = fit(data, 16, method="exact", learning_rate=args.learning_rate, n_updates=args.updates, rng=args.seed,
+                 progress=True, optimizer=SGD(momentum=args.momentum, schedule="constant"),
+                 evaluation=args.eval_every)
     for u, ll in zip(result.history.updates, result.history.log_likelihood):
         if u % (args.eval_every * 8) == 0 or u == result.history.updates[-1]:
             print(f"update {u:6d}  mean log-likelihood {ll:.5f}")

@@ -38,7 +38,7 @@ def callback(step):
     if step.update == 50 and not said[0]:
         said[0] = True
         ready()
-r = fit(bars_and_stripes(3), 9, method="pcd", n_updates=10**8, eval_every=20, progress=False, rng=0,
+r = fit(bars_and_stripes(3), 9, method="pcd", n_updates=10**8, evaluation=20, progress=False, rng=0,
         callback=callback)
 print(json.dumps({
     "n_updates": r.n_updates, "stopped_early": r.stopped_early, "stop_reason": r.stop_reason,
@@ -68,14 +68,15 @@ print(json.dumps({"log_z": e.log_z, "interrupted": e.diagnostics.get("interrupte
 
 RTS = """
 from pymc_rbm import RBMParams
-from pymc_rbm.estimators import rts
+from pymc_rbm.estimators import RTSRounds, StartOptions, rts
 p = RBMParams.random(12, 6, scale=0.5, rng=0)
 started = []
 def callback(r, t, k, log_f):
     if r == 2 and not started:  # the first draw of the third round
         started.append(t)
         ready()
-e = rts(p, n_chains=10, n_rounds=10**6, n_sweeps=100, n_pilot=100, rng=0, callback=callback)
+e = rts(p, n_chains=10, n_sweeps=100, rounds=RTSRounds(n_rounds=10**6), start=StartOptions(n_pilot=100), rng=0,
+        callback=callback)
 print(json.dumps({"log_z": e.log_z, "stderr": e.stderr, "interrupted": e.diagnostics["interrupted"],
                   "done": e.diagnostics["n_rounds_done"], "warnings": caught}))
 """

@@ -16,6 +16,7 @@ through the same loop with CD, PCD and the exact gradient
 - :mod:`~pymc_rbm.training.negative`: the negative phases (CD, PCD, PT, deterministic; any family's CD, PCD, exact).
 - :mod:`~pymc_rbm.training.chains`: the Markov chains of the sampling phases (block Gibbs, any kernel, wormholes).
 - :mod:`~pymc_rbm.training.fitting`: :func:`~pymc_rbm.training.fitting.fit` (set-up, loop, result) and the training loop.
+- :mod:`~pymc_rbm.training.options`: the records of ``fit``'s options (method, evaluation, checkpoints, start).
 - :mod:`~pymc_rbm.training.run`: the set-up of a run: its options checked, the phase, start and chains made.
 - :mod:`~pymc_rbm.training.records`: the log-likelihood records (exact or AIS sized to a budget) and the history.
 - :mod:`~pymc_rbm.training.divergence`: when a learning rate too large has spoilt a run.
@@ -65,7 +66,8 @@ from pymc_rbm.training.negative import (
     persistent_contrastive_divergence,
     phase_gradient,
 )
-from pymc_rbm.training.optimizers import SGD, Adam
+from pymc_rbm.training.optimizers import SGD, Adam, Ascent
+from pymc_rbm.training.options import CD, PCD, PT, Checkpoints, Evaluation, Init, Moments
 from pymc_rbm.training.trajectory import Trajectory, load_checkpoint
 
 __all__ = [
@@ -98,6 +100,14 @@ __all__ = [
     "centered_phase_gradient",
     "SGD",
     "Adam",
+    "Ascent",
+    "CD",
+    "PCD",
+    "PT",
+    "Moments",
+    "Evaluation",
+    "Checkpoints",
+    "Init",
     "Trajectory",
     "load_checkpoint",
     "gibbs_sweeps_from_visible",

@@ -9,10 +9,11 @@ minus the model term, centered by default:
 :mod:`~pymc_rbm.training.optimizers`); a trajectory recorder keeps the
 parameters at spaced updates and writes them as resumable checkpoints
 (:mod:`~pymc_rbm.training.trajectory`). The log-likelihood of the training data (or of
-``eval_data``) is recorded every ``eval_every`` updates: exactly when the
+the evaluation data) is recorded every ``Evaluation.every`` updates: exactly when the
 smaller layer can be enumerated, otherwise with an estimate of ``log Z``
 (AIS by default, sized so that the records cost about as much time as the
-training itself).
+training itself). The options of each part are small records
+(:mod:`~pymc_rbm.training.options`, :mod:`~pymc_rbm.training.optimizers`).
 
 A run never ends all-or-nothing: Ctrl-C stops it cleanly and returns what
 was done (``stopped_early``, as ``pm.sample`` does), and a learning rate too
@@ -62,7 +63,8 @@ from pymc_rbm.training.records import (
     show_record,
     size_and_start,
 )
-from pymc_rbm.training.run import METHODS, BatchStream, Run, prepare_run
+from pymc_rbm.training.options import DEFAULT_EVAL_EVERY, Checkpoints
+from pymc_rbm.training.run import METHODS, BatchStream, Plan, Run, prepare_run
 from pymc_rbm.training.trajectory import Checkpoint, Trajectory, TrajectoryRecorder, invalid_checkpoint
 
 __all__ = [
@@ -144,7 +146,7 @@ class FitResult:
     chains : object
         The persistent chains (PCD: an ``RBMState``, whose ``v`` holds labels
         or reals for categorical and Gaussian units; PT: a ``TemperedState``;
-        else None); pass them back as ``fit(..., chains=...)`` to resume.
+        else None); pass them back in the method's record (``method=PCD(chains=result.chains)``) to continue.
     method : str
     operator : object
     stop_reason : str
@@ -152,19 +154,19 @@ class FitResult:
         ``"max_time"`` (the time budget ran out before the planned updates),
         ``"diverged"`` (the learning rate was too large; ``params`` are
         then the last parameters before the divergence) or
-        ``"evaluation_failed"`` (``eval_method`` gave no finite ``log Z`` for
+        ``"evaluation_failed"`` (the evaluation's method gave no finite ``log Z`` for
         a record after the start; at the start that is an
         :class:`EvaluationFailed` error) or ``"error"`` (the result attached
         as ``partial_result`` to an exception raised during the run, by
-        ``callback`` or ``eval_method`` say).
+        ``callback`` or the evaluation's method say).
     trajectory : Trajectory
-        The parameters kept at the updates of ``save_updates`` (log-spaced by
+        The parameters kept at the updates of ``Checkpoints.updates`` (log-spaced by
         default) and the checkpoint files written
         (:mod:`~pymc_rbm.training.trajectory`).
     raw_params : RBMParams, CategoricalRBMParams or GaussianRBMParams
         The parameters after the last update: ``params`` itself without
-        ``average``. A run continues from these (``fit(data,
-        params=result.raw_params, chains=result.chains, ...)``).
+        averaging. A run continues from these (``fit(data,
+        params=result.raw_params, method=PCD(chains=result.chains), ...)``).
     """
 
     params: RBMParams
@@ -193,41 +195,18 @@ def fit(
     *,
     params=None,
     visible=None,
-    method: str = "pcd",
-    operator="gibbs",
-    k: int | None = None,
-    n_temperatures: int = 10,
-    betas=None,
-    n_chains: int | None = None,
+    method="pcd",
     batch_size: int | None = None,
     learning_rate: float = 0.05,
-    momentum: float | None = None,
-    weight_decay: float = 0.0,
     n_updates: int | None = None,
     epochs: int | None = None,
-    init_scale: float = 0.01,
-    init: str = "data",
+    max_time: float | None = None,
+    optimizer="sgd",
+    evaluation=DEFAULT_EVAL_EVERY,
+    checkpoints: Checkpoints | None = None,
     rng=None,
-    eval_every: int | None = 100,
-    eval_method="auto",
-    eval_options: dict | None = None,
-    eval_data=None,
-    moment_options: dict | None = None,
-    wormholes=None,
-    chains=None,
     callback=None,
     progress: bool = True,
-    centered: bool = True,
-    hidden: str = "redraw",
-    optimizer="sgd",
-    lr_schedule=None,
-    max_grad_norm: float | None = None,
-    dtype=None,
-    save_updates=None,
-    checkpoint_dir=None,
-    resume=None,
-    max_time: float | None = None,
-    average: float | None = None,
 ) -> FitResult:
     """Train an RBM with binary, categorical (Potts) or Gaussian visible units (stochastic for the sampling methods).
 
@@ -240,9 +219,12 @@ def fit(
         units; real numbers for Gaussian units.
     n_hidden : int, optional
         Number of hidden units; needed unless ``params`` are given.
-    params : RBMParams, CategoricalRBMParams or GaussianRBMParams, optional
+    params : RBMParams, CategoricalRBMParams, GaussianRBMParams or Init, optional
         Starting parameters (copied, never modified); their type says which
-        RBM is trained. Default: ``W`` and the biases as ``init`` says.
+        RBM is trained. An :class:`~pymc_rbm.training.options.Init` says how
+        to draw them instead, and the floating type of training. Default:
+        ``Init()``, ``W ~ N(0, 0.01²)`` with the visible biases at the logits
+        of the data means (Hinton 2010, §8).
     visible : {"bernoulli", "categorical", "gaussian"}, Potts or Gaussian, optional
         The visible units when ``params`` are not given (default binary):
         :func:`~pymc_rbm.training.families.family_for`. ``"categorical"``
@@ -250,156 +232,37 @@ def fit(
         fixes it); ``"gaussian"`` fixes σ at half of each column's standard
         deviation (:data:`~pymc_rbm.training.families.GAUSSIAN_SIGMA_SCALE`;
         ``pymc_rbm.layers.Gaussian(sigma)`` gives it). σ is not trained. The
-        categorical and Gaussian RBMs train with ``"cd"``, ``"pcd"`` (operator
+        categorical and Gaussian RBMs train with CD, PCD (operator
         ``"gibbs"``; for categorical units also ``"flip"`` or ``α``: Liu's
         Metropolised Gibbs mixed with Gibbs) and ``"exact"``
         (:mod:`~pymc_rbm.training.families`); the gradient, the centering
         and the optimiser are the binary ones on their sufficient statistics.
-    method : str, default "pcd"
-        ``"cd"`` (CD-k), ``"pcd"`` (PCD-k), ``"pt"`` (t-PT k, Brügge, Fischer & Igel 2013, §4.2),
-        or a deterministic model term: ``"exact"`` (enumeration: the true
-        gradient), ``"mean_field"``, ``"tap"``, ``"bethe"`` (Huang & Toyoizumi 2015, eq. 6),
-        ``"mixture_mean_field"`` (Lawrence, Bishop & Jordan 1998, eq. 28).
-        The defaults (PCD-5, mini-batches of 100, learning rate 0.05 held
-        constant with the parameters averaged over the last half, 5000
-        updates or ``max_time``) are those that trained small models and
-        MNIST best (``docs/training.md``, "Defaults").
-    operator : {"gibbs", "flip"} or float, default "gibbs"
-        Sweep of the sampling methods: block Gibbs, flip-the-state (Brügge, Fischer & Igel 2013),
-        or the mixture ``α T + (1 - α) G`` for ``α`` in [0, 1].
-    k : int, optional
-        Sweeps per update (per replica and swap round for PT); default
-        :data:`~pymc_rbm.training.run.DEFAULT_K` (5) for ``"cd"`` and
-        ``"pcd"``, 1 for ``"pt"``. The deterministic methods draw no samples
-        (a ``k`` other than 1 is refused).
-    n_temperatures : int, default 10
-        PT: replicas per ladder, inverse temperatures uniform in [0, 1].
-    betas : array_like, optional
-        PT: the ladder itself (strictly increasing, ending at 1); overrides
-        ``n_temperatures``.
-    n_chains : int, optional
-        PCD and PT: number of persistent chains (ladders); default the batch
-        size, as in Brügge, Fischer & Igel (2013).
+    method : str or CD, PCD, PT or Moments, default "pcd"
+        Where the model term of the gradient comes from, a name with its
+        defaults or a record of :mod:`~pymc_rbm.training.options` with its
+        options: ``"cd"`` (:class:`~pymc_rbm.training.options.CD`, CD-k),
+        ``"pcd"`` (:class:`~pymc_rbm.training.options.PCD`, PCD-k; e.g.
+        ``PCD(k=1, operator="flip")``), ``"pt"``
+        (:class:`~pymc_rbm.training.options.PT`, t-PT k, Brügge, Fischer & Igel
+        2013, §4.2), or a deterministic model term
+        (:class:`~pymc_rbm.training.options.Moments`): ``"exact"``
+        (enumeration: the true gradient), ``"mean_field"``, ``"tap"``,
+        ``"bethe"`` (Huang & Toyoizumi 2015, eq. 6), ``"mixture_mean_field"``
+        (Lawrence, Bishop & Jordan 1998, eq. 28). The defaults (PCD-5,
+        mini-batches of 100, learning rate 0.05 held constant with the
+        parameters averaged over the last half, 5000 updates or ``max_time``)
+        are those that trained small models and MNIST best
+        (``docs/training.md``, "Defaults").
     batch_size : int, optional
         Rows per mini-batch (shuffled every epoch); default
         :data:`~pymc_rbm.training.run.DEFAULT_BATCH_SIZE` (100), all rows
         when there are fewer; ``len(data)`` for batch learning.
     learning_rate : float, default 0.05
-        The step at the start; ``lr_schedule`` lowers it along the run.
-    momentum : float in [0, 1), optional
-        Classical (heavy-ball) momentum of ``optimizer="sgd"``; default 0.5
-        (Hinton 2010), none with Adam. ``momentum=0`` is plain gradient ascent.
-    weight_decay : float, default 0
-        L2 penalty on ``W``: ``weight_decay · W`` is subtracted from its gradient.
+        The step at the start; the optimiser's ``schedule`` lowers it along the run.
     n_updates, epochs : int, optional
         Length of training: give at most one; default
         :data:`~pymc_rbm.training.run.DEFAULT_N_UPDATES` (5000) updates. An epoch
         is one pass over the data (``ceil(n_samples / batch_size)`` updates).
-    init_scale : float, default 0.01
-        Standard deviation of the starting ``W`` (and of the biases with ``init="normal"``).
-    init : {"data", "normal"}, default "data"
-        Starting parameters when ``params`` is not given: ``"data"``: ``W ~
-        N(0, init_scale²)``, visible biases at the logits of the data means
-        (clipped to ``[1e-4, 1 - 1e-4]``), hidden biases 0 (Hinton 2010, §8; as
-        ``rbms``); ``"normal"``: ``W`` and both biases from ``N(0, init_scale²)``
-        (Brügge, Fischer & Igel 2013, §4.2; the default of pymc-rbm 0.2). With
-        centered gradients ``"data"`` is the one that works on MNIST
-        (``docs/training.md``).
-    rng : numpy.random.Generator or seed, optional
-        Training and evaluation draw from two independent child streams, so
-        changing how often the log-likelihood is estimated never changes the
-        trained parameters.
-    eval_every : int or None, default 100
-        Record the log-likelihood at the start, every ``eval_every`` updates
-        and at the end; ``None`` or 0 records nothing.
-    eval_method : str or callable, default "auto"
-        How ``log Z`` is obtained: ``"auto"`` is exact enumeration when the
-        smaller layer has at most :data:`EXACT_EVAL_MAX_BITS` units, else
-        ``"ais"`` with a number of steps chosen after the first (at most
-        ten) updates, from their time, so that all records together take about
-        half the training time (:data:`EVAL_BUDGET`; a tenth with
-        ``max_time``, :data:`~pymc_rbm.training.records.EVAL_BUDGET_TIMED`;
-        between 500 and 14500 steps per record; with fewer than 500
-        affordable the records are thinned, down to the start and the end;
-        and a record is skipped when the measured cost of the records so far
-        says it would overrun the budget). The choice is printed
-        once (with ``progress``) and kept in ``history.estimator_options``;
-        give ``eval_options={"n_steps": ...}`` to fix it yourself. Any method
-        of :func:`pymc_rbm.estimators.log_partition` (e.g. ``"tap"``), or a
-        callable ``params -> log Z``.
-    eval_options : dict, optional
-        Passed to the estimator (e.g. ``{"n_chains": 100, "schedule": 1000}`` for AIS).
-    eval_data : array_like of shape (n_eval, n_visible), optional
-        Data whose log-likelihood is recorded; default the training data.
-    moment_options : dict, optional
-        Options of the deterministic methods' moment functions.
-    wormholes : proposal, optional
-        A proposal of :mod:`pymc_rbm.kernels.wormhole` (``PointWormholes``,
-        ``RegionWormholes``): one wormhole move per chain at β = 1 after the
-        sweeps of each update (Hinton, Welling & Mnih 2003); sampling methods only.
-    chains : optional
-        Persistent chains from an earlier :class:`FitResult` to continue from.
-    callback : callable, optional
-        ``callback(step: TrainingStep)`` after every update; training stops
-        when it returns True.
-    progress : bool, default True
-        Show progress on stderr: a bar (rich) on a terminal, a log line
-        every ten seconds otherwise (a file, a CI log), with the latest
-        recorded log-likelihood.
-    centered : bool, default True
-        Centered gradient ascent (Montavon & Müller 2012; Melchior, Fischer
-        & Wiskott 2016) with the batch's data means ``⟨v⟩``, ``⟨p(h|v)⟩`` as
-        offsets, for every method (:func:`~pymc_rbm.training.gradients.center`);
-        False: the ordinary gradient.
-    hidden : {"redraw", "carry"}, default "redraw"
-        PCD with block Gibbs: draw the chains' hidden units at the new
-        parameters every update (as ``rbms`` does), or sweep the visible layer
-        first from the hidden state they carry (one product fewer, the 0.2
-        loop; worse at PCD-1 on MNIST:
-        :func:`~pymc_rbm.training.negative.persistent_contrastive_divergence`).
-    optimizer : {"sgd", "adam"} or SGD or Adam, default "sgd"
-        :mod:`~pymc_rbm.training.optimizers`; ``momentum`` is SGD's.
-    lr_schedule : {"constant", "linear", "cosine", "exponential"} or callable, optional
-        The learning rate of update ``u`` (0-based) is ``learning_rate`` times
-        :func:`~pymc_rbm.training.optimizers.schedule_factor`; a callable is
-        ``(u, n_updates) -> factor``. Default: ``"constant"`` where the run is
-        averaged (``average``, the default of the sampling methods: the mean
-        of the oscillating parameters settles them), ``"cosine"`` where not
-        (the decay to 0 lets the last parameters settle: at a constant rate
-        without averaging they oscillate about the best ones, -7.2 at the end
-        of a run on 4x4 bars and stripes whose best record was -3.9). A run on
-        a decaying schedule resumes from a checkpoint with its own
-        ``n_updates`` only; ``"constant"`` resumes for longer.
-    max_grad_norm : float, optional
-        Gradient clipping: a gradient estimate longer than this is rescaled
-        to this norm (before weight decay).
-    dtype : {numpy.float64, numpy.float32}, optional
-        Floating type of the parameters, chains and products during
-        training; float32 halves the time of the products (the result's
-        ``params`` are in this type). Default: float32 for binary RBMs of at
-        least :data:`~pymc_rbm.training.run.FLOAT32_WEIGHTS` (65 536)
-        weights, where the products are most of an update (on MNIST it
-        learned as float64 did at equal updates), float64 otherwise.
-    save_updates : None, int or array_like of int, optional
-        The updates whose parameters are kept in ``result.trajectory``
-        (:class:`~pymc_rbm.training.trajectory.Trajectory`): None,
-        :data:`~pymc_rbm.training.trajectory.DEFAULT_SAVED` log-spaced points
-        from the start to the end; an int, that many log-spaced points (0:
-        none); or the update numbers themselves.
-    checkpoint_dir : str or os.PathLike, optional
-        Also write every kept point to ``checkpoint_dir/update_<n>.npz``,
-        with the chains, the optimiser's state, the random states and a
-        fingerprint of the training data (:mod:`~pymc_rbm.training.trajectory`).
-        A checkpoint that cannot be written (a full disk) warns and leaves no
-        partial file; the run goes on.
-    resume : str or os.PathLike, optional
-        A checkpoint file, or a directory whose latest checkpoint is used:
-        continue that run (stopped by Ctrl-C, say) up to ``n_updates`` in
-        all (by default the checkpoint's, a budget's plan included), draw for
-        draw as it would have gone on. The options that shape
-        the run (method, k, batch size, ...) must be those it was written
-        with, and ``data`` the data it was trained on (the checkpoint keeps
-        their fingerprint); ``params``, ``chains`` and ``rng`` come from the file.
     max_time : float, optional
         A time budget in seconds (> 0), counted from the call. Without
         ``n_updates`` or ``epochs``, ``fit`` trains until the budget: the
@@ -417,23 +280,37 @@ def fit(
         done is returned as a completed run (the last record taken) with
         ``stop_reason="max_time"`` (the updates stop early enough for the
         last record, timed as the one before it). The progress bar shows the time left.
-        With ``resume``, ``n_updates`` is the checkpoint's and ``max_time``
+        A resumed run's ``n_updates`` is the checkpoint's, and ``max_time``
         only stops the run at the budget.
-    average : float in [0, 1], optional
-        Polyak-Ruppert averaging: ``result.params`` is the mean of the
-        parameters after each of the last ``ceil(average · n_updates)``
-        updates (in the flat coordinates of the family); the parameters after
-        the last update are kept as ``result.raw_params``. The records and
-        ``best_params`` see what a stop at their update would return (the
-        running mean once averaging has begun); the trajectory and the
-        callback see the raw parameters.
-        Checkpoints keep the running mean, so ``resume`` continues it exactly.
-        Default: :data:`~pymc_rbm.training.run.DEFAULT_AVERAGE` (0.5, the
-        last half) for the sampling methods, at a constant rate: on 4x4 bars
-        and stripes -3.534 against -3.638 for the cosine decay without
-        averaging, on MNIST 784x500 in 150 s -91.7 against -92.8
-        (``docs/training.md``, "Averaged parameters"); 0 (none) for the
-        deterministic methods, whose gradients are not noisy. 0 turns it off.
+    optimizer : {"sgd", "adam"} or SGD or Adam, default "sgd"
+        :mod:`~pymc_rbm.training.optimizers`: ``"sgd"`` is ``SGD()``, gradient
+        ascent with momentum 0.5 (Hinton 2010). The records also hold what
+        every optimiser shares (:class:`~pymc_rbm.training.optimizers.Ascent`):
+        weight decay, clipping, the learning-rate schedule, Polyak-Ruppert
+        averaging (by default over the last half of the updates for the
+        sampling methods, at a constant rate) and centering (on by default).
+    evaluation : int, None or Evaluation, default 100
+        The log-likelihood records: every that many updates (and at the start
+        and the end) by the default ``log Z`` (exact where the smaller layer
+        enumerates, else AIS sized to half the training time); None or 0
+        records nothing; an :class:`~pymc_rbm.training.options.Evaluation`
+        chooses the estimator and the data as well.
+    checkpoints : Checkpoints, optional
+        Which updates' parameters are kept in ``result.trajectory`` (by
+        default :data:`~pymc_rbm.training.trajectory.DEFAULT_SAVED` log-spaced
+        ones), the directory they are also written to, and the checkpoint a
+        run resumes (:class:`~pymc_rbm.training.options.Checkpoints`).
+    rng : numpy.random.Generator or seed, optional
+        Training and evaluation draw from two independent child streams, so
+        changing how often the log-likelihood is estimated never changes the
+        trained parameters.
+    callback : callable, optional
+        ``callback(step: TrainingStep)`` after every update; training stops
+        when it returns True.
+    progress : bool, default True
+        Show progress on stderr: a bar (rich) on a terminal, a log line
+        every ten seconds otherwise (a file, a CI log), with the latest
+        recorded log-likelihood.
 
     Returns
     -------
@@ -447,20 +324,21 @@ def fit(
         out of range or not integers, NaN: missing values, which are not
         trained on; the same for masked arrays with masked cells), mismatched shapes, a method that
         the categorical and Gaussian RBMs do not train with, unknown method or operator
-        names, options out of range, or chain options given to a
-        deterministic method.
-        Also for an unknown optimizer, schedule or dtype, ``max_grad_norm``
-        not positive, ``save_updates`` outside ``[0, n_updates]``, or a
-        ``resume`` checkpoint that is missing, damaged (``"not a valid
-        checkpoint: <path>: ..."``), written with other options or on other
-        data, or a ``checkpoint_dir`` that is an existing file; nothing is
-        written or modified then.
+        names, or options out of range (the records check their own fields
+        when they are made).
+        Also for an unknown optimizer, schedule or dtype, kept updates
+        outside ``[0, n_updates]``, or a checkpoint to resume that is
+        missing, damaged (``"not a valid checkpoint: <path>: ..."``), written
+        with other options or on other data, or a checkpoint directory that
+        is an existing file; nothing is written or modified then.
     TypeError
-        For ``params`` that are not an ``RBMParams``, ``CategoricalRBMParams`` or ``GaussianRBMParams``, a ``wormholes`` object
+        For ``params`` that are not an ``RBMParams``, ``CategoricalRBMParams``,
+        ``GaussianRBMParams`` or ``Init``, a method, evaluation or checkpoints
+        argument that is not one of the records, a ``wormholes`` object
         without ``propose``, or a callback that is not callable; and for an
-        ``eval_method`` callable that returns no number.
+        evaluation callable that returns no number.
     Exception
-        Whatever ``callback`` or ``eval_method`` raise (or any other error
+        Whatever ``callback`` or the evaluation's method raise (or any other error
         during the run) propagates, with the work done so far kept: the
         exception carries the :class:`FitResult` so far as
         ``partial_result`` (``stop_reason="error"``; its parameters, chains,
@@ -478,31 +356,26 @@ def fit(
         parameters); once per run when a deterministic method's moments
         lie outside the physical domain (TAP on strongly coupled models);
         when a checkpoint cannot be written (a full disk: the run goes on,
-        keeping its result in memory); and when ``resume`` continues a
+        keeping its result in memory); and when a resumed run continues a
         checkpoint of an earlier version, which records no fingerprint of
         its training data to check ``data`` against.
 
     Examples
     --------
     >>> from pymc_rbm.datasets import bars_and_stripes
-    >>> from pymc_rbm.training import fit
+    >>> from pymc_rbm.training import PCD, Init, fit
     >>> data = bars_and_stripes(3)
-    >>> result = fit(data, 9, method="pcd", operator="flip", k=5, learning_rate=0.3,
-    ...              init_scale=0.5, n_updates=300, rng=0, progress=False)
+    >>> result = fit(data, 9, params=Init(scale=0.5), method=PCD(k=5, operator="flip"), learning_rate=0.3,
+    ...              n_updates=300, rng=0, progress=False)
     >>> ll = result.history.log_likelihood
     >>> bool(ll[-1] > ll[0] + 1.0)
     True
     """
     t_start = perf_counter()
     run = prepare_run(
-        data, n_hidden, params=params, visible=visible, method=method, operator=operator, k=k,
-        n_temperatures=n_temperatures, betas=betas, n_chains=n_chains, batch_size=batch_size,
-        learning_rate=learning_rate, momentum=momentum, weight_decay=weight_decay, n_updates=n_updates,
-        epochs=epochs, init_scale=init_scale, init=init, rng=rng, eval_every=eval_every, eval_method=eval_method,
-        eval_options=eval_options, eval_data=eval_data, moment_options=moment_options, wormholes=wormholes,
-        chains=chains, callback=callback, progress=progress, centered=centered, hidden=hidden, optimizer=optimizer,
-        lr_schedule=lr_schedule, max_grad_norm=max_grad_norm, dtype=dtype, save_updates=save_updates,
-        checkpoint_dir=checkpoint_dir, resume=resume, max_time=max_time, average=average,
+        data, n_hidden, params=params, visible=visible, method=method,
+        plan=Plan(batch_size, learning_rate, n_updates, epochs, max_time), optimizer=optimizer,
+        evaluation=evaluation, checkpoints=checkpoints, rng=rng, callback=callback, progress=progress,
     )
     if run.length_from_budget:
         with single_blas_thread():
@@ -611,6 +484,12 @@ class Training:
         return Checkpoint(self.params, update_done, self.batches.epoch, self.chains, self.opt_state,
                           run.train_rng.bit_generator.state, run.eval_rng.bit_generator.state, self.batches.order,
                           self.batches.position, run.config, run.data_fingerprint, average=average)
+
+    def chains_hint(self, result: str = "result") -> str:
+        """The keyword that passes the result's chains on: ``, method=PCD(..., chains=result.chains)`` (or none)."""
+        if self.chains is None:
+            return ""
+        return f", method={type(self.run.method_options).__name__}(..., chains={result}.chains)"
 
     @property
     def raw_name(self) -> str:
@@ -733,8 +612,8 @@ class Training:
         err.add_note(
             f"fit stopped at update {self.update} of {self.run.n_updates} on this error; the result so far (the "
             "parameters, chains, history and trajectory) is attached as the exception's partial_result "
-            f"(stop_reason='error'): continue with fit(data, params=err.partial_result.{self.raw_name}, "
-            "chains=err.partial_result.chains, ...)"
+            f"(stop_reason='error'): continue with fit(data, params=err.partial_result.{self.raw_name}"
+            f"{self.chains_hint('err.partial_result')}, ...)"
         )
 
     def finish(self, interrupted: bool = False) -> FitResult:
@@ -742,12 +621,13 @@ class Training:
         run, update = self.run, self.update
         if interrupted:
             self.stop_reason = "interrupted"
-            where = f"; or resume from the last checkpoint: fit(..., resume={str(run.checkpoint_dir)!r})" if (
+            where = (f"; or resume from the last checkpoint: fit(..., checkpoints=Checkpoints("
+                     f"resume={str(run.checkpoint_dir)!r}))") if (
                 run.checkpoint_dir is not None and self.trajectory.paths) else ""
             warnings.warn(
                 f"fit was interrupted (Ctrl-C) after {update} of {run.n_updates} updates: the result so far is "
                 "returned (stopped_early=True, stop_reason='interrupted'); continue with "
-                f"fit(data, params=result.{self.raw_name}, chains=result.chains, ...){where}",
+                f"fit(data, params=result.{self.raw_name}{self.chains_hint()}, ...){where}",
                 RuntimeWarning,
                 skip_file_prefixes=_OWN_FRAMES,
             )
@@ -759,7 +639,7 @@ class Training:
             warnings.warn(
                 f"fit ran out of its time budget (max_time={run.max_time:g} s) after {update} of {run.n_updates} "
                 f"updates, the run slower than when it was planned{records}: the result so far is returned "
-                f"(stop_reason='max_time'), {cut}; give a larger max_time, eval_every=None, "
+                f"(stop_reason='max_time'), {cut}; give a larger max_time, evaluation=None, "
                 "or n_updates= for a run of fixed length",
                 RuntimeWarning,
                 skip_file_prefixes=_OWN_FRAMES,

@@ -60,7 +60,7 @@ EVAL_AIS_STEPS = (500, 14500)
 
 @dataclass
 class History:
-    """What :func:`~pymc_rbm.training.fit` recorded every ``eval_every`` updates.
+    """What :func:`~pymc_rbm.training.fit` recorded every ``Evaluation.every`` updates.
 
     Attributes
     ----------
@@ -130,7 +130,7 @@ class Evaluator:
             method = auto_eval_method(self.family, params)
         if not callable(method) and not (isinstance(method, str) and method in LOG_PARTITION_METHODS):
             raise ValueError(
-                f"eval_method must be 'auto', a callable params -> log Z, or one of {sorted(LOG_PARTITION_METHODS)}; "
+                f"the evaluation method must be 'auto', a callable params -> log Z, or one of {sorted(LOG_PARTITION_METHODS)}; "
                 f"got {method!r}"
             )
         if method in ("ais", "reverse_ais") and "data" not in self.options:
@@ -194,15 +194,15 @@ class Evaluator:
                 f"steps each) will take about {records:.3g} s, more than the "
                 f"{budget:.3g} s allowed ({self.share:g} x the {seconds_per_update * n_updates:.3g} s of "
                 f"training), after {time.perf_counter() - t_start:.3g} s spent timing them; pass "
-                "eval_every=None for no records, or eval_method/eval_options for cheaper ones",
+                "evaluation=None for no records, or an Evaluation(every=..., method=..., options=...) for cheaper ones",
                 RuntimeWarning,
                 skip_file_prefixes=(os.path.dirname(os.path.abspath(__file__)),),  # the caller of fit
             )
         self.note = (
             f"log-likelihood records: AIS with {n_chains} chains x {steps} steps every {eval_every} updates, "
             f"about {n_records(eval_every) * (fixed + steps * per_step):.3g} s in all for about "
-            f"{seconds_per_update * n_updates:.3g} s of training (eval_method, eval_options and eval_every "
-            "choose otherwise)"
+            f"{seconds_per_update * n_updates:.3g} s of training (fit's evaluation= "
+            "chooses otherwise)"
         )
         self.seconds_spent += time.perf_counter() - t_start
         return eval_every
@@ -265,14 +265,14 @@ class Evaluator:
             log_z = float(est)
         except (TypeError, ValueError):
             raise TypeError(
-                f"eval_method {self.name!r} must return log Z as a number (or a LogPartitionEstimate), but returned "
+                f"the evaluation method {self.name!r} must return log Z as a number (or a LogPartitionEstimate), but returned "
                 f"{est!r:.200} of type {type(est).__name__}"
             ) from None
         if not math.isfinite(log_z):  # the parameters are finite and bounded here (Divergence): not the model's fault
             raise EvaluationFailed(
-                f"eval_method {self.name!r} returned log Z = {log_z} for finite parameters, and the "
-                "log-likelihood records need a finite log Z: fix eval_method (or eval_options), or pass "
-                "eval_every=None for no records"
+                f"the evaluation method {self.name!r} returned log Z = {log_z} for finite parameters, and the "
+                "log-likelihood records need a finite log Z: fix the Evaluation's method (or options), or pass "
+                "evaluation=None for no records"
             )
         return float(self.family.log_likelihood(params, self.data, log_z).mean()), stderr
 

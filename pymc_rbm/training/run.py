@@ -14,18 +14,16 @@ import contextlib
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from pymc_rbm._runtime import spawn
 from pymc_rbm.kernels.operators import build_operator
-from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
-from pymc_rbm.training.families import INITS, family_for, family_of
+from pymc_rbm.training.families import family_for, family_of
 from pymc_rbm.training.gradients import DETERMINISTIC_METHODS
 from pymc_rbm.training.negative import (
     FAMILY_METHODS,
-    HIDDEN_MODES,
     SAMPLING_METHODS,
     NegativePhase,
     contrastive_divergence,
@@ -34,7 +32,8 @@ from pymc_rbm.training.negative import (
     parallel_tempering,
     persistent_contrastive_divergence,
 )
-from pymc_rbm.training.optimizers import Updater
+from pymc_rbm.training.optimizers import Updater, make_optimizer
+from pymc_rbm.training.options import CD, PCD, Checkpoints, Init, Moments, evaluation_options, method_options
 from pymc_rbm.training.records import EVAL_BUDGET, EVAL_BUDGET_TIMED, EXACT_EVAL_MAX_BITS, Evaluator, auto_eval_method
 from pymc_rbm.training.trajectory import (
     Checkpoint,
@@ -51,12 +50,11 @@ from pymc_rbm.validation import check_positive_int, check_real
 __all__ = [
     "METHODS",
     "DEFAULT_N_UPDATES",
-    "DEFAULT_K",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_AVERAGE",
     "FLOAT32_WEIGHTS",
-    "default_k",
     "Run",
+    "Plan",
     "prepare_run",
     "negative_phase",
     "family_negative_phase",
@@ -93,11 +91,6 @@ FLOAT32_WEIGHTS = 2**16
 #: cosine decay to 0: 4x4 bars and stripes -3.534 against -3.638 (mean of 3 seeds, 5000 updates), MNIST 784x500
 #: in 150 s -91.7 against -92.8 (the cosine decay averaged: -93.0). The deterministic methods do not average.
 DEFAULT_AVERAGE = 0.5
-
-#: Sweeps per update of ``"cd"`` and ``"pcd"`` when ``k`` is not given (``"pt"``: 1 per replica and swap round).
-#: PCD-1 at the default learning rate lost 0.3 nats on 4x4 bars and stripes, and half a nat on one seed of three.
-DEFAULT_K = 5
-
 
 @dataclass
 class Run:
@@ -142,6 +135,8 @@ class Run:
         ``save_updates`` as given, for :meth:`set_length`.
     average : float
         The fraction of the last updates whose parameters are averaged (0: none).
+    method_options : CD, PCD, PT or Moments
+        The method's record (:mod:`~pymc_rbm.training.options`).
     """
 
     family: Any
@@ -174,6 +169,7 @@ class Run:
     length_from_budget: bool = False
     save_updates: Any = None
     average: float = 0.0
+    method_options: Any = None
 
     @property
     def n_samples(self) -> int:
@@ -187,11 +183,18 @@ class Run:
         self.length_from_budget = False
 
 
-def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_temperatures, betas, n_chains,
-                batch_size, learning_rate, momentum, weight_decay, n_updates, epochs, init_scale, init, rng,
-                eval_every, eval_method, eval_options, eval_data, moment_options, wormholes, chains, callback,
-                progress, centered, hidden, optimizer, lr_schedule, max_grad_norm, dtype, save_updates,
-                checkpoint_dir, resume, max_time=None, average=None) -> Run:
+class Plan(NamedTuple):
+    """The length and pace of a :func:`~pymc_rbm.training.fit` run, as given to it (:func:`prepare_run`)."""
+
+    batch_size: int | None
+    learning_rate: float
+    n_updates: int | None
+    epochs: int | None
+    max_time: float | None
+
+
+def prepare_run(data, n_hidden, *, params, visible, method, plan: Plan, optimizer, evaluation, checkpoints, rng,
+                callback, progress) -> Run:
     """Check the options of :func:`~pymc_rbm.training.fit` (its parameters, undefaulted) and make the run's start.
 
     The checks come first, in the order of ``fit``'s documentation; then the
@@ -207,10 +210,19 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
     ValueError, TypeError
         As :func:`~pymc_rbm.training.fit` says; nothing is written or modified.
     """
+    init = params if isinstance(params, Init) else Init() if params is None else Init(params)
+    params = init.params
+    method = method_options(method)
+    evaluation = evaluation_options(evaluation)
+    checkpoints = Checkpoints() if checkpoints is None else checkpoints
+    if not isinstance(checkpoints, Checkpoints):
+        raise TypeError(f"checkpoints must be a Checkpoints record or None, got {type(checkpoints).__name__}")
+    optimizer = make_optimizer(optimizer)
     data = unmasked(data, "data")
-    eval_data = None if eval_data is None else unmasked(eval_data, "eval_data")
+    eval_data = None if evaluation.data is None else unmasked(evaluation.data, "evaluation data")
     with missing_values_hint(data, "data"):
-        family, checkpoint = _family_and_checkpoint(data, params, visible, resume)
+        family, checkpoint = _family_and_checkpoint(data, params, visible, checkpoints.resume)
+    dtype = init.dtype
     dtype = check_dtype(default_dtype(family, np.shape(data), n_hidden, params, checkpoint) if dtype is None else dtype)
     with missing_values_hint(data, "data"):
         v = family.check(data, name="data", dtype=dtype)
@@ -218,43 +230,42 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
         raise ValueError(f"data must have shape (n_samples, n_visible) with n_samples >= 1, got {v.shape}")
     n_samples, n_visible = v.shape
     x = family.features(v).astype(dtype, copy=False)  # the sufficient statistics' visible part: v for binary units
-    learning_rate = check_real(learning_rate, "learning_rate", 0.0, lo_open=True)
-    init_scale = check_real(init_scale, "init_scale", 0.0)
-    k = default_k(method, k)
-    if init not in INITS:
-        raise ValueError(f"init must be one of {INITS}, got {init!r}")
-    max_time = None if max_time is None else check_real(max_time, "max_time", 0.0, lo_open=True)
+    learning_rate = check_real(plan.learning_rate, "learning_rate", 0.0, lo_open=True)
+    max_time = None if plan.max_time is None else check_real(plan.max_time, "max_time", 0.0, lo_open=True)
+    sampling = not isinstance(method, Moments)
+    average = optimizer.average
     if average is None:
-        average = DEFAULT_AVERAGE if method in SAMPLING_METHODS else 0.0
-    average = check_real(average, "average", 0.0, 1.0)
-    if lr_schedule is None:
-        lr_schedule = "constant" if average > 0 else "cosine"
+        average = DEFAULT_AVERAGE if sampling else 0.0
+    schedule = optimizer.schedule
+    if schedule is None:
+        schedule = "constant" if average > 0 else "cosine"
+    n_updates, epochs, resume = plan.n_updates, plan.epochs, checkpoints.resume
     length_from_budget = max_time is not None and n_updates is None and epochs is None and resume is None
     if checkpoint is not None and n_updates is None and epochs is None:
         n_updates = checkpoint.config.get("n_updates")  # the length it was run for (a budget's plan included)
-    batch_size, n_updates = _run_length(batch_size, n_updates, epochs, n_samples)
-    eval_every = check_positive_int(eval_every or 0, "eval_every", minimum=0)
+    batch_size, n_updates = _run_length(plan.batch_size, n_updates, epochs, n_samples)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-    if hidden not in HIDDEN_MODES:
-        raise ValueError(f"hidden must be one of {HIDDEN_MODES}, got {hidden!r}")
-    updater = Updater(optimizer, momentum, learning_rate, lr_schedule, weight_decay, max_grad_norm, n_updates)
-    saved = check_save_updates(save_updates, 2**62 if length_from_budget else n_updates)  # checked again
-    if checkpoint_dir is not None:
-        check_checkpoint_dir(checkpoint_dir)
+    updater = Updater(optimizer, learning_rate, schedule, n_updates)
+    saved = check_save_updates(checkpoints.updates, 2**62 if length_from_budget else n_updates)  # checked again
+    if checkpoints.directory is not None:
+        check_checkpoint_dir(checkpoints.directory)
     # the data's fingerprint, for checkpoints: a run resumes on the data it was trained on
-    fingerprint = data_fingerprint(v) if checkpoint_dir is not None or checkpoint is not None else None
-    config = {"method": method, "operator": str(operator), "k": k, "n_chains": n_chains, "batch_size": batch_size,
-              "n_samples": n_samples, "n_visible": n_visible, "centered": bool(centered), "hidden": hidden,
-              "dtype": np.dtype(dtype).name, **updater.config(), **family.config(), "average": average or None}
+    fingerprint = data_fingerprint(v) if checkpoints.directory is not None or checkpoint is not None else None
+    config = {"method": method.name, "operator": str(getattr(method, "operator", "gibbs")),
+              "k": getattr(method, "k", 1), "n_chains": getattr(method, "n_chains", None), "batch_size": batch_size,
+              "n_samples": n_samples, "n_visible": n_visible, "centered": optimizer.centered,
+              "hidden": getattr(method, "hidden", "redraw"), "dtype": np.dtype(dtype).name, **updater.config(),
+              **family.config(), "average": average or None}
+    chains = getattr(method, "chains", None)
     if checkpoint is not None:
         check_resume(checkpoint, config, params, chains, n_updates, fingerprint)
         params, chains = checkpoint.params, checkpoint.chains
 
     init_rng, train_rng, eval_rng = spawn(np.random.default_rng(rng), 3)
-    params = family.astype(initial_params(family, n_visible, n_hidden, params, init_scale, init_rng, init, v), dtype)
-    phase = negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options, hidden,
-                           family)
+    start = "data" if init.params is not None else init.start
+    params = family.astype(initial_params(family, n_visible, n_hidden, params, init.scale, init_rng, start, v), dtype)
+    phase = negative_phase(method, family)
     flat = family.flat(params)  # the coordinates (W, a, c) of the features: params itself for binary units
     if checkpoint is not None:
         check_checkpoint_state(checkpoint, updater.init((flat.W, flat.vbias, flat.hbias)), n_samples, batch_size)
@@ -264,15 +275,15 @@ def prepare_run(data, n_hidden, *, params, visible, method, operator, k, n_tempe
             raise invalid_checkpoint(checkpoint.path, f"its chains do not fit the run ({err})") from None
     else:
         chains = _starting_chains(phase, chains, train_rng, x, flat, batch_size or n_samples, dtype)
-    evaluator, eval_every = _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data,
-                                       eval_rng, timed=max_time is not None)
+    evaluator, eval_every = _evaluator(family, params, v, evaluation, eval_data, eval_rng, timed=max_time is not None)
     return Run(family=family, x=x, batch_size=batch_size, n_updates=n_updates, eval_every=eval_every, phase=phase,
                updater=updater, evaluator=evaluator, params=params, flat=flat, chains=chains, train_rng=train_rng,
-               eval_rng=eval_rng, checkpoint=checkpoint, saved=saved, config=config, method=method,
-               operator=operator, centered=bool(centered), dtype=dtype, n_chains=n_chains,
-               n_temperatures=n_temperatures, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
+               eval_rng=eval_rng, checkpoint=checkpoint, saved=saved, config=config, method=method.name,
+               operator=getattr(method, "operator", "gibbs"), centered=optimizer.centered, dtype=dtype,
+               n_chains=getattr(method, "n_chains", None), n_temperatures=getattr(method, "n_temperatures", 0),
+               callback=callback, progress=progress, checkpoint_dir=checkpoints.directory,
                data_fingerprint=fingerprint, max_time=max_time, length_from_budget=length_from_budget,
-               save_updates=save_updates, average=average)
+               save_updates=checkpoints.updates, average=average, method_options=method)
 
 
 def unmasked(data, name: str):
@@ -322,13 +333,6 @@ def _family_and_checkpoint(data, params, visible, resume):
     return (family_for(visible, data) if params is None else family_of_start(params, visible)), None
 
 
-def default_k(method, k):
-    """``k`` as given, or where it is None the default of ``method``: :data:`DEFAULT_K` for CD and PCD, else 1."""
-    if k is not None:
-        return k
-    return DEFAULT_K if method in ("cd", "pcd") else 1
-
-
 def _run_length(batch_size, n_updates, epochs, n_samples: int) -> tuple[int | None, int]:
     """The checked batch size (None for all rows; :data:`DEFAULT_BATCH_SIZE` by default) and number of updates
     (:data:`DEFAULT_N_UPDATES` by default)."""
@@ -351,29 +355,30 @@ def _starting_chains(phase, chains, rng, x, flat, batch_size: int, dtype):
     return as_dtype(chains, dtype)
 
 
-def _evaluator(family, params, v, eval_every, eval_method, eval_options, eval_data, rng, timed=False):
-    """The log-likelihood evaluator (None for no records) and ``eval_every`` (0 when nothing can be recorded)."""
+def _evaluator(family, params, v, evaluation, eval_data, rng, timed=False):
+    """The log-likelihood evaluator (None for no records) and the updates between records (0 when none are)."""
+    eval_every = evaluation.every
     if not eval_every:
         return None, eval_every
     if eval_data is None:
         e_data = v
     else:
-        with missing_values_hint(eval_data, "eval_data"):
-            e_data = family.check(eval_data, v.shape[1], name="eval_data")
+        with missing_values_hint(eval_data, "evaluation data"):
+            e_data = family.check(eval_data, v.shape[1], name="evaluation data")
     if e_data.ndim != 2:
-        raise ValueError(f"eval_data must have shape (n_eval, n_visible), got {e_data.shape}")
-    if isinstance(eval_method, str) and eval_method == "auto" and auto_eval_method(family, params) is None:
+        raise ValueError(f"the evaluation data must have shape (n_eval, n_visible), got {e_data.shape}")
+    if isinstance(evaluation.method, str) and evaluation.method == "auto" and auto_eval_method(family, params) is None:
         warnings.warn(
             f"fit records no log-likelihood: this {family.name} RBM is too large to enumerate (more than "
             f"2**{EXACT_EVAL_MAX_BITS} states in its smaller layer), and no estimator of "
-            f"pymc_rbm.estimators.log_partition takes {family.name} RBMs; pass eval_method= a callable "
-            "params -> log Z for records",
+            f"pymc_rbm.estimators.log_partition takes {family.name} RBMs; pass evaluation=Evaluation(method=...) "
+            "a callable params -> log Z for records",
             RuntimeWarning,
             skip_file_prefixes=(os.path.dirname(os.path.abspath(__file__)),),  # the caller of fit
         )
         return None, 0
     share = EVAL_BUDGET_TIMED if timed else EVAL_BUDGET
-    return Evaluator(eval_method, eval_options, e_data, params, rng, family, share), eval_every
+    return Evaluator(evaluation.method, evaluation.options, e_data, params, rng, family, share), eval_every
 
 
 def initial_params(family, n_visible: int, n_hidden, params, init_scale: float, rng, init: str = "data",
@@ -405,9 +410,8 @@ def initial_params(family, n_visible: int, n_hidden, params, init_scale: float, 
     return family.astype(params, np.float64)
 
 
-def negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormholes, moment_options,
-                    hidden="redraw", family=None) -> NegativePhase:
-    """The negative phase of ``method`` with its options checked: the model term of every update.
+def negative_phase(method, family=None) -> NegativePhase:
+    """The negative phase of a method record (:mod:`~pymc_rbm.training.options`): the model term of every update.
 
     Returns
     -------
@@ -417,71 +421,39 @@ def negative_phase(method, operator, k, n_temperatures, betas, n_chains, wormhol
 
     Raises
     ------
-    ValueError, TypeError
-        For an unknown method or operator, options of another kind of method, or a ``wormholes`` without ``propose``.
+    ValueError
+        For a method the RBM's family does not train with.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {list(METHODS)}")
-    k = default_k(method, k)
+    method = method_options(method)
     if family is not None and family.name != "bernoulli":
-        return family_negative_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden)
-    if method in DETERMINISTIC_METHODS:
-        if wormholes is not None:
-            raise ValueError(f"wormholes need a sampling method {SAMPLING_METHODS}, not the deterministic {method!r}")
-        chain_options = {
-            "operator": operator != "gibbs",
-            "k": k != 1,
-            "n_chains": n_chains is not None,
-            "betas": betas is not None,
-        }
-        given = [name for name, was_set in chain_options.items() if was_set]
-        if given:
-            raise ValueError(
-                f"{', '.join(given)} apply to the sampling methods {SAMPLING_METHODS}; the deterministic "
-                f"method {method!r} draws no samples (its options go in moment_options)"
-            )
-        return deterministic(method, **(moment_options or {}))
-    if moment_options:
-        raise ValueError(f"moment_options apply to the deterministic methods {DETERMINISTIC_METHODS}, not {method!r}")
-    kernel = build_operator(operator)
-    k = check_positive_int(k, "k")
-    n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
-    if wormholes is not None and not callable(getattr(wormholes, "propose", None)):
-        raise TypeError(
-            "wormholes must be a proposal with a propose(rng, x) method, e.g. "
-            f"pymc_rbm.kernels.wormhole.PointWormholes(data); got {type(wormholes).__name__}"
-        )
-    if method == "cd":
-        if n_chains is not None:
-            raise ValueError("CD starts one chain at every row of the batch; n_chains applies to 'pcd' and 'pt'")
-        return contrastive_divergence(kernel, k, wormholes=wormholes)
-    if method == "pcd":
-        return persistent_contrastive_divergence(kernel, k, n_chains=n_chains, wormholes=wormholes, hidden=hidden)
-    if betas is None:
-        betas = uniform_ladder(check_positive_int(n_temperatures, "n_temperatures", minimum=2))
-    else:
-        betas = check_ladder(betas)
-    return parallel_tempering(kernel, k, betas=betas, n_chains=n_chains, wormholes=wormholes)
+        return family_negative_phase(family, method)
+    if isinstance(method, Moments):
+        return deterministic(method.method, **method.options)
+    kernel = build_operator(method.operator)
+    if isinstance(method, CD):
+        return contrastive_divergence(kernel, method.k, wormholes=method.wormholes)
+    if isinstance(method, PCD):
+        return persistent_contrastive_divergence(kernel, method.k, n_chains=method.n_chains,
+                                                 wormholes=method.wormholes, hidden=method.hidden)
+    return parallel_tempering(kernel, method.k, betas=method.ladder, n_chains=method.n_chains,
+                              wormholes=method.wormholes)
 
 
-def family_negative_phase(family, method, operator, k, n_chains, wormholes, moment_options, hidden) -> NegativePhase:
+def family_negative_phase(family, method) -> NegativePhase:
     """The negative phase of a categorical or Gaussian RBM, or a ValueError naming what is supported."""
-    if method not in FAMILY_METHODS:
+    if method.name not in FAMILY_METHODS:
         raise ValueError(
-            f"fit trains {family.name} RBMs with the methods {FAMILY_METHODS} only, not {method!r} (parallel "
+            f"fit trains {family.name} RBMs with the methods {FAMILY_METHODS} only, not {method.name!r} (parallel "
             "tempering and the mean-field, TAP and Bethe model terms are written for binary units)"
         )
-    if wormholes is not None:
+    if getattr(method, "wormholes", None) is not None:
         raise ValueError(f"wormholes are written for binary RBMs; {family.name} RBMs train without them")
-    if hidden != "redraw":
-        raise ValueError(f"hidden={hidden!r} applies to binary PCD with block Gibbs; {family.name} chains always "
-                         "redraw h")
-    if method == "exact":
-        given = [name for name, was_set in (("operator", operator != "gibbs"), ("k", k != 1),
-                                            ("n_chains", n_chains is not None)) if was_set]
-        if given:
-            raise ValueError(f"{', '.join(given)} apply to the sampling methods; 'exact' draws no samples")
-    return family_phase(method, family, operator, k, n_chains=n_chains, **(moment_options or {}))
+    if getattr(method, "hidden", "redraw") != "redraw":
+        raise ValueError(f"hidden={method.hidden!r} applies to binary PCD with block Gibbs; {family.name} chains "
+                         "always redraw h")
+    if isinstance(method, Moments):
+        return family_phase("exact", family, **method.options)
+    return family_phase(method.name, family, method.operator, method.k, n_chains=getattr(method, "n_chains", None))
 
 
 def family_of_start(params, visible):

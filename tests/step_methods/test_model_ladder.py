@@ -7,6 +7,7 @@ import pytest
 from pymc_rbm import RBM, ModelLadder, RBMParams
 from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.testing import state_index
+from pymc_rbm.training import Checkpoints, PCD, SGD
 
 SAMPLE = dict(progressbar=False, compute_convergence_checks=False, cores=1)
 
@@ -102,8 +103,8 @@ def test_a_training_trajectory_is_a_ladder():
     data = np.repeat(binary_states(4)[[0, 15]], 50, axis=0)
     flip = rng.random(data.shape) < 0.05
     data = np.where(flip, 1 - data, data)
-    result = fit(data, 3, method="pcd", k=1, batch_size=20, n_updates=200, average=0, save_updates=12,
-                 eval_every=None, progress=False, rng=1, learning_rate=0.1)
+    result = fit(data, 3, batch_size=20, n_updates=200, progress=False, rng=1, learning_rate=0.1, method=PCD(k=1),
+                 optimizer=SGD(average=0), evaluation=None, checkpoints=Checkpoints(updates=12))
     p = result.params
     with pm.Model():
         v = RBM("v", p.W, p.vbias, p.hbias)

@@ -25,7 +25,7 @@ from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import binary_states, log_marginal_visible
 from pymc_rbm.kernels import RegionWormholes, acceptance_probability
 from pymc_rbm.testing import assert_frequencies, state_index
-from pymc_rbm.training import fit
+from pymc_rbm.training import SGD, fit
 
 SAMPLE = dict(chains=1, cores=1, progressbar=False, compute_convergence_checks=False)
 
@@ -89,10 +89,8 @@ def test_nuts_plus_wormholes_recovers_the_weights(mixture_data, kind, options, d
 # ---------------------------------------------- binary: the four artificial modes
 def fit_exact(data, n_hidden, *, n_updates=500, learning_rate=0.1, momentum=0.9, seed=0) -> RBMParams:
     """Full-batch gradient ascent on the exact log-likelihood (small models only), by ``training.fit``."""
-    return fit(
-        data, n_hidden, method="exact", n_updates=n_updates, learning_rate=learning_rate, momentum=momentum,
-        rng=seed, eval_every=None, progress=False,
-    ).params
+    return fit(data, n_hidden, method="exact", n_updates=n_updates, learning_rate=learning_rate, rng=seed,
+               progress=False, optimizer=SGD(momentum=momentum), evaluation=None).params
 
 
 @pytest.fixture(scope="module")

@@ -8,19 +8,19 @@ import pytest
 
 from pymc_rbm import RBMParams
 from pymc_rbm.datasets import bars_and_stripes
-from pymc_rbm.training import fit
+from pymc_rbm.training import Checkpoints, SGD, fit
 from pymc_rbm.training import trajectory as trajectory_module
 from pymc_rbm.training.trajectory import load_checkpoint
 
 DATA = np.repeat(bars_and_stripes(3), 3, axis=0)  # 42 rows, batches of 10
 # a constant rate: the checkpoint of a 10-update run resumes for 20 (a schedule would set the rate from n_updates)
-RUN = dict(method="pcd", batch_size=10, progress=False, eval_every=None, lr_schedule="constant")
+RUN = dict(method="pcd", batch_size=10, progress=False, optimizer=SGD(schedule="constant"), evaluation=None)
 
 
 @pytest.fixture
 def checkpoint(tmp_path):
     """A directory with the checkpoint of update 10 of a 20-update PCD run with momentum."""
-    fit(DATA, 4, n_updates=10, save_updates=[10], checkpoint_dir=tmp_path / "run", rng=0, **RUN)
+    fit(DATA, 4, n_updates=10, rng=0, **RUN, checkpoints=Checkpoints(updates=[10], directory=tmp_path / "run"))
     return tmp_path / "run" / "update_00000010.npz"
 
 
@@ -39,18 +39,18 @@ def test_a_resume_on_other_data_of_the_same_shape_is_refused(checkpoint):
     other = DATA[::-1].copy()  # the same rows in another order: other batches
     before = checkpoint.read_bytes()
     with pytest.raises(ValueError, match=r"written by a run on other training data \(of the same shape \(42, 9\)"):
-        fit(other, n_updates=20, resume=checkpoint, **RUN)
+        fit(other, n_updates=20, **RUN, checkpoints=Checkpoints(resume=checkpoint))
     assert checkpoint.read_bytes() == before
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert fit(DATA, n_updates=20, resume=checkpoint, **RUN).n_updates == 20  # its own data resume silently
+        assert fit(DATA, n_updates=20, **RUN, checkpoints=Checkpoints(resume=checkpoint)).n_updates == 20  # its own data resume silently
 
 
 def test_a_checkpoint_without_a_data_fingerprint_still_resumes_with_a_warning(checkpoint):
     _rewrite(checkpoint, lambda arrays, meta: meta.pop("data_fingerprint"))
     whole = fit(DATA, 4, n_updates=20, rng=0, **RUN)
     with pytest.warns(RuntimeWarning, match="records no fingerprint of its training data"):
-        resumed = fit(DATA, n_updates=20, resume=checkpoint, **RUN)
+        resumed = fit(DATA, n_updates=20, **RUN, checkpoints=Checkpoints(resume=checkpoint))
     assert resumed.params == whole.params
 
 
@@ -83,7 +83,7 @@ def test_a_damaged_checkpoint_is_named_as_not_valid(checkpoint, change, match):
     _rewrite(checkpoint, change)
     before = checkpoint.read_bytes()
     with pytest.raises(ValueError, match=rf"^not a valid checkpoint: {checkpoint}: {match}"):
-        fit(DATA, n_updates=20, resume=checkpoint, **RUN)
+        fit(DATA, n_updates=20, **RUN, checkpoints=Checkpoints(resume=checkpoint))
     assert checkpoint.read_bytes() == before
 
 
@@ -92,10 +92,10 @@ def test_a_checkpoint_dir_that_is_a_file_is_refused_before_training(tmp_path):
     where.write_text("not a directory")
     seen = []
     with pytest.raises(ValueError, match=r"checkpoint_dir=.*taken' is an existing file, not a directory"):
-        fit(DATA, 4, n_updates=5, checkpoint_dir=where, callback=seen.append, rng=0, **RUN)
+        fit(DATA, 4, n_updates=5, callback=seen.append, rng=0, **RUN, checkpoints=Checkpoints(directory=where))
     assert not seen  # refused before the first update
     with pytest.raises(ValueError, match=r"cannot be created: .*taken' is a file"):
-        fit(DATA, 4, n_updates=5, checkpoint_dir=where / "below", rng=0, **RUN)
+        fit(DATA, 4, n_updates=5, rng=0, **RUN, checkpoints=Checkpoints(directory=where / "below"))
     assert where.read_text() == "not a directory"
 
 
@@ -112,7 +112,7 @@ def test_a_checkpoint_that_cannot_be_written_warns_and_keeps_the_result(tmp_path
     whole = fit(DATA, 4, n_updates=20, rng=0, **RUN)
     monkeypatch.setattr(trajectory_module.np, "savez", disk_full_at_the_end)
     with pytest.warns(RuntimeWarning, match=r"could not write the checkpoint of update 20 .*No space left on device"):
-        res = fit(DATA, 4, n_updates=20, save_updates=[10, 20], checkpoint_dir=tmp_path, rng=0, **RUN)
+        res = fit(DATA, 4, n_updates=20, rng=0, **RUN, checkpoints=Checkpoints(updates=[10, 20], directory=tmp_path))
     assert res.n_updates == 20 and not res.stopped_early and res.params == whole.params
     assert res.trajectory.updates == [10, 20] and [p.rsplit("/", 1)[-1] for p in res.trajectory.paths] == [
         "update_00000010.npz"]
@@ -123,7 +123,8 @@ def test_parameter_files_and_checkpoints_record_their_kind(tmp_path):
     from pymc_rbm.gaussian import GaussianRBMParams
 
     data = np.random.default_rng(0).normal(size=(30, 3))
-    fit(data, 2, visible="gaussian", n_updates=4, save_updates=[4], checkpoint_dir=tmp_path, rng=0, **RUN)
+    fit(data, 2, visible="gaussian", n_updates=4, rng=0, **RUN,
+        checkpoints=Checkpoints(updates=[4], directory=tmp_path))
     path = tmp_path / "update_00000004.npz"
     with pytest.raises(ValueError, match="holds GaussianRBMParams parameters .* read it with "
                                          r"pymc_rbm\.gaussian\.params\.GaussianRBMParams\.load"):
@@ -131,8 +132,8 @@ def test_parameter_files_and_checkpoints_record_their_kind(tmp_path):
     assert GaussianRBMParams.load(path) == load_checkpoint(path).params
 
 
-AVERAGED = dict(n_updates=40, average=0.5, momentum=0.5, lr_schedule="cosine", method="pcd", batch_size=10,
-                progress=False, eval_every=None)
+AVERAGED = dict(n_updates=40, method="pcd", batch_size=10, progress=False,
+                optimizer=SGD(momentum=0.5, schedule="cosine", average=0.5), evaluation=None)
 
 
 def test_a_run_with_averaging_stopped_by_ctrl_c_keeps_both_and_resumes_draw_for_draw(tmp_path):
@@ -143,31 +144,33 @@ def test_a_run_with_averaging_stopped_by_ctrl_c_keeps_both_and_resumes_draw_for_
             raise KeyboardInterrupt
 
     with pytest.warns(RuntimeWarning, match=r"continue with fit\(data, params=result.raw_params"):
-        stopped = fit(DATA, 4, rng=0, save_updates=[10, 30], checkpoint_dir=tmp_path, callback=ctrl_c, **AVERAGED)
+        stopped = fit(DATA, 4, rng=0, callback=ctrl_c, **AVERAGED,
+                      checkpoints=Checkpoints(updates=[10, 30], directory=tmp_path))
     assert stopped.stop_reason == "interrupted" and stopped.n_updates == 33
     assert stopped.params != stopped.raw_params  # the mean of updates 21..33, and the parameters after update 33
     saved = load_checkpoint(tmp_path)
     assert saved.update == 30 and int(saved.average["count"]) == 10
-    resumed = fit(DATA, resume=tmp_path, **AVERAGED)
+    resumed = fit(DATA, **AVERAGED, checkpoints=Checkpoints(resume=tmp_path))
     assert resumed.params == whole.params and resumed.raw_params == whole.raw_params
     assert resumed.chains.v.tolist() == whole.chains.v.tolist()
 
 
 def test_a_checkpoint_with_damaged_averaged_parameters_is_named_as_not_valid(tmp_path):
-    fit(DATA, 4, rng=0, save_updates=[30], checkpoint_dir=tmp_path, **AVERAGED)
+    fit(DATA, 4, rng=0, **AVERAGED, checkpoints=Checkpoints(updates=[30], directory=tmp_path))
     path = tmp_path / "update_00000030.npz"
     _rewrite(path, lambda arrays, meta: arrays.pop("average__mean_1"))
     with pytest.raises(ValueError, match=rf"^not a valid checkpoint: {path}: its averaged parameters"):
-        fit(DATA, resume=path, **AVERAGED)
+        fit(DATA, **AVERAGED, checkpoints=Checkpoints(resume=path))
     with pytest.raises(ValueError, match=r"written with other options \(average: 0.5 there, 0.25 here\)"):
-        fit(DATA, resume=path, **{**AVERAGED, "average": 0.25})
+        fit(DATA, **{**AVERAGED, "optimizer": SGD(momentum=0.5, schedule="cosine", average=0.25)},
+                checkpoints=Checkpoints(resume=path))
 
 
 def test_a_longer_run_resumed_at_a_constant_rate_averages_its_own_window(checkpoint):
     # the checkpoint is update 10 of a 10-update run, which averaged updates 6-10; a 20-update run averages 11-20,
     # so the resumed run starts its mean afresh and ends as the whole run does
     whole = fit(DATA, 4, n_updates=20, rng=0, **RUN)
-    resumed = fit(DATA, n_updates=20, resume=checkpoint, **RUN)
+    resumed = fit(DATA, n_updates=20, **RUN, checkpoints=Checkpoints(resume=checkpoint))
     assert resumed.params == whole.params and resumed.raw_params == whole.raw_params
     assert whole.params != whole.raw_params  # PCD's default averages the last half
 
@@ -175,4 +178,4 @@ def test_a_longer_run_resumed_at_a_constant_rate_averages_its_own_window(checkpo
 def test_a_resume_whose_window_began_before_the_checkpoint_is_refused(checkpoint):
     # 15 updates average 8-15: the checkpoint's mean of 6-10 cannot give the mean of 8-10
     with pytest.raises(ValueError, match=r"cannot be rebuilt; resume with n_updates of at least 20"):
-        fit(DATA, n_updates=15, resume=checkpoint, **RUN)
+        fit(DATA, n_updates=15, **RUN, checkpoints=Checkpoints(resume=checkpoint))

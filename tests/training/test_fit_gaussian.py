@@ -8,7 +8,7 @@ import pytest
 from pymc_rbm.estimators import log_likelihood
 from pymc_rbm.gaussian import GaussianRBMParams, log_prob_exact, sample_exact
 from pymc_rbm.layers import Gaussian
-from pymc_rbm.training import fit
+from pymc_rbm.training import CD, Checkpoints, Init, SGD, fit
 from pymc_rbm.training.families import GAUSSIAN_SIGMA_SCALE
 from pymc_rbm.training.negative import FAMILY_METHODS
 
@@ -17,8 +17,8 @@ TRUE = GaussianRBMParams(2.0 * np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1
                          np.array([-6.0, -6.0]), np.full(4, 0.5))
 DATA = sample_exact(TRUE, 400, rng=1)  # exact mean log-likelihood of TRUE on DATA: -4.160
 FAST = dict(progress=False, rng=0)
-LEARN = dict(visible=Gaussian(TRUE.sigma), learning_rate=0.05, init_scale=0.1, batch_size=50, n_updates=400,
-             eval_every=100, **FAST)
+LEARN = dict(visible=Gaussian(TRUE.sigma), learning_rate=0.05, batch_size=50, n_updates=400, **FAST, evaluation=100,
+             params=Init(scale=0.1))
 
 
 @pytest.mark.parametrize("method", ["pcd", "cd", "exact"])
@@ -35,7 +35,7 @@ def test_training_learns_the_mixture(method):
 
 
 def test_sigma_from_the_data_and_uncentered_training():
-    res = fit(DATA, 2, method="pcd", centered=False, **dict(LEARN, visible="gaussian"))
+    res = fit(DATA, 2, method="pcd", **dict(LEARN, visible="gaussian"), optimizer=SGD(centered=False))
     assert GAUSSIAN_SIGMA_SCALE == 0.5
     np.testing.assert_allclose(res.params.sigma, 0.5 * DATA.std(axis=0))  # the default: half the column std
     ll = res.history.log_likelihood
@@ -46,8 +46,8 @@ def test_the_default_sigma_beats_the_column_std_on_held_out_data():
     # σ = std makes every mixture component as wide as the data; half of it lets the components separate
     # (benchmarks/gaussian_sigma.py measures it on three data sets)
     held_out = sample_exact(TRUE, 2000, rng=2)
-    options = dict(method="cd", k=1, learning_rate=0.05, lr_schedule="constant", n_updates=1000, eval_every=None,
-                   **FAST)
+    options = dict(learning_rate=0.05, n_updates=1000, **FAST, method=CD(k=1), optimizer=SGD(schedule="constant"),
+                   evaluation=None)
     default = fit(DATA, 8, visible="gaussian", **options)
     old = fit(DATA, 8, visible=Gaussian(DATA.std(axis=0)), **options)
     np.testing.assert_allclose(default.params.sigma, 0.5 * old.params.sigma)
@@ -57,10 +57,11 @@ def test_the_default_sigma_beats_the_column_std_on_held_out_data():
 
 
 def test_resume_gives_the_uninterrupted_run(tmp_path):
-    options = dict(LEARN, method="pcd", n_updates=30, eval_every=10, optimizer="adam", learning_rate=0.01)
+    options = dict(LEARN, method="pcd", n_updates=30, evaluation=10, optimizer="adam", learning_rate=0.01)
     whole = fit(DATA, 2, **options)
-    fit(DATA, 2, save_updates=[12], checkpoint_dir=tmp_path, callback=lambda step: step.update == 12, **options)
-    resumed = fit(DATA, resume=tmp_path, **dict(options, visible=None))
+    fit(DATA, 2, callback=lambda step: step.update == 12, **options,
+        checkpoints=Checkpoints(updates=[12], directory=tmp_path))
+    resumed = fit(DATA, **dict(options, visible=None), checkpoints=Checkpoints(resume=tmp_path))
     assert resumed.params == whole.params  # sigma included: it was written to the checkpoint
     np.testing.assert_array_equal(resumed.chains.v, whole.chains.v)
 

@@ -5,7 +5,7 @@ import pytest
 
 from pymc_rbm import RBMParams
 from pymc_rbm.datasets import bars_and_stripes
-from pymc_rbm.training import Gradient, fit
+from pymc_rbm.training import Checkpoints, Gradient, Init, PCD, fit
 from pymc_rbm.training.optimizers import DEFAULT_MOMENTUM, SGD, Adam, clip, make_optimizer, schedule_factor
 
 DATA = bars_and_stripes(3)
@@ -56,24 +56,25 @@ def test_clipping():
 @pytest.mark.parametrize("schedule", ["constant", "linear", "cosine"])
 def test_every_optimiser_and_schedule_learns(optimizer, schedule):
     lr = 0.05 if optimizer == "adam" else 0.3
-    res = fit(DATA, 9, method="exact", optimizer=optimizer, lr_schedule=schedule, learning_rate=lr, n_updates=200,
-              eval_every=200, init_scale=0.5, **FAST)
+    record = {"adam": Adam, "sgd": SGD}[optimizer](schedule=schedule)
+    res = fit(DATA, 9, method="exact", optimizer=record, learning_rate=lr, n_updates=200, evaluation=200,
+              params=Init(scale=0.5), **FAST)
     ll = res.history.log_likelihood
     assert ll[-1] > ll[0] + 1.0
 
 
 def test_clipped_steps_are_no_longer_than_the_clip():
     start = RBMParams.random(9, 4, scale=0.5, rng=1)
-    res = fit(DATA, params=start, method="exact", learning_rate=1.0, max_grad_norm=1e-3, n_updates=1,
-              eval_every=None, centered=False, **FAST)
+    res = fit(DATA, params=start, method="exact", learning_rate=1.0, n_updates=1, **FAST,
+              optimizer=SGD(max_grad_norm=1e-3, centered=False), evaluation=None)
     step = Gradient(*(a - b for a, b in zip((res.params.W, res.params.vbias, res.params.hbias),
                                             (start.W, start.vbias, start.hbias))))
     assert step.norm() == pytest.approx(1e-3)
 
 
 def test_float32_training_stays_float32_and_learns_like_float64():
-    kw = dict(method="pcd", k=3, learning_rate=0.1, n_updates=300, eval_every=300, init_scale=0.5, **FAST)
-    f32 = fit(DATA, 9, dtype=np.float32, **kw)
+    kw = dict(learning_rate=0.1, n_updates=300, **FAST, method=PCD(k=3), evaluation=300, params=Init(scale=0.5))
+    f32 = fit(DATA, 9, **kw | {"params": Init(scale=0.5, dtype=np.float32)})
     f64 = fit(DATA, 9, **kw)
     assert f32.params.W.dtype == np.float32 and f64.params.W.dtype == np.float64
     assert f32.history.log_likelihood[-1] > f32.history.log_likelihood[0] + 1.0
@@ -83,49 +84,50 @@ def test_float32_training_stays_float32_and_learns_like_float64():
 @pytest.mark.parametrize(
     "options, match",
     [
-        (dict(optimizer="rmsprop"), "optimizer must be"),
-        (dict(optimizer="adam", momentum=0.9), "momentum applies to optimizer='sgd'"),
-        (dict(momentum=1.0), "momentum"),
-        (dict(lr_schedule="step"), "lr_schedule must be"),
-        (dict(max_grad_norm=0.0), "max_grad_norm"),
-        (dict(max_grad_norm=np.nan), "max_grad_norm"),
-        (dict(weight_decay=-0.1), "weight_decay"),
-        (dict(dtype=np.int32), "dtype must be"),
-        (dict(dtype="float16"), "dtype must be"),
-        (dict(hidden="stale", method="pcd"), "hidden must be"),
-        (dict(hidden="stale"), "hidden must be"),
+        (lambda: dict(optimizer="rmsprop"), "optimizer must be"),
+        (lambda: dict(optimizer=SGD(momentum=1.0)), "momentum"),
+        (lambda: dict(optimizer=SGD(schedule="step")), "schedule must be"),
+        (lambda: dict(optimizer=Adam(max_grad_norm=0.0)), "max_grad_norm"),
+        (lambda: dict(optimizer=SGD(max_grad_norm=np.nan)), "max_grad_norm"),
+        (lambda: dict(optimizer=SGD(weight_decay=-0.1)), "weight_decay"),
+        (lambda: dict(params=Init(RBMParams.random(9, 4, rng=0), dtype=np.int32)), "dtype must be"),
+        (lambda: dict(params=Init(RBMParams.random(9, 4, rng=0), dtype="float16")), "dtype must be"),
+        (lambda: dict(method=PCD(hidden="stale")), "hidden must be"),
     ],
 )
 def test_bad_options_are_refused_and_nothing_is_mutated(options, match, tmp_path):
     start = RBMParams.random(9, 4, rng=0)
     W = start.W.copy()
     data = DATA.copy()
-    with pytest.raises(ValueError, match=match):
-        fit(data, params=start, n_updates=5, eval_every=None, checkpoint_dir=tmp_path / "cp", **options, **FAST)
+    with pytest.raises(ValueError, match=match):  # a record refuses a bad field when it is made, fit the rest
+        fit(data, **{"params": start, **options()}, n_updates=5, **FAST, evaluation=None,
+            checkpoints=Checkpoints(directory=tmp_path / "cp"))
     np.testing.assert_array_equal(start.W, W)
     np.testing.assert_array_equal(data, DATA)
     assert not (tmp_path / "cp").exists()
 
 
 def test_a_callable_schedule_that_returns_nonsense_is_refused():
-    with pytest.raises(ValueError, match="lr_schedule"):
-        fit(DATA, 4, n_updates=5, eval_every=None, lr_schedule=lambda u, n: -1.0, **FAST)
+    with pytest.raises(ValueError, match="schedule"):
+        fit(DATA, 4, n_updates=5, **FAST, optimizer=SGD(schedule=lambda u, n: -1.0), evaluation=None)
 
 
 def test_make_optimizer_objects():
-    assert make_optimizer("sgd", 0.9) == SGD(0.9)
-    assert make_optimizer("sgd") == SGD(DEFAULT_MOMENTUM) == SGD(0.5)  # momentum not given: the default
+    assert make_optimizer("sgd") == SGD(DEFAULT_MOMENTUM) == SGD(0.5) == SGD()  # momentum not given: the default
     assert make_optimizer("adam") == Adam()  # Adam has no momentum to default
-    assert make_optimizer(SGD(0.2)) == SGD(0.2)  # an object keeps its own
-    assert make_optimizer("sgd", 0.0) == SGD(0.0)
+    assert make_optimizer(SGD(0.2)) == SGD(0.2)  # a record keeps its own
     assert make_optimizer(Adam(beta1=0.5)) == Adam(beta1=0.5)
+    assert repr(SGD(0.9, schedule="linear")) == "SGD(momentum=0.9)"  # checkpoints record the step rule alone
+    with pytest.raises(TypeError, match="momentum"):
+        Adam(momentum=0.9)  # Adam's beta1 is its momentum
     with pytest.raises(ValueError, match="beta2"):
         Adam(beta2=1.0)
 
 
 def _one_update(**options):
     start = RBMParams.random(9, 4, scale=0.5, rng=1)
-    res = fit(DATA, params=start, method="exact", n_updates=1, eval_every=None, save_updates=0, **options, **FAST)
+    res = fit(DATA, params=start, method="exact", n_updates=1, **options, **FAST, evaluation=None,
+              checkpoints=Checkpoints(updates=0))
     return start, res.params
 
 
@@ -149,7 +151,7 @@ def test_adam_and_momentum_step_in_the_centered_parameters():
     step = centered_update(Gradient(*(0.01 * x / (np.abs(x) + eps) for x in g)), mu, lam)
     for a, s, d in zip((after.W, after.vbias, after.hbias), (start.W, start.vbias, start.hbias), step):
         np.testing.assert_allclose(a, s + d, rtol=0, atol=1e-12)
-    start, after = _one_update(learning_rate=0.1, momentum=0.9)  # the first momentum step is lr · g
+    start, after = _one_update(learning_rate=0.1, optimizer=SGD(0.9))  # the first momentum step is lr · g
     step = centered_update(Gradient(*(0.1 * x for x in g)), mu, lam)
     for a, s, d in zip((after.W, after.vbias, after.hbias), (start.W, start.vbias, start.hbias), step):
         np.testing.assert_allclose(a, s + d, rtol=0, atol=1e-12)
@@ -158,13 +160,13 @@ def test_adam_and_momentum_step_in_the_centered_parameters():
 def test_init_data_puts_the_visible_biases_at_the_data_logits():
     data = np.repeat(DATA, 2, axis=0)
     data[:, 0] = 0  # a pixel never on: clipped at 1e-4
-    res = fit(data, 4, n_updates=1, learning_rate=1e-12, eval_every=None, **FAST)
+    res = fit(data, 4, n_updates=1, learning_rate=1e-12, **FAST, evaluation=None)
     p = np.clip(data.mean(axis=0), 1e-4, 1 - 1e-4)
     np.testing.assert_allclose(res.params.vbias, np.log(p / (1 - p)), atol=1e-6)
-    normal = fit(data, 4, n_updates=1, learning_rate=1e-12, eval_every=None, init="normal", init_scale=0.5, **FAST)
+    normal = fit(data, 4, n_updates=1, learning_rate=1e-12, **FAST, evaluation=None, params=Init("normal", scale=0.5))
     assert np.abs(normal.params.hbias).max() > 0.01
-    with pytest.raises(ValueError, match="init must be"):
-        fit(data, 4, n_updates=1, init="zeros", **FAST)
+    with pytest.raises(ValueError, match="start must be"):
+        fit(data, 4, n_updates=1, **FAST, params=Init("zeros"))
 
 
 @pytest.mark.parametrize("momentum", [0.0, 0.5])
@@ -185,7 +187,7 @@ def test_compiled_centered_step_moves_the_parameters_as_numpy_does(shape, dtype,
     offsets = rng.random(n_v).astype(dtype), rng.random(n_h).astype(dtype)
 
     def moved():
-        updater = optimizers.Updater("sgd", momentum, 0.0123, "cosine", 0.0, None, 100)
+        updater = optimizers.Updater(optimizers.SGD(momentum), 0.0123, "cosine", 100)
         out = tuple(a.copy() for a in arrays)
         state = updater.init(out)
         updater.apply(state, out, grad, 7, offsets)

@@ -7,11 +7,11 @@ import pytest
 
 from pymc_rbm import RBMParams
 from pymc_rbm.datasets import bars_and_stripes
-from pymc_rbm.training import fit
+from pymc_rbm.training import PCD, PT, SGD, Checkpoints, Init, fit
 from pymc_rbm.training.trajectory import load_checkpoint, log_spaced_updates
 
 DATA = np.repeat(bars_and_stripes(3), 3, axis=0)  # 42 rows: batches of 10 end epochs mid-way through a save gap
-FAST = dict(progress=False, rng=0, eval_every=None)
+FAST = dict(progress=False, rng=0, evaluation=None)
 
 
 def test_default_trajectory_is_log_spaced_from_start_to_end():
@@ -24,8 +24,8 @@ def test_default_trajectory_is_log_spaced_from_start_to_end():
 
 
 def test_checkpoints_are_models_and_runs(tmp_path):
-    res = fit(DATA, 4, method="pcd", n_updates=30, batch_size=10, save_updates=[0, 10, 30], checkpoint_dir=tmp_path,
-              **FAST)
+    res = fit(DATA, 4, method="pcd", n_updates=30, batch_size=10, **FAST,
+              checkpoints=Checkpoints(updates=[0, 10, 30], directory=tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"update_{u:08d}.npz" for u in (0, 10, 30)]
     model = RBMParams.load(tmp_path / "update_00000030.npz")  # a checkpoint is a parameter file too
     np.testing.assert_array_equal(model.W, res.raw_params.W)
@@ -37,29 +37,30 @@ def test_checkpoints_are_models_and_runs(tmp_path):
 @pytest.mark.parametrize(
     "options",
     [
-        dict(method="pcd", k=2),  # hidden units redrawn, the kernels' sweeps
-        dict(method="pcd", hidden="carry", optimizer="adam", learning_rate=0.01),  # the compiled one-call gradient
-        dict(method="pt", betas=[0.5, 1.0], momentum=0.5, lr_schedule="cosine", centered=False),
-        dict(method="cd", weight_decay=0.01, max_grad_norm=0.5, dtype=np.float32),
+        dict(method=PCD(k=2)),  # hidden units redrawn, the kernels' sweeps
+        dict(optimizer="adam", learning_rate=0.01, method=PCD(hidden="carry")),  # the compiled one-call gradient
+        dict(method=PT(betas=[0.5, 1.0]), optimizer=SGD(momentum=0.5, schedule="cosine", centered=False)),
+        dict(method="cd", optimizer=SGD(weight_decay=0.01, max_grad_norm=0.5), params=Init(dtype=np.float32)),
     ],
     ids=["pcd", "pcd-carry-adam", "pt-momentum-cosine", "cd-float32-clipped"],
 )
 def test_a_run_stopped_by_ctrl_c_resumes_from_its_last_checkpoint_draw_for_draw(tmp_path, options):
-    common = dict(n_hidden=5, batch_size=10, n_updates=60, learning_rate=0.05, save_updates=[0, 10, 20, 30, 45, 60],
-                  **FAST)
+    common = dict(n_hidden=5, batch_size=10, n_updates=60, learning_rate=0.05, **FAST)
     common.update(options)
-    whole = fit(DATA, checkpoint_dir=tmp_path / "whole", **common)
+    saved = [0, 10, 20, 30, 45, 60]
+    whole = fit(DATA, **common, checkpoints=Checkpoints(updates=saved, directory=tmp_path / "whole"))
 
     def ctrl_c(step):
         if step.update == 37:
             raise KeyboardInterrupt
 
     with pytest.warns(RuntimeWarning, match="interrupted"):
-        stopped = fit(DATA, checkpoint_dir=tmp_path / "cut", callback=ctrl_c, **common)
+        stopped = fit(DATA, callback=ctrl_c, **common, checkpoints=Checkpoints(updates=saved, directory=tmp_path / "cut"))
     assert stopped.stop_reason == "interrupted" and stopped.n_updates == 37
     assert load_checkpoint(tmp_path / "cut").update == 30
     common.pop("rng")
-    resumed = fit(DATA, checkpoint_dir=tmp_path / "cut", resume=tmp_path / "cut", **common)
+    resumed = fit(DATA, **common,
+                  checkpoints=Checkpoints(updates=saved, directory=tmp_path / "cut", resume=tmp_path / "cut"))
     assert resumed.n_updates == 60 and not resumed.stopped_early
     for a, b in zip((resumed.params.W, resumed.params.vbias, resumed.params.hbias),
                     (whole.params.W, whole.params.vbias, whole.params.hbias)):
@@ -75,32 +76,32 @@ def test_a_run_stopped_by_ctrl_c_resumes_from_its_last_checkpoint_draw_for_draw(
 
 def test_resume_refuses_other_options_and_keeps_the_files(tmp_path):
     # a constant rate resumes for longer (on a schedule the rate depends on n_updates: refused below)
-    run = dict(method="pcd", batch_size=10, lr_schedule="constant", progress=False, eval_every=None)
-    fit(DATA, 4, n_updates=20, save_updates=[10, 20], checkpoint_dir=tmp_path, rng=0, **run)
+    run = dict(method="pcd", batch_size=10, progress=False, optimizer=SGD(schedule="constant"), evaluation=None)
+    fit(DATA, 4, n_updates=20, rng=0, **run, checkpoints=Checkpoints(updates=[10, 20], directory=tmp_path))
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     with pytest.raises(ValueError, match="k: 5 there, 3 here"):
-        fit(DATA, k=3, n_updates=40, resume=tmp_path, **run)
+        fit(DATA, n_updates=40, **run | {"method": PCD(k=3)}, checkpoints=Checkpoints(resume=tmp_path))
     with pytest.raises(ValueError, match="lr_schedule: 'constant' there, 'cosine' here, n_updates: 20 there, 40 here"):
-        fit(DATA, **dict(run, lr_schedule="cosine"), n_updates=40, resume=tmp_path)
+        fit(DATA, **dict(run, optimizer=SGD(schedule="cosine")), n_updates=40, checkpoints=Checkpoints(resume=tmp_path))
     with pytest.raises(ValueError, match="nothing to do"):
-        fit(DATA, n_updates=20, resume=tmp_path, **run)
+        fit(DATA, n_updates=20, **run, checkpoints=Checkpoints(resume=tmp_path))
     with pytest.raises(ValueError, match="neither params= nor chains="):
-        fit(DATA, params=RBMParams.random(9, 4, rng=0), n_updates=40, resume=tmp_path, **run)
+        fit(DATA, params=RBMParams.random(9, 4, rng=0), n_updates=40, **run, checkpoints=Checkpoints(resume=tmp_path))
     with pytest.raises(ValueError, match="no such checkpoint"):
-        fit(DATA, 4, resume=tmp_path / "nowhere", **FAST)
+        fit(DATA, 4, **FAST, checkpoints=Checkpoints(resume=tmp_path / "nowhere"))
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
-    more = fit(DATA, n_updates=40, resume=tmp_path, **run)
+    more = fit(DATA, n_updates=40, **run, checkpoints=Checkpoints(resume=tmp_path))
     assert more.n_updates == 40
 
 
 @pytest.mark.parametrize("bad", [-1, [5, 500], [[1, 2]], [0.5], True])
 def test_bad_save_updates(bad):
     with pytest.raises(ValueError, match="save_updates"):
-        fit(DATA, 4, n_updates=100, save_updates=bad, **FAST)
+        fit(DATA, 4, n_updates=100, **FAST, checkpoints=Checkpoints(updates=bad))
 
 
 def test_no_trajectory_when_asked():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = fit(DATA, 4, n_updates=10, save_updates=0, **FAST)
+        res = fit(DATA, 4, n_updates=10, **FAST, checkpoints=Checkpoints(updates=0))
     assert len(res.trajectory) == 0
