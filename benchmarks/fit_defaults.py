@@ -12,13 +12,13 @@ log-likelihood of the training rows (:func:`pymc_rbm.estimators.log_likelihood`)
 Settings, each ``fit(data, 16, rng=seed, **options)`` with records every 100 updates (the default):
 
 - ``defaults``: no options;
-- ``defaults before``: ``method="cd", k=1, learning_rate=0.01, lr_schedule="constant"``, 1000 updates;
+- ``defaults before``: ``method=CD(k=1), learning_rate=0.01, optimizer=SGD(schedule="constant")``, 1000 updates;
 - ``cosine, not averaged``: the defaults with every row in every update, the learning rate decayed to 0 on a
   cosine and no averaging (the defaults until mini-batches and averaging became the default);
-- ``README``: ``method="pcd", operator="flip", k=5, learning_rate=0.05, n_updates=5000``, constant rate;
-- ``constant rate, not averaged``: the defaults with ``average=0`` (the last parameters returned);
-- ``defaults, PCD-1``: the defaults with ``k=1``;
-- ``defaults, flip-the-state``: the defaults with ``operator="flip"``.
+- ``README``: ``method=PCD(k=5, operator="flip"), learning_rate=0.05, n_updates=5000``, constant rate;
+- ``constant rate, not averaged``: the defaults with ``SGD(average=0)`` (the last parameters returned);
+- ``defaults, PCD-1``: the defaults with ``PCD(k=1)``;
+- ``defaults, flip-the-state``: the defaults with ``PCD(operator="flip")``.
 
 Per setting: the log-likelihood at the end (mean over the seeds, and the worst seed), the best record
 (mean), and the seconds per run (mean; records included, on a machine that may be shared). Run from

@@ -10,15 +10,15 @@ The test log-likelihood of every trained model is scored by our BAR (``pymc_rbm.
 
 Trainers (``--trainers``, comma separated):
 
-- ``ours``: plain gradient ascent (``momentum=0``, the step ``rbms``' ``torch.optim.SGD`` takes, so both
+- ``ours``: plain gradient ascent (``SGD(momentum=0)``, the step ``rbms``' ``torch.optim.SGD`` takes, so both
   trainers follow the same steps) and ``fit``'s defaults for the rest (centered gradient, hidden units
   redrawn at the new parameters every update as rbms does, float64); ``ours-uncentered``, ``ours-carry`` (the chains'
   hidden state carried over the update, visible layer first), ``ours-0.2`` (uncentered and carried:
   the loop of pymc-rbm 0.2), ``ours-f32`` (float32);
-- ``fit-defaults``: ``fit(train, 500, method="pcd", k=k, batch_size=100, learning_rate=0.01,
+- ``fit-defaults``: ``fit(train, 500, method=PCD(k=k), batch_size=100, learning_rate=0.01,
   n_updates=2000)`` from its own default initialisation (not the shared start) and with its default
-  momentum; ``fit-defaults-carry`` the same with ``hidden="carry"``, ``fit-defaults-init-normal`` with
-  ``init="normal"`` (0.2's start), ``fit-defaults-no-momentum`` with ``momentum=0``;
+  momentum; ``fit-defaults-carry`` the same with ``PCD(hidden="carry")``, ``fit-defaults-init-normal`` with
+  ``params=Init("normal")`` (0.2's start), ``fit-defaults-no-momentum`` with ``SGD(momentum=0)``;
 - ``rbms`` (centered, its default) and ``rbms-uncentered``: the PyTorch package ``rbms``'s own
   objects (``BBRBM.sample_state``, ``compute_gradient``, ``torch.optim.SGD(maximize=True)``, a random
   batch per update as its ``RBMDataset.batch`` draws it), float32 unless ``--rbms-dtype float64``.

@@ -1,7 +1,7 @@
 """Time per update of PCD-1 training with :func:`pymc_rbm.training.fit`, beside scikit-learn's ``BernoulliRBM``.
 
 ``fit`` is timed with its defaults (centered gradient, hidden units redrawn at every update), with the
-loop of pymc-rbm 0.2 (``centered=False, hidden="carry"``: five products per update, scikit-learn's
+loop of pymc-rbm 0.2 (``SGD(centered=False)``, ``PCD(hidden="carry")``: five products per update, scikit-learn's
 count), in float32, and with CD-1 (the defaults otherwise). On small models all of them run as compiled
 calls (:func:`pymc_rbm.training.chains.one_call`).
 
