@@ -166,8 +166,8 @@ def numpy_product(a, b, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, which, last, other, M,
-                 may_follow):  # pragma: no cover - compiled
+def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, which, last,
+                 follow):  # pragma: no cover - compiled
     """One layer of the ``DENSE`` path: ``x`` given ``a`` by :func:`~pymc_rbm.kernels.update_rule.dense_layer`
     with the uniforms of ``(key, stream)``, in place; then, when ``may_follow`` and at most ``max_fraction``
     (:data:`~pymc_rbm.kernels.activations.BATCH_FRACTION`) of the layer's entries changed, ``other += (x' - x) M``
@@ -192,10 +192,9 @@ def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, w
     gibbs : bool
     which : int
     last : bool
-    other : (n_chains, m)
-    M : (n, m)
-    may_follow : bool
-        Whether ``other`` holds the activation of the current ``x`` (else it is not touched).
+    follow : tuple
+        ``(other, M, may_follow)``: the other layer's activation (n_chains, m), the weights (n, m) that take
+        ``x`` to it, and whether ``other`` holds the activation of the current ``x`` (else it is not touched).
 
     Returns
     -------
@@ -205,11 +204,12 @@ def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, w
         ``other`` was updated by rows (some units changed).
     """
     key, changes, counts, hidden_exp, v_out, max_fraction = dense
+    other, M, may_follow = follow
     d = changes[: x.size].reshape(x.shape)
     E = hidden_exp if exp_known else hidden_exp[:0]
     # one signature of dense_layer for both layers: ``out`` of one type, and the switch as a run-time bool
     # (a constant argument is typed as a literal, and each literal compiles the whole layer update again)
-    n = dense_layer(key, stream, x, a, bias, add_bias, E, np.bool_(exp_known), alpha, gibbs, counts[which], d,
+    n = dense_layer((key, stream), x, a, bias, add_bias, E, np.bool_(exp_known), alpha, gibbs, counts[which], d,
                     v_out if last else v_out[:0])
     by_rows = may_follow and n <= max_fraction * x.size
     if by_rows and n:
@@ -326,7 +326,7 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
                     o += n_chains * n_h
                 elif mode == DENSE:
                     by_rows, incremental = dense_update(dense, 2 * t, h, a_h, hbias, h_pending, exp_known,
-                                                        alpha_h, gibbs, 1, False, a_v, W_T, a_v_valid)
+                                                        alpha_h, gibbs, 1, False, (a_v, W_T, a_v_valid))
                     exp_known = False
                     n_incremental += incremental
                 else:
@@ -355,7 +355,7 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
                     numpy_product(h, W.T, a_v)  # W's own memory (as the gemm floor), not W_T's: half the data cached
                 a_v_valid = True
                 by_rows, incremental = dense_update(dense, 2 * t + 1, v, a_v, vbias, not by_rows, False,
-                                                    alpha_v, gibbs, 0, t == row_u + n_sweeps[r] - 1, a_h, W, True)
+                                                    alpha_v, gibbs, 0, t == row_u + n_sweeps[r] - 1, (a_h, W, True))
                 n_incremental += incremental
                 h_pending = not by_rows
                 if h_pending:

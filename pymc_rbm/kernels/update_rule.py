@@ -231,15 +231,16 @@ def rule_row(u, x, a, E, alpha, gibbs, d, out, copy):  # pragma: no cover - comp
 
 
 @njit(cache=True, nogil=True)
-def dense_layer(key, stream, x, a, bias, add_bias, E, e_known, alpha, gibbs, counts, d, out):  # pragma: no cover
-    """A batch's layer update ``x`` (n_chains, n) given ``a``, in place, with the uniforms of ``(key, stream)``.
+def dense_layer(u, x, a, bias, add_bias, E, e_known, alpha, gibbs, counts, d, out):  # pragma: no cover - compiled
+    """A batch's layer update ``x`` (n_chains, n) given ``a``, in place, with the uniforms of ``u``.
 
-    Row ``k`` takes ``philox_uniforms(key, k, stream, ·)``. ``E`` holds ``exp(-|a|)`` when ``e_known``; else,
-    when it has ``x``'s shape, it receives it (otherwise it is not touched). With ``add_bias``, ``a += bias``
-    first. ``d`` (int8) receives each unit's change, ``counts`` the changed units per chain, ``out`` (when of
-    ``x``'s shape) ``x'`` in its own dtype. Returns the total number of changed units."""
+    ``u`` is ``(key, stream)``: row ``k`` takes ``philox_uniforms(key, k, stream, ·)``. ``E`` holds ``exp(-|a|)``
+    when ``e_known``; else, when it has ``x``'s shape, it receives it (otherwise it is not touched). With
+    ``add_bias``, ``a += bias`` first. ``d`` (int8) receives each unit's change, ``counts`` the changed units per
+    chain, ``out`` (when of ``x``'s shape) ``x'`` in its own dtype. Returns the total number of changed units."""
+    key, stream = u
     n_chains, n = x.shape
-    u = np.empty(n + (n & 1))
+    u_row = np.empty(n + (n & 1))
     e_row = np.empty(n)
     keep = E.shape == x.shape
     copy = out.shape == x.shape
@@ -249,17 +250,17 @@ def dense_layer(key, stream, x, a, bias, add_bias, E, e_known, alpha, gibbs, cou
         e = E[k] if keep else e_row
         if not e_known:
             exp_neg_abs(a[k], bias, add_bias, e)
-        philox_uniforms(key, k, stream, u)
+        philox_uniforms(key, k, stream, u_row)
         o = out[k] if copy else no_out
         # the operator is fixed per call: a loop of its own for each case, specialised by the compiler
         if gibbs:
-            c = rule_row(u, x[k], a[k], e, 1.0, True, d[k], o, copy)
+            c = rule_row(u_row, x[k], a[k], e, 1.0, True, d[k], o, copy)
         elif alpha == 1.0:
-            c = rule_row(u, x[k], a[k], e, 1.0, False, d[k], o, copy)
+            c = rule_row(u_row, x[k], a[k], e, 1.0, False, d[k], o, copy)
         elif alpha == 0.0:
-            c = rule_row(u, x[k], a[k], e, 0.0, False, d[k], o, copy)
+            c = rule_row(u_row, x[k], a[k], e, 0.0, False, d[k], o, copy)
         else:
-            c = rule_row(u, x[k], a[k], e, alpha, False, d[k], o, copy)
+            c = rule_row(u_row, x[k], a[k], e, alpha, False, d[k], o, copy)
         counts[k] = c
         total += c
     return total
