@@ -83,8 +83,9 @@ class TemperedState(NamedTuple):
         array, so that casting the chains' arrays to a training dtype
         (float32) leaves the ladder exact.
     rejection_sum : tuple of float of length n_temperatures - 1, or None
-        Per pair, the sum over the swap rounds that attempted it since the
-        ladder last changed of its Rao-Blackwellised rejection
+        Per pair, the sum over the swap rounds that attempted it in the
+        current window of rates (training adapts the ladder at the end of a
+        window) of its Rao-Blackwellised rejection
         ``1 - min(1, exp(log_ratio))`` averaged over the chains.
     attempts : tuple of int of length n_temperatures - 1, or None
         Per pair, the number of those rounds.

@@ -435,11 +435,13 @@ def parallel_tempering(
     for the ladder in force; the ladder changes only between updates, as the
     parameters do, so every update is exact for the ladder it ran at.
 
-    Every ``adapt_every`` updates (swap rounds: ``chains.n_rounds`` a
-    multiple of it) the ladder is replaced by
+    The swap rates are measured over windows of ``adapt_every`` updates (a
+    window ends where ``chains.n_rounds``, one swap round an update, is a
+    multiple of it; windows of 50 updates with a fixed ladder). At the end of
+    each window the ladder is replaced by
     :func:`~pymc_rbm.kernels.tempering.equalized_ladder` of the pairs' mean
-    rejection rates since the last change, with as many rungs as before and
-    the same end points: the rule of every ladder of the package
+    rejection rates in the window, with as many rungs as before and the same
+    end points: the rule of every ladder of the package
     (``ReplicaExchange``, :func:`~pymc_rbm.estimators.log_partition_ladder`),
     which spaces the rungs so that neighbours have equal communication
     barriers (Syed, Bouchard-Côté, Deligiannidis & Doucet 2022). A pair's
@@ -480,13 +482,13 @@ def parallel_tempering(
         Its chains are a :class:`~pymc_rbm.kernels.tempering.TemperedState`
         with ``v``, ``h`` of shape ``(n_temperatures, n_chains, ·)`` and the
         ladder in force and its rejection accumulators (``betas``,
-        ``rejection_sum``, ``attempts``), so that a checkpoint resumes draw for
-        draw. ``info`` holds ``swap_accept`` (the fraction of attempted swaps
-        accepted) and, once every pair has been attempted since the ladder last
-        changed, ``barrier``: the communication barrier
+        ``rejection_sum``, ``attempts``: those of the window so far), so that
+        a checkpoint resumes draw for draw. ``info`` holds ``swap_accept``
+        (the fraction of attempted swaps accepted) and, once every pair has
+        been attempted in the window, ``barrier``: the communication barrier
         ``Λ = communication_barrier(betas, rejection, saturating=True)[-1]`` of
-        the rates so far (absent on the first update after each change, where
-        half the pairs have no rate yet).
+        the window's rates so far (absent on the first update of a window,
+        where half the pairs have no rate yet).
     """
     betas = _tempering.check_ladder(betas)
     if betas[-1] != 1.0:
@@ -494,6 +496,7 @@ def parallel_tempering(
     pt_step = _tempering.build_kernel(kernel, k=check_positive_int(k, "k"))
     n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
     adapt_every = _check_adapt_every(adapt_every)
+    window = adapt_every or DEFAULT_ADAPT_EVERY  # the rates (and the barrier of info) of a fixed ladder too
 
     def init(rng, data, params, batch_size=None):
         n = n_chains or batch_size or data.shape[0]
@@ -514,8 +517,9 @@ def parallel_tempering(
             rejection = np.clip(rejection_sum / attempts, 0.0, 1.0)
             info["barrier"] = float(
                 _tempering.communication_barrier(ladder, rejection, saturating=PT_SATURATING)[-1])
-            if adapt_every and ladder.size > 2 and state.n_rounds % adapt_every == 0:
-                ladder = _tempering.equalized_ladder(ladder, rejection, ladder.size, saturating=PT_SATURATING)
+            if state.n_rounds % window == 0:  # the window ends: a new ladder (when adapting), new rates
+                if adapt_every and ladder.size > 2:
+                    ladder = _tempering.equalized_ladder(ladder, rejection, ladder.size, saturating=PT_SATURATING)
                 rejection_sum[:], attempts[:] = 0.0, 0
         state = _with_ladder(state, ladder, rejection_sum, attempts)
         top = RBMState(state.v[-1], state.h[-1])

@@ -60,13 +60,18 @@ def _rates(chains) -> np.ndarray:
 
 
 def _measure(chains, params, n_updates, seed):
-    """Mean rejection of each pair at the chains' own ladder, held fixed for ``n_updates`` updates."""
-    fixed = parallel_tempering(GIBBS, betas=chains.betas, adapt_every=None)
-    chains = chains._replace(rejection_sum=None, attempts=None)
+    """Mean Rao-Blackwellised rejection of each pair at the chains' own ladder, by the kernel itself."""
+    pt_step = build_kernel(GIBBS)
+    betas = np.asarray(chains.betas)
     rng = np.random.default_rng(seed)
+    state = TemperedState(chains.v, chains.h, chains.n_rounds)
+    total, n = np.zeros(betas.size - 1), np.zeros(betas.size - 1)
     for _ in range(n_updates):
-        _, chains, _ = fixed.step(rng, chains, params, None)
-    return _rates(chains)
+        state, info = pt_step(rng, state, params, betas)
+        tried = info.swap.attempted
+        total[tried] += 1.0 - acceptance_probability(info.swap.log_ratio[tried]).mean(axis=1)
+        n[tried] += 1
+    return total / n
 
 
 def test_the_ladder_equalizes_the_rejections_of_a_sharp_model():
@@ -157,7 +162,11 @@ def test_a_fixed_ladder_gives_the_draws_of_the_fixed_kernel():
     for state, _, _ in reference:
         _, chains, _ = phase.step(rng, chains, params, data)
     np.testing.assert_array_equal(chains.v, reference[-1][0].v)
-    assert chains.betas == tuple(uniform_ladder(5)) and chains.attempts == (DEFAULT_ADAPT_EVERY,) * 4
+    assert chains.betas == tuple(uniform_ladder(5))
+    assert chains.attempts == (0,) * 4  # a fixed ladder measures its rates in windows of the default length too
+    _, chains, info = phase.step(rng, chains, params, data)
+    _, chains, info = phase.step(rng, chains, params, data)
+    assert chains.attempts == (1,) * 4 and info["barrier"] > 0
 
 
 def test_adapt_every_zero_is_a_fixed_ladder_and_one_is_refused():
