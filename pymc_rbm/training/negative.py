@@ -86,6 +86,7 @@ __all__ = [
     "persistent_contrastive_divergence",
     "parallel_tempering",
     "DEFAULT_ADAPT_EVERY",
+    "check_adapt_every",
     "deterministic",
     "phase_gradient",
     "centered_phase_gradient",
@@ -495,7 +496,7 @@ def parallel_tempering(
         raise ValueError(f"the last inverse temperature must be 1 (the model itself), got {betas[-1]}")
     pt_step = _tempering.build_kernel(kernel, k=check_positive_int(k, "k"))
     n_chains = check_positive_int(n_chains, "n_chains", allow_none=True)
-    adapt_every = _check_adapt_every(adapt_every)
+    adapt_every = check_adapt_every(adapt_every)
     window = adapt_every or DEFAULT_ADAPT_EVERY  # the rates (and the barrier of info) of a fixed ladder too
 
     def init(rng, data, params, batch_size=None):
@@ -533,8 +534,14 @@ def parallel_tempering(
     return _from_samples("pt", init, samples)
 
 
-def _check_adapt_every(adapt_every) -> int:
-    """``adapt_every`` as an int (0: a fixed ladder), or a ValueError."""
+def check_adapt_every(adapt_every) -> int:
+    """:func:`parallel_tempering`'s ``adapt_every`` checked: an int >= 2, or 0 for a fixed ladder (given as None or 0).
+
+    Raises
+    ------
+    ValueError
+        For 1 (each pair is attempted every other update), a negative value or a non-integer.
+    """
     if adapt_every is None:
         return 0
     n = check_positive_int(adapt_every, "adapt_every", minimum=0)
