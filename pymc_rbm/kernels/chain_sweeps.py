@@ -218,8 +218,7 @@ def dense_update(dense, stream, x, a, bias, add_bias, exp_known, alpha, gibbs, w
 
 
 @njit(cache=True, nogil=True, inline="always")
-def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, carried, work, record,
-               path):  # pragma: no cover - compiled
+def sweep_rows(mode, u, v, h, model, rule, blocks, target, carried, work, record, path):  # pragma: no cover - compiled
     """Sweeps of blocks of chains, in place: each sweep, the hidden layer of all chains given ``v``, then the
     visible activation, the visible layer of all chains given the new ``h``, then the hidden activation (carried,
     or formed afresh at the next sweep's start); the sweep of every compiled sampler, the dense path of large
@@ -227,26 +226,24 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
     (:func:`~pymc_rbm.kernels.training_loops.gibbs_chain`).
 
     Block ``r`` (a replica of a tempered round; the carried sweeps are one block) is the state rows
-    ``r n_chains .. (r + 1) n_chains - 1`` (``n_chains`` the rows of ``a_h``), swept ``n_sweeps[r]`` times at
-    ``β = betas[r]``. Rows are addressed by index and the blocks swept in one loop here: an array view, or an
-    array passed to a call, per block would cost more in reference counts than the sweep of a small model.
+    ``r n_chains .. (r + 1) n_chains - 1`` (``n_chains`` the rows of the activations, ``carried``), swept
+    ``n_sweeps[r]`` times at ``β = betas[r]``. Rows are addressed by index and the blocks swept in one loop here:
+    an array view, or an array passed to a call, per block would cost more in reference counts than the sweep of
+    a small model.
 
     Parameters
     ----------
     mode : int
         The path: :data:`ROWS`, :data:`PRODUCTS` or :data:`DENSE`, given as that constant (the compiler then
         leaves out the other paths' code).
-    u : (n_rows_u, m)
-        The uniforms. ``ROWS``: one row per sweep (block after block), laid out by ``layout``. ``PRODUCTS``: one
-        row, each layer update taking its next ``n_chains n_units``, chains then units. ``DENSE``: not read (the
-        uniforms are counter-based, see ``path``).
-    layout : tuple
-        ``(h_step, v_offset, v_step)`` (``ROWS``): chain ``k``'s hidden uniforms of a sweep on row ``t`` are
-        ``u[t, k h_step:][:n_hidden]``, its visible ones ``u[t, v_offset + k v_step:][:n_visible]``.
+    u : tuple
+        ``(uniforms, h_step, v_offset, v_step)``: the uniforms (n_rows_u, m) and their layout. ``ROWS``: one
+        row per sweep (block after block), chain ``k``'s hidden uniforms of a sweep on row ``t`` being
+        ``uniforms[t, k h_step:][:n_hidden]``, its visible ones ``uniforms[t, v_offset + k v_step:][:n_visible]``.
+        ``PRODUCTS``: one row, each layer update taking its next ``n_chains n_units``, chains then units (the
+        layout not read). ``DENSE``: not read (the uniforms are counter-based, see ``path``).
     v, h : (n_blocks n_chains, n_visible), (n_blocks n_chains, n_hidden)
         The states, 0/1 floats.
-    a_h, a_v : (n_chains, n_hidden), (n_chains, n_visible)
-        The activations ``hbias + v W`` and ``vbias + W h`` at β = 1 of the block being swept.
     model : tuple
         ``(W, W_T, vbias, hbias)``, ``W_T`` being ``W.T`` in C order.
     rule : tuple
@@ -259,11 +256,13 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
         ``has_evidence``), the hidden logits of block ``r`` plus ``h_fields[r]`` (n_blocks, n_hidden; read only
         with ``has_h_field``).
     carried : tuple
-        ``(a_v_valid, n_incremental, full_every)``. With ``full_every > 0`` (one block) the activations are
-        carried: both follow each layer update by the rows of the units that changed (:func:`propagate`),
-        summed afresh (:func:`sum_rows`) once ``n_incremental`` reaches ``full_every``, and ``a_v`` computed
-        when not ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the last
-        sweep's starting ``v``.
+        ``(a_h, a_v, a_v_valid, n_incremental, full_every)``: the activations ``hbias + v W`` (n_chains,
+        n_hidden) and ``vbias + W h`` (n_chains, n_visible) at β = 1 of the block being swept, in place, and
+        their bookkeeping. With ``full_every > 0`` (one block) the activations are carried: both follow each
+        layer update by the rows of the units that changed (:func:`propagate`), summed afresh
+        (:func:`sum_rows`) once ``n_incremental`` reaches ``full_every``, and ``a_v`` computed when not
+        ``a_v_valid``. With 0 both are summed afresh at every sweep, and ``a_h`` is left at the last sweep's
+        starting ``v``.
     work : tuple
         ``(h_new, v_new)``: buffers of ``h``'s and ``v``'s shapes. With ``full_every`` 0 no old state is
         needed: pass ``h`` and ``v`` themselves, updated in place.
@@ -291,19 +290,19 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
     h_pending : bool
         ``a_h`` lacks ``hbias`` (``DENSE``; the caller adds it, or folds it into its next pass over ``a_h``).
     """
-    h_step, v_offset, v_step = layout
+    uniforms, h_step, v_offset, v_step = u
     W, W_T, vbias, hbias = model
     alpha_h, alpha_v, gibbs = rule
     n_blocks, betas, n_sweeps = blocks
     evidence, has_evidence, h_fields, has_h_field = target
-    a_v_valid, n_incremental, full_every = carried
+    a_h, a_v, a_v_valid, n_incremental, full_every = carried
     h_new, v_new = work
     energies, energy_in, energy_out, logits_out, keep_logits = record
     from_visible, to_hidden, dense, exp_known = path
     n_chains, n_v = a_v.shape
     n_h = a_h.shape[1]
     row_u = 0
-    o = 0  # PRODUCTS: the next uniform of u[0]
+    o = 0  # PRODUCTS: the next uniform of uniforms[0]
     h_pending = False  # DENSE: a_h lacks hbias
     by_rows = False  # DENSE: the activation of the layer just updated follows it by rows
     for r in range(n_blocks):
@@ -322,7 +321,8 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
                         sum_rows(a_h, v, first, W, hbias)
                     a_v_valid = False
                 if mode == PRODUCTS:
-                    gibbs_rows(u[0, o : o + n_chains * n_h].reshape((n_chains, n_h)), a_h, h[first : first + n_chains])
+                    gibbs_rows(uniforms[0, o : o + n_chains * n_h].reshape((n_chains, n_h)), a_h,
+                               h[first : first + n_chains])
                     o += n_chains * n_h
                 elif mode == DENSE:
                     by_rows, incremental = dense_update(dense, 2 * t, h, a_h, hbias, h_pending, exp_known,
@@ -341,13 +341,14 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
                                 if h[i_row, j] != 0.0:
                                     e += a_h[k, j]
                             energies[0, i_row] = -e
-                        update_layer((u, t, k * h_step), h, i_row, a_h, k,
+                        update_layer((uniforms, t, k * h_step), h, i_row, a_h, k,
                                      (beta, h_fields, r, has_h_field, logits_out, False), alpha_h, gibbs, h_new)
             if to_hidden and t == row_u + n_sweeps[r] - 1:
                 break
             if mode == PRODUCTS:
                 product_rows(a_v, h, first, W_T, vbias)
-                gibbs_rows(u[0, o : o + n_chains * n_v].reshape((n_chains, n_v)), a_v, v[first : first + n_chains])
+                gibbs_rows(uniforms[0, o : o + n_chains * n_v].reshape((n_chains, n_v)), a_v,
+                           v[first : first + n_chains])
                 o += n_chains * n_v
                 continue
             if mode == DENSE:
@@ -370,7 +371,7 @@ def sweep_rows(mode, u, layout, v, h, a_h, a_v, model, rule, blocks, target, car
                 h[:, :] = h_new
             for k in range(n_chains):
                 i_row = first + k
-                update_layer((u, t, v_offset + k * v_step), v, i_row, a_v, k,
+                update_layer((uniforms, t, v_offset + k * v_step), v, i_row, a_v, k,
                              (beta, evidence, i_row, has_evidence, logits_out, keep_logits), alpha_v, gibbs, v_new)
             if full_every > 0:
                 n_incremental += propagate(a_h, v, v_new, W, hbias)
@@ -395,57 +396,53 @@ AT_ONE = np.ones(1)  #: one block at β = 1 (the carried sweeps, the dense path,
 
 
 @njit(cache=True, nogil=True)
-def sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental,
-           full_every):  # pragma: no cover - compiled
+def sweeps(u, v, h, model, rule, carried):  # pragma: no cover - compiled
     """``u.shape[0]`` sweeps of :func:`sweep_rows` with carried activations, in place; ``n_incremental`` after.
 
-    Row ``t`` of ``u`` holds sweep ``t``'s uniforms in the NumPy kernels' order: the hidden layer, chains
-    then units, then the visible layer."""
+    Parameters
+    ----------
+    u : (n_sweeps, n_chains (n_hidden + n_visible))
+        Row ``t`` holds sweep ``t``'s uniforms in the NumPy kernels' order: the hidden layer, chains then units,
+        then the visible layer.
+    v, h : (n_chains, n_visible), (n_chains, n_hidden)
+        The states, 0/1 floats.
+    model, rule, carried : tuple
+        As for :func:`sweep_rows`: ``(W, W_T, vbias, hbias)``, ``(alpha_h, alpha_v, gibbs)`` and
+        ``(a_h, a_v, a_v_valid, n_incremental, full_every)``, ``full_every > 0``.
+    """
     n_chains, n_v = v.shape
     n_h = h.shape[1]
+    a_h, a_v = carried[0], carried[1]
     work = (np.empty_like(h), np.empty_like(v))
     one_block = (1, AT_ONE, np.full(1, u.shape[0]))
     no_target = (a_v, False, a_h, False)  # no evidence, no hidden field: a_v and a_h stand in for them
     no_record = (a_v, False, False, a_v, False)  # nothing recorded
-    return sweep_rows(ROWS, u, (n_h, n_chains * n_h, n_v), v, h, a_h, a_v, (W, W_T, vbias, hbias),
-                      (alpha, alpha, gibbs), one_block, no_target, (a_v_valid, n_incremental, full_every), work,
+    return sweep_rows(ROWS, (u, n_h, n_chains * n_h, n_v), v, h, model, rule, one_block, no_target, carried, work,
                       no_record, (False, False, None, False))[1]
 
 
 @njit(cache=True, nogil=True)
-def dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental,
-                 full_every, max_fraction, changes, counts, v_out, hidden_exp, exp_known):  # pragma: no cover
+def dense_sweeps(n_sweeps, v, h, model, rule, carried, dense, exp_known):  # pragma: no cover - compiled
     """``n_sweeps`` sweeps of a large batch with carried activations by :func:`sweep_rows`' ``DENSE`` path, in place.
 
     Parameters
     ----------
-    key : (4,), uint64
-        The key of the sweeps' counter-based uniforms.
     n_sweeps : int
     v, h : (n_chains, n_visible), (n_chains, n_hidden)
         The states, 0/1 floats.
-    a_h, a_v : (n_chains, n_hidden), (n_chains, n_visible)
-        ``hbias + v W`` and, when ``a_v_valid``, ``vbias + W h``.
-    a_v_valid : bool
-    W, W_T : (n_visible, n_hidden), (n_hidden, n_visible)
-        ``W_T`` is ``W.T`` in C order.
-    vbias, hbias : (n_visible,), (n_hidden,)
-    alpha : float
-    gibbs : bool
-        The operator.
-    n_incremental, full_every : int
-        The activations are formed afresh once ``n_incremental`` incremental updates reach ``full_every``.
-    max_fraction : float
-        The other layer's activation follows by rows when at most this fraction of a layer's entries changed
+    model, rule, carried : tuple
+        As for :func:`sweep_rows`: ``(W, W_T, vbias, hbias)``, ``(alpha_h, alpha_v, gibbs)`` and
+        ``(a_h, a_v, a_v_valid, n_incremental, full_every)`` (``a_v`` read only when ``a_v_valid``; the
+        activations are formed afresh once ``n_incremental`` incremental updates reach ``full_every``).
+    dense : tuple
+        ``(key, changes, counts, hidden_exp, v_out, max_fraction)`` (:func:`dense_update`): the key (4,),
+        uint64, of the sweeps' counter-based uniforms; work, int8, of at least ``n_chains max(n_visible,
+        n_hidden)`` entries; ``counts`` (2, n_chains) receives the visible and hidden units of each chain
+        that changed in the last sweep; ``hidden_exp`` (n_chains, n_hidden) or (0, 0) holds ``exp(-|a_h|)``
+        when ``exp_known`` (the first hidden update then takes none); ``v_out`` (n_chains, n_visible) or
+        (0, 0), any dtype, receives the final ``v`` in its own dtype; the other layer's activation follows by
+        rows when at most the fraction ``max_fraction`` of a layer's entries changed
         (:data:`~pymc_rbm.kernels.activations.BATCH_FRACTION`), else by a product.
-    changes : (m,), int8
-        Work, ``m >= n_chains max(n_visible, n_hidden)``.
-    counts : (2, n_chains)
-        Receive the visible and hidden units of each chain that changed in the last sweep.
-    v_out : (n_chains, n_visible) or (0, 0), any dtype
-        Receives the final ``v`` in its own dtype.
-    hidden_exp : (n_chains, n_hidden) or (0, 0)
-        ``exp(-|a_h|)`` when ``exp_known`` (the first hidden update then takes none).
     exp_known : bool
 
     Returns
@@ -454,13 +451,12 @@ def dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias,
     h_pending : bool
         ``a_h`` lacks ``hbias`` (the caller adds it, or folds it into its next pass over ``a_h``).
     """
+    a_h, a_v = carried[0], carried[1]
     one_block = (1, AT_ONE, np.full(1, n_sweeps))
     no_target = (a_v, False, a_h, False)  # no evidence, no hidden field, nothing recorded: stand-ins
     no_record = (a_v, False, False, a_v, False)
-    _, n_incremental, h_pending = sweep_rows(
-        DENSE, a_v, (0, 0, 0), v, h, a_h, a_v, (W, W_T, vbias, hbias), (alpha, alpha, gibbs), one_block, no_target,
-        (a_v_valid, n_incremental, full_every), (h, v), no_record,
-        (False, False, (key, changes, counts, hidden_exp, v_out, max_fraction), exp_known))
+    _, n_incremental, h_pending = sweep_rows(DENSE, (a_v, 0, 0, 0), v, h, model, rule, one_block, no_target, carried,
+                                             (h, v), no_record, (False, False, dense, exp_known))
     return n_incremental, h_pending
 
 
@@ -525,14 +521,13 @@ def dense_free_energy(v, a_h, hbias, add_bias, vbias, E, out):  # pragma: no cov
 
 
 @njit(cache=True, nogil=True)
-def draw(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental, full_every,
-         v_out, stats):  # pragma: no cover - compiled
+def draw(u, v, h, model, rule, carried, v_out, stats):  # pragma: no cover - compiled
     """:func:`sweeps`, then the draw's statistics: ``v_out`` receives ``v`` in its own dtype, ``stats[k]`` the
     free energy of chain ``k`` (:func:`free_energy`) and its visible and hidden units that changed."""
     v_start = v.copy()
     h_start = h.copy()
-    n_incremental = sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, alpha, gibbs, a_v_valid, n_incremental,
-                           full_every)
+    n_incremental = sweeps(u, v, h, model, rule, carried)
+    a_h, vbias = carried[0], model[2]
     f = free_energy(v, a_h, vbias)
     for k in range(v.shape[0]):
         changed = 0

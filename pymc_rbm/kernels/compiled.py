@@ -74,6 +74,7 @@ import threading
 import numpy as np
 
 from pymc_rbm.kernels.activations import BATCH_FRACTION, FULL_EVERY
+from pymc_rbm.kernels.layer import LayerRule
 
 __all__ = [
     "DENSE_MIN_WEIGHTS",
@@ -181,21 +182,21 @@ def carried_sweeps(rng: np.random.Generator, v, h, a_h, a_v, params, n_sweeps: i
     a_v = np.array(a_v, dtype=np.float64) if valid else np.empty_like(v)
     W = np.ascontiguousarray(params.W, dtype=np.float64)
     W_T = np.ascontiguousarray(W.T) if W_T is None else W_T
-    vbias, hbias = np.asarray(params.vbias, dtype=np.float64), np.asarray(params.hbias, dtype=np.float64)
+    hbias = np.asarray(params.hbias, dtype=np.float64)
+    model = (W, W_T, np.asarray(params.vbias, dtype=np.float64), hbias)
+    rule = (float(alpha), float(alpha), bool(gibbs))
+    carried = (a_h, a_v, valid, int(n_incremental), FULL_EVERY)
     if is_dense:
-        n_incremental, h_pending = _dense_sweeps(u, n_sweeps, v, h, a_h, a_v, valid, W, W_T, vbias, hbias,
-                                                 float(alpha), bool(gibbs), int(n_incremental))
+        n_incremental, h_pending = _dense_sweeps(u, n_sweeps, v, h, model, rule, carried)
         if h_pending:
             _module()[0].add_bias_(a_h, hbias)
     else:
-        n_incremental = compiled[0].sweeps(u, v, h, a_h, a_v, W, W_T, vbias, hbias, float(alpha), bool(gibbs), valid,
-                                    int(n_incremental), FULL_EVERY)
+        n_incremental = compiled[0].sweeps(u, v, h, model, rule, carried)
     return v, h, a_h, a_v, n_incremental
 
 
-def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, params, W_T, n_sweeps: int, *,
-                  alpha: float = 1.0, gibbs: bool = False, n_incremental: int = 0, v_out, stats,
-                  hidden_exp=None, hidden_exp_valid: bool = False) -> int:
+def draw_in_place(rng: np.random.Generator, v, h, carried, model, n_sweeps: int, *, rule: LayerRule = LayerRule(),
+                  v_out, stats, hidden_exp=None, hidden_exp_valid: bool = False) -> int:
     """:func:`carried_sweeps` on the caller's own arrays, with a draw's statistics (stochastic).
 
     The step methods' per-draw call: the state arrays are updated in place
@@ -206,18 +207,20 @@ def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, par
     Parameters
     ----------
     rng : numpy.random.Generator
-    v, h, a_h, a_v : ndarray of shape (n_chains, n_visible / n_hidden), float64, C order
-        The state and its activations ``hbias + v·W`` and ``vbias + W·h``,
-        modified in place. ``a_v`` may hold anything when not ``a_v_valid``.
-    a_v_valid : bool
-    params : RBMTensors
-        ``W`` (C order), ``vbias`` and ``hbias`` as float64 arrays.
-    W_T : ndarray of shape (n_hidden, n_visible)
-        ``W.T`` in C order.
+    v, h : ndarray of shape (n_chains, n_visible / n_hidden), float64, C order
+        The state, modified in place.
+    carried : tuple
+        ``(a_h, a_v, a_v_valid, n_incremental, full_every)``, the record of the compiled sweeps
+        (:func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`): the activations ``hbias + v·W`` and
+        ``vbias + W·h`` (float64, C order, modified in place; ``a_v`` may hold anything when not
+        ``a_v_valid``), the incremental updates since they were last computed in full, and how many of
+        those bring a computation in full (:data:`~pymc_rbm.kernels.activations.FULL_EVERY`).
+    model : tuple
+        ``(W, W_T, vbias, hbias)``, float64 arrays, ``W`` and ``W_T`` (``W.T``) in C order: the model record
+        of the compiled sweeps.
     n_sweeps : int
-    alpha : float, default 1.0
-    gibbs : bool, default False
-    n_incremental : int, default 0
+    rule : LayerRule, default flip-the-state
+        The layer update rule (its ``alpha`` is not read with ``gibbs``).
     v_out : ndarray of shape (n_chains, n_visible)
         Receives the final ``v`` in its own dtype.
     stats : ndarray of shape (n_chains, 3), float64
@@ -236,22 +239,23 @@ def draw_in_place(rng: np.random.Generator, v, h, a_h, a_v, a_v_valid: bool, par
     int
         ``n_incremental`` after the sweeps.
     """
+    a_h, a_v, a_v_valid, n_incremental, full_every = carried
+    carried = (a_h, a_v, bool(a_v_valid), int(n_incremental), int(full_every))
+    alpha = float(rule.alpha)
+    rule = (alpha, alpha, bool(rule.gibbs))
     if not dense(*v.shape, h.shape[1]):
         u = rng.random((n_sweeps, v.shape[0] * (h.shape[1] + v.shape[1])))
-        return _compiled()[0].draw(
-            u, v, h, a_h, a_v, params.W, W_T, params.vbias, params.hbias, float(alpha), bool(gibbs),
-            bool(a_v_valid), int(n_incremental), FULL_EVERY, v_out, stats,
-        )
+        return _compiled()[0].draw(u, v, h, model, rule, carried, v_out, stats)
     nb = _module()[0]
     counts = np.empty((2, v.shape[0]))  # per chain: the visible and hidden changes of the last sweep
     start = (v.copy(), h.copy()) if n_sweeps > 1 else None
     known = hidden_exp_valid and hidden_exp is not None
     E = _scratch_buffer("hidden_exp", a_h.shape) if hidden_exp is None else hidden_exp
-    n_incremental, h_pending = _dense_sweeps(dense_key(rng), n_sweeps, v, h, a_h, a_v, a_v_valid, params.W, W_T,
-                                             params.vbias, params.hbias, float(alpha), bool(gibbs),
-                                             int(n_incremental), counts, v_out, E if known else None)
+    n_incremental, h_pending = _dense_sweeps(dense_key(rng), n_sweeps, v, h, model, rule, carried, counts, v_out,
+                                             E if known else None)
     free_energy = np.empty(v.shape[0])
-    nb.dense_free_energy(v, a_h, params.hbias, h_pending, params.vbias, E, free_energy)
+    _, _, vbias, hbias = model
+    nb.dense_free_energy(v, a_h, hbias, h_pending, vbias, E, free_energy)
     stats[:, 0] = free_energy
     if start is None:
         stats[:, 1:] = counts.T
@@ -306,10 +310,10 @@ def dense(n_chains: int, n_visible: int, n_hidden: int) -> bool:
     return n_chains > 1 and n_chains * n_visible * n_hidden >= DENSE_MIN_WEIGHTS
 
 
-def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental,
-                  counts=None, v_out=None, hidden_exp=None):
+def _dense_sweeps(key, n_sweeps, v, h, model, rule, carried, counts=None, v_out=None, hidden_exp=None):
     """The sweeps of :func:`carried_sweeps` for a large batch, in place, with the uniforms of ``key``: one call of
-    :func:`~pymc_rbm.kernels.chain_sweeps.dense_sweeps` (the ``DENSE`` path of the one compiled sweep).
+    :func:`~pymc_rbm.kernels.chain_sweeps.dense_sweeps` (the ``DENSE`` path of the one compiled sweep), given
+    its records ``model``, ``rule`` and ``carried``.
 
     Each layer is one compiled pass (:func:`~pymc_rbm.kernels.update_rule.dense_layer`): per chain, the row's
     exponentials (none for the first hidden update when ``hidden_exp`` holds ``exp(-|a_h|)`` already) and
@@ -325,10 +329,9 @@ def _dense_sweeps(key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias
     changes = _scratch_buffer("changes", (n_chains * max(n_v, n_h),), np.int8)
     counts = np.empty((2, n_chains)) if counts is None else counts
     no_array = np.empty((0, 0))
-    return _module()[0].dense_sweeps(
-        key, n_sweeps, v, h, a_h, a_v, a_v_valid, W, W_T, vbias, hbias, alpha, gibbs, n_incremental, FULL_EVERY,
-        BATCH_FRACTION, changes, counts, no_array if v_out is None else v_out, no_array if hidden_exp is None else hidden_exp,
-        hidden_exp is not None)
+    dense_record = (key, changes, counts, no_array if hidden_exp is None else hidden_exp,
+                    no_array if v_out is None else v_out, BATCH_FRACTION)
+    return _module()[0].dense_sweeps(n_sweeps, v, h, model, rule, carried, dense_record, hidden_exp is not None)
 
 
 def same_values(x, y) -> bool:

@@ -56,10 +56,10 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     v_rows, h_rows = replica_rows(v), replica_rows(h)
     u_rows = u.reshape((u.shape[0], n_b * (n_h + n_v)))
     record = (energies.reshape((2, energies.shape[1] * n_b)), True, True, replica_rows(logits_out), keep_logits)
-    sweep_rows(ROWS, u_rows, (n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, a_h, a_v, (W, W_T, vbias, hbias),
+    sweep_rows(ROWS, (u_rows, n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, (W, W_T, vbias, hbias),
                (alpha, alpha_v, gibbs), (n_swept, betas, n_sweeps),
                (replica_rows(evidence), has_evidence, h_fields, has_h_fields),
-               (False, 0, 0), (h_rows, v_rows), record,  # the activations afresh, the states in place
+               (a_h, a_v, False, 0, 0), (h_rows, v_rows), record,  # the activations afresh, the states in place
                (False, False, None, False))
     e = energies[1]
     log_ratio = np.empty((max(n_swept - 1, 0), n_b))
@@ -259,9 +259,9 @@ def model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, h
         n_h = (hb_off[r + 1] - hb_off[r])
         h_r, a_r = rung_rows(h, h_off, r, n_b), rung_rows(a, h_off, r, n_b)
         start[:, :] = v[r]
-        sweeps(rung_rows(u, u_off, r, (u_off[r + 1] - u_off[r]) // (n_b * (n_h + n_v))), v[r], h_r, a_r, a_v,
-               rung_rows(W, w_off, r, n_v), rung_rows(W_T, w_off, r, n_h), vbias[r], hbias[hb_off[r]:hb_off[r + 1]],
-               alpha, gibbs, False, 0, full_every)
+        model_r = (rung_rows(W, w_off, r, n_v), rung_rows(W_T, w_off, r, n_h), vbias[r], hbias[hb_off[r]:hb_off[r + 1]])
+        sweeps(rung_rows(u, u_off, r, (u_off[r + 1] - u_off[r]) // (n_b * (n_h + n_v))), v[r], h_r, model_r,
+               (alpha, alpha, gibbs), (a_r, a_v, False, 0, full_every))
         for b in range(n_b):
             c = 0
             for i in range(n_v):

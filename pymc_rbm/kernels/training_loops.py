@@ -60,8 +60,8 @@ def gibbs_chain(u, v, h, W, vbias, hbias, n_sweeps, first_draw, last_draw, visib
     one_block = (1, AT_ONE, np.full(1, n_total))
     no_target = (a_v, False, a_h, False)  # no evidence, no hidden field, nothing recorded: stand-ins
     no_record = (a_v, False, False, a_v, False)
-    sweep_rows(PRODUCTS, u[skip:].reshape((1, u.shape[0] - skip)), (0, 0, 0), v, h, a_h, a_v,
-               (W, W.T, vbias, hbias), (1.0, 1.0, True), one_block, no_target, (False, 0, 0), (h, v), no_record,
+    sweep_rows(PRODUCTS, (u[skip:].reshape((1, u.shape[0] - skip)), 0, 0, 0), v, h, (W, W.T, vbias, hbias),
+               (1.0, 1.0, True), one_block, no_target, (a_h, a_v, False, 0, 0), (h, v), no_record,
                (visible_first, to_hidden, None, False))
     if to_hidden:
         return a_h  # the input of the last hidden draw: of the final v

@@ -454,11 +454,12 @@ class RBMStep(OtherTermsInDraws, VariableStep):
             c.visible_input = np.empty_like(c.visible_state)
         v_out = np.empty(c.visible_state.shape, dtype=self._out_dtype)
         stats = np.empty((n, 3))
+        p = self.params
         c.n_incremental = draw_in_place(
-            self.rng, c.visible_state, c.hidden_state, c.hidden_input, c.visible_input, a_v_valid, self.params,
-            self.W_T, self.sweeps, n_incremental=c.n_incremental, v_out=v_out, stats=stats,
+            self.rng, c.visible_state, c.hidden_state,
+            (c.hidden_input, c.visible_input, a_v_valid, c.n_incremental, FULL_EVERY),
+            (p.W, self.W_T, p.vbias, p.hbias), self.sweeps, rule=self.rule, v_out=v_out, stats=stats,
             hidden_exp=self._hidden_exp, hidden_exp_valid=c.hidden_exp_valid,
-            **self._compiled_options(),
         )
         c.hidden_exp_valid = _compiled.dense(n, c.visible_state.shape[1], c.hidden_state.shape[1])
         if self._batch_shape:

@@ -10,7 +10,8 @@ import pytest
 from pymc_rbm import RBMParams
 from pymc_rbm.energy import hidden_activation, visible_activation
 from pymc_rbm.kernels import RBMState, flip_sweep, gibbs_sweep, init_state
-from pymc_rbm.kernels import compiled
+from pymc_rbm.kernels import LayerRule, compiled
+from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.compiled import available, carried_sweeps, dense_key, dense_uniforms
 from pymc_rbm.testing import empirical_transition_check, transition_matrix
 from _uniforms import UniformStream
@@ -119,12 +120,12 @@ def test_free_energy_of_states_sums_the_rows_of_the_units_on():
 @pytest.mark.parametrize("name, options", OPERATORS)
 @pytest.mark.parametrize("n_chains", [1, 3])
 def test_draw_in_place_is_the_same_chain_with_its_statistics(name, options, n_chains):
-    from pymc_rbm.energy import RBMTensors, free_energy
+    from pymc_rbm.energy import free_energy
     from pymc_rbm.kernels.compiled import draw_in_place
 
     params = MODELS["random"]
-    tensors = RBMTensors(np.ascontiguousarray(params.W), params.vbias, params.hbias)
-    W_T = np.ascontiguousarray(params.W.T)
+    W = np.ascontiguousarray(params.W)
+    model = (W, np.ascontiguousarray(W.T), params.vbias, params.hbias)
     rng = np.random.default_rng(2)
     state = init_state(rng, (rng.random((n_chains, params.n_visible)) < 0.5).astype(float), params)
     ref = [state.v.copy(), state.h.copy(), hidden_activation(state.v, params), None, 0]
@@ -137,8 +138,8 @@ def test_draw_in_place_is_the_same_chain_with_its_statistics(name, options, n_ch
         v_out = np.empty(v.shape, dtype=np.int8)
         stats = np.empty((n_chains, 3))
         arrays = v, h, a_h, a_v
-        n_incremental = draw_in_place(r_draw, v, h, a_h, a_v, valid, tensors, W_T, block,
-                                      n_incremental=n_incremental, v_out=v_out, stats=stats, **options)
+        n_incremental = draw_in_place(r_draw, v, h, (a_h, a_v, valid, n_incremental, FULL_EVERY), model, block,
+                                      rule=LayerRule(**options), v_out=v_out, stats=stats)
         valid = True
         assert all(x is y for x, y in zip((v, h, a_h, a_v), arrays))  # in place
         np.testing.assert_array_equal(v, ref[0])
@@ -194,12 +195,12 @@ def test_dense_draws_carry_the_hidden_exponentials(dense_path, name, options, sc
     path's uniforms), with exact stats.
 
     Weights of 0.05 change most units in every sweep (BLAS products); weights of 1 change few (rows)."""
-    from pymc_rbm.energy import RBMTensors, free_energy
+    from pymc_rbm.energy import free_energy
     from pymc_rbm.kernels.compiled import draw_in_place
 
     params = RBMParams.random(20, 15, scale=scale, rng=3)
-    tensors = RBMTensors(np.ascontiguousarray(params.W), params.vbias, params.hbias)
-    W_T = np.ascontiguousarray(params.W.T)
+    W = np.ascontiguousarray(params.W)
+    model = (W, np.ascontiguousarray(W.T), params.vbias, params.hbias)
     rng = np.random.default_rng(2)
     state = init_state(rng, (rng.random((5, params.n_visible)) < 0.5).astype(float), params)
     v, h, a_h = state.v.copy(), state.h.copy(), hidden_activation(state.v, params)
@@ -211,9 +212,9 @@ def test_dense_draws_carry_the_hidden_exponentials(dense_path, name, options, sc
         block = 1 + draw % 3
         v_start, h_start = v.copy(), h.copy()
         v_out, stats = np.empty(v.shape, dtype=np.int64), np.empty((5, 3))
-        n_incremental = draw_in_place(r_draw, v, h, a_h, a_v, draw > 0, tensors, W_T, block, n_incremental=n_incremental,
-                                      v_out=v_out, stats=stats, hidden_exp=hidden_exp, hidden_exp_valid=draw > 0,
-                                      **options)
+        n_incremental = draw_in_place(r_draw, v, h, (a_h, a_v, draw > 0, n_incremental, FULL_EVERY), model, block,
+                                      rule=LayerRule(**options), v_out=v_out, stats=stats, hidden_exp=hidden_exp,
+                                      hidden_exp_valid=draw > 0)
         r_kernel = _kernel_rng(r_numpy, block, 5, params)
         for _ in range(block):
             state, _ = sweep(r_kernel, state, params)
