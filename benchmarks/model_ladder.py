@@ -87,7 +87,6 @@ def train(n_hidden: int, n_updates: int, cache: Path, seed: int):
 
 def round_timing(models, n_rungs: int, repeats: int = 7, rounds: int = 20, seed: int = 0) -> None:
     """Print the wall and CPU time per rung of a model-ladder round (both paths) and a ReplicaExchange round."""
-    from pymc_rbm.energy import RBMTensors
     from pymc_rbm.kernels import operator_rule, replica_rounds
     from pymc_rbm.kernels.model_ladder import cross_terms, init_model_ladder, model_ladder_round, model_rungs
 
@@ -107,13 +106,13 @@ def round_timing(models, n_rungs: int, repeats: int = 7, rounds: int = 20, seed:
 
     target = models[-1]
     W = np.ascontiguousarray(target.W, dtype=np.float64)
-    params, W_T = RBMTensors(W, np.asarray(target.vbias, float), np.asarray(target.hbias, float)), np.ascontiguousarray(W.T)
+    model = (W, np.ascontiguousarray(W.T), np.asarray(target.vbias, float), np.asarray(target.hbias, float))
     v, h = state.v.copy(), np.zeros((k, 1, W.shape[1]))
     betas, labels = np.linspace(0.3, 1.0, k), np.zeros((k, 1), dtype=np.int64)
     swap_sum, swap_n, parity = np.zeros(k - 1), np.zeros(k - 1), [0]
 
     def tempered():
-        replica_rounds.tempered_round(rng, v, h, params, W_T, betas, k, parity[0], labels, swap_sum, swap_n)
+        replica_rounds.tempered_round(rng, v, h, model, betas, k, (parity[0], labels, swap_sum, swap_n))
         parity[0] ^= 1
 
     for _ in range(100):

@@ -1,12 +1,14 @@
 """How the annealing estimators take their target: a model with the path's options, or a path built once.
 
 AIS, reverse AIS, BAR, RTS and SAMS accept either an RBM (with the options of
-:func:`~pymc_rbm.estimators.path.annealing_path`) or an
-:class:`~pymc_rbm.estimators.path.AnnealingPath`; :func:`as_path` and
-:func:`single_model_path` turn either into the path, refusing options that a
-given path already fixes (and categorical models for the estimators not in
-:data:`CATEGORICAL_ESTIMATORS`), and :func:`check_states` checks rows of visible
-states against the model's layer type.
+:func:`~pymc_rbm.estimators.path.annealing_path`: as keywords for AIS and BAR,
+as a :class:`~pymc_rbm.estimators.options.PathOptions` record for RTS and SAMS)
+or an :class:`~pymc_rbm.estimators.path.AnnealingPath`; :func:`as_path`,
+:func:`single_model_path` and :func:`path_from_options` turn either into the
+path, refusing options that a given path already fixes (and categorical models
+for the estimators not in :data:`CATEGORICAL_ESTIMATORS`), and
+:func:`check_states` checks rows of visible states against the model's layer
+type.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ import inspect
 import numpy as np
 
 from pymc_rbm.categorical.params import CategoricalRBMParams, as_labels
+from pymc_rbm.estimators.options import PathOptions, check_record
 from pymc_rbm.estimators.path import AnnealingPath, annealing_path, layers_of, path_model_types
 from pymc_rbm.layers import BERNOULLI, Gaussian
 from pymc_rbm.validation import check_binary
 
-__all__ = ["CATEGORICAL_ESTIMATORS", "as_path", "single_model_path", "check_states"]
+__all__ = ["CATEGORICAL_ESTIMATORS", "as_path", "single_model_path", "path_from_options", "check_states"]
 
 #: The annealing estimators that take categorical (Potts) and Gaussian-Bernoulli models; the others (RTS, SAMS)
 #: refuse them.
@@ -72,14 +75,19 @@ def as_path(params, data=None, *, estimator=None, data_name: str = "data", **opt
         return annealing_path(params, data, **options)
     defaults = inspect.signature(estimator if estimator is not None else annealing_path).parameters
     given = [name for name, value in options.items() if not _is_default(value, defaults[name].default)]
+    _refuse_with_path(given, data, data_name)
+    return params
+
+
+def _refuse_with_path(given: list, data, data_name: str) -> None:
+    """A ValueError naming the path's options (and ``data``) given beside a path that fixes them."""
     if data is not None:
-        given.insert(0, data_name)
+        given = [data_name, *given]
     if given:
         raise ValueError(
             f"{', '.join(given)}: these belong to the annealing path; pass them to annealing_path(...), "
             "not with a path"
         )
-    return params
 
 
 def single_model_path(params, data=None, *, estimator, **options) -> AnnealingPath:
@@ -99,6 +107,43 @@ def single_model_path(params, data=None, *, estimator, **options) -> AnnealingPa
     elif not isinstance(params, path_model_types()):
         raise TypeError(f"params must be an RBMParams or an AnnealingPath, got {type(params).__name__}")
     return as_path(params, data, estimator=estimator, **options)
+
+
+def path_from_options(params, data, options, *, estimator, dtype, single: bool = False) -> AnnealingPath:
+    """:func:`as_path` (or :func:`single_model_path`) for the estimators that take the path's options as a record.
+
+    Parameters
+    ----------
+    params : RBMParams, sequence of RBMParams or AnnealingPath
+    data : array_like, optional
+        The estimator's ``data`` (for the base rate).
+    options : PathOptions or None
+        The estimator's ``path_options``; None for the defaults.
+    estimator : callable
+        The calling estimator (its name goes into the messages).
+    dtype : numpy dtype
+        The estimator's default dtype, for a record without one.
+    single : bool, default False
+        Whether the estimator anneals to one model (RTS): then the checks of
+        :func:`single_model_path` apply.
+
+    Raises
+    ------
+    TypeError
+        When ``options`` is not a PathOptions (or ``params`` not a model or a path, with ``single``).
+    ValueError
+        When a path is given with ``data`` or with a record that changes its options
+        (``"path_options.base: these belong to the annealing path ..."``).
+    """
+    options = check_record(options, PathOptions, "path_options")
+    if not isinstance(params, AnnealingPath):
+        build = single_model_path if single else as_path
+        return build(params, data, estimator=estimator, **options.annealing_options(dtype))
+    check_categorical_support(params, estimator)
+    if single and params.n_models != 1:
+        raise ValueError(f"{estimator.__name__} anneals to one target model; sams estimates several in one run")
+    _refuse_with_path([f"path_options.{name}" for name in options.changed()], data, "data")
+    return params
 
 
 def _is_default(value, default) -> bool:

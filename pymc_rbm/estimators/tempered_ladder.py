@@ -29,7 +29,7 @@ import numpy as np
 from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators.bar import bennett_log_ratio
 from pymc_rbm.estimators.results import LogPartitionEstimate
-from pymc_rbm.kernels import replica_rounds
+from pymc_rbm.kernels import LayerRule, replica_rounds
 from pymc_rbm.kernels.tempering import communication_barrier, equalized_ladder, rungs_for_barrier
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.params import RBMParams
@@ -110,9 +110,11 @@ def _rounds(rng, reps: _Replicas, kernel, betas, n_rounds: int, parity0: int, ba
     energies = np.empty((n_rounds, k, n)) if record else None
     scratch = np.empty((2, k, n))
     trips = np.zeros(n, dtype=np.int64)
+    p = kernel.params
+    model, rule = (p.W, kernel.W_T, p.vbias, p.hbias), LayerRule(kernel.alpha)
     for t in range(n_rounds):
-        replica_rounds.tempered_round(rng, reps.v, reps.h, kernel.params, kernel.W_T, betas, k, (parity0 + t) % 2,
-                                      reps.labels, swap_sum, swap_n, alpha=kernel.alpha, energies=scratch)
+        replica_rounds.tempered_round(rng, reps.v, reps.h, model, betas, k,
+                                      ((parity0 + t) % 2, reps.labels, swap_sum, swap_n), rule=rule, energies=scratch)
         if record:
             energies[t] = scratch[1]
         trips += reps.count_round_trips()

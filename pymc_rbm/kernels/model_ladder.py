@@ -361,8 +361,7 @@ def model_swap_log_ratio(state: ModelLadderState, models, *, compiled_ratio: boo
         pk = _packed(rungs)
         n = state.v.shape[1]
         return replica_rounds.model_ladder_log_ratios(np.ascontiguousarray(state.v, dtype=np.float64),
-                                                _pack_rows(state.hidden_input), n * pk.hb_off, pk.W, pk.w_off,
-                                                pk.vbias, pk.hbias, pk.hb_off)
+                                                      _pack_rows(state.hidden_input), n * pk.hb_off, pk)
     return cross_terms(state.v, state.hidden_input, rungs, range(rungs.n_rungs - 1))[0]
 
 
@@ -500,9 +499,8 @@ def _compiled_round(rng, state: ModelLadderState, rungs: ModelRungs, rule: Layer
     h, a = _pack_rows(state.h), _pack_rows(state.hidden_input)
     labels = state.labels.copy()
     h_off = n * pk.hb_off
-    log_ratio, accepted, n_changed = replica_rounds.model_ladder_round(
-        rng, v, h, a, h_off, pk.W, pk.W_T, pk.w_off, pk.vbias, pk.hbias, pk.hb_off, sweeps, parity, labels,
-        alpha=rule.alpha, gibbs=rule.gibbs)
+    log_ratio, accepted, n_changed = replica_rounds.model_ladder_round(rng, v, h, a, h_off, pk, sweeps, parity, labels,
+                                                                       alpha=rule.alpha, gibbs=rule.gibbs)
     return _finish_round(state, v, _unpack_rows(h, h_off, n), _unpack_rows(a, h_off, n), labels,
                          swap_pairs(k, parity), accepted, log_ratio, n_changed)
 

@@ -19,6 +19,7 @@ import functools
 import numpy as np
 
 from pymc_rbm.kernels.activations import FULL_EVERY
+from pymc_rbm.kernels.layer import LayerRule
 
 __all__ = [
     "tempered_round",
@@ -42,15 +43,14 @@ _NO_EVIDENCE = np.zeros((1, 1, 1))
 _NO_FIELDS = np.zeros((1, 1))
 
 
-def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: int, parity: int, labels,
-                   swap_sum, swap_n, *, alpha: float = 1.0, gibbs: bool = False, evidence=None, sweeps=None,
-                   energies=None, hidden_fields=None) -> None:
+def tempered_round(rng: np.random.Generator, v, h, model, betas, n_swept: int, swaps, *,
+                   rule: LayerRule = LayerRule(), evidence=None, sweeps=None, energies=None,
+                   hidden_fields=None) -> None:
     """One replica-exchange round of the first ``n_swept`` replicas, in place, in one compiled call (stochastic).
 
-    Each replica is swept at its own ``β`` (``sweeps[r]`` times, default once) with the layer rule of the
-    compiled sweeps (flip-the-state mixture or Gibbs on the activations
-    times ``β``), then the pairs of the given parity among those replicas are
-    swapped by the Metropolis rule of
+    Each replica is swept at its own ``β`` (``sweeps[r]`` times, default once) with the layer rule
+    ``rule`` on the activations times ``β`` (the compiled sweeps), then the pairs of the parity of
+    ``swaps`` among those replicas are swapped by the Metropolis rule of
     :func:`~pymc_rbm.kernels.tempering.swap_neighbours`, so this is the
     round of :func:`~pymc_rbm.kernels.tempering.tempered_sweep` and
     :func:`~pymc_rbm.kernels.tempering.swap_neighbours` (the same
@@ -61,20 +61,19 @@ def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: 
     rng : numpy.random.Generator
     v, h : ndarray of shape (n_temperatures, n_chains, n_visible / n_hidden), float64, C order
         Replicas, modified in place.
-    params : RBMParams or RBMTensors
-        ``W`` C-contiguous float64.
-    W_T : ndarray of shape (n_hidden, n_visible)
-        ``W.T`` in C order.
+    model : tuple
+        ``(W, W_T, vbias, hbias)``, float64 arrays, ``W`` and ``W_T`` (``W.T``) in C order: the model record
+        of the compiled sweeps (:func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`).
     betas : ndarray of shape (n_temperatures,)
     n_swept : int
         Replicas ``0 .. n_swept - 1`` move and may swap (the rest are the caller's).
-    parity : {0, 1}
-    labels : ndarray of int of shape (n_temperatures, n_chains)
-        Follow their replicas through the swaps.
-    swap_sum, swap_n : ndarray of shape (n_temperatures - 1,)
-        Receive each attempted pair's acceptance probabilities and attempts.
-    alpha : float, default 1.0
-    gibbs : bool, default False
+    swaps : tuple
+        ``(parity, labels, swap_sum, swap_n)``: the parity of the pairs attempted, {0, 1} (none for
+        ``n_swept`` or more); the labels, ints of shape (n_temperatures, n_chains), which follow their
+        replicas through the swaps; arrays of shape (n_temperatures - 1,) that receive (are added) each
+        attempted pair's acceptance probabilities and attempts.
+    rule : LayerRule, default flip-the-state
+        The layer update rule (its ``alpha`` is not read with ``gibbs``).
     evidence : ndarray of shape (n_temperatures, n_chains, n_visible), optional
         Per-unit evidence of every replica of every chain, added untempered to
         its visible logits: replica ``r`` of chain ``b`` then targets
@@ -109,15 +108,13 @@ def tempered_round(rng: np.random.Generator, v, h, params, W_T, betas, n_swept: 
         energies = np.empty((2, n_swept, n_chains))
     u = rng.random((int(n_sweeps.sum()), n_chains, h.shape[2] + v.shape[2]))
     swap_u = rng.random((max(n_t - 1, 1), n_chains))
-    has_evidence = evidence is not None
-    if not has_evidence:
-        evidence = _NO_EVIDENCE
-    _loops().tempered_round_sweeps(
-        u, swap_u, v, h, params.W, W_T, params.vbias, params.hbias, np.asarray(betas, dtype=np.float64),
-        float(alpha), bool(gibbs), int(parity), n_swept, labels, swap_sum, swap_n, evidence, has_evidence,
-        float(alpha), _NO_EVIDENCE, False, n_sweeps, energies,
-        _NO_FIELDS if hidden_fields is None else hidden_fields, hidden_fields is not None,
-    )
+    parity, labels, swap_sum, swap_n = swaps
+    alpha = float(rule.alpha)
+    target = (_NO_EVIDENCE if evidence is None else evidence, evidence is not None,
+              _NO_FIELDS if hidden_fields is None else hidden_fields, hidden_fields is not None)
+    _loops().tempered_round_sweeps(u, swap_u, v, h, model, (alpha, alpha, bool(rule.gibbs)),
+                                   (n_swept, np.asarray(betas, dtype=np.float64), n_sweeps), target,
+                                   (energies, True, True, _NO_EVIDENCE, False), (int(parity), labels, swap_sum, swap_n))
 
 
 def count_round_trips(labels, last_end, went_up) -> int:
@@ -183,8 +180,8 @@ def informed_proposal(rng: np.random.Generator, v, h, params, W_T, tilt, *, beta
     tilt = np.asarray(tilt, dtype=np.float64)
     tilt = tilt.reshape(v.shape) if tilt.size == v.size else np.ascontiguousarray(np.broadcast_to(tilt, v.shape))
     alpha_v = alpha if alpha_visible is None else alpha_visible
-    _loops().informed_proposal(u, v, h, params.W, W_T, params.vbias, params.hbias, betas, tilt,
-                                float(alpha), float(alpha_v), bool(gibbs), h_new, proposal, logits)
+    _loops().informed_proposal(u, v, h, (params.W, W_T, params.vbias, params.hbias),
+                               (float(alpha), float(alpha_v), bool(gibbs)), betas, tilt, h_new, proposal, logits)
     return h_new, proposal, logits
 
 
@@ -209,8 +206,8 @@ def tilted_log_ratio(v, v_new, logits, tilt, tilt_new, log_rest, log_rest_new, *
                                       f(np.atleast_1d(log_rest_new)), float(alpha), bool(gibbs))
 
 
-def model_ladder_round(rng: np.random.Generator, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, n_sweeps: int,
-                       parity: int, labels, *, alpha: float = 1.0, gibbs: bool = False):
+def model_ladder_round(rng: np.random.Generator, v, h, a, h_off, models, n_sweeps: int, parity: int, labels, *,
+                       alpha: float = 1.0, gibbs: bool = False):
     """One round of a ladder of models, in place, in two compiled calls (stochastic).
 
     ``n_sweeps`` sweeps of every rung at its own model (the sweeps of
@@ -237,14 +234,10 @@ def model_ladder_round(rng: np.random.Generator, v, h, a, h_off, W, W_T, w_off, 
         ``(n_chains, n_hidden_r)`` block at ``h_off[r]:h_off[r + 1]``;
         modified in place.
     h_off : ndarray of int64 of shape (n_rungs + 1,)
-    W, W_T : ndarray of shape (sum_r n_visible * n_hidden_r,), float64
-        Each rung's ``W`` (n_visible, n_hidden_r) and ``W.T`` (n_hidden_r,
-        n_visible) in C order, at ``w_off[r]:w_off[r + 1]``.
-    w_off : ndarray of int64 of shape (n_rungs + 1,)
-    vbias : ndarray of shape (n_rungs, n_visible), float64
-    hbias : ndarray of shape (sum_r n_hidden_r,), float64
-        Rung ``r``'s at ``hb_off[r]:hb_off[r + 1]``.
-    hb_off : ndarray of int64 of shape (n_rungs + 1,)
+    models : PackedModels
+        The models' arrays end to end (:class:`~pymc_rbm.kernels.model_ladder.PackedModels`: each rung's
+        ``W`` and ``W.T`` in C order at ``w_off[r]:w_off[r + 1]``, ``vbias`` of shape (n_rungs, n_visible),
+        rung ``r``'s ``hbias`` at ``hb_off[r]:hb_off[r + 1]``), float64 and int64 arrays.
     n_sweeps : int
     parity : {0, 1}
     labels : ndarray of int64 of shape (n_rungs, n_chains)
@@ -262,7 +255,7 @@ def model_ladder_round(rng: np.random.Generator, v, h, a, h_off, W, W_T, w_off, 
     """
     loops = _loops()
     k, n_chains, n_v = v.shape
-    n_h = np.diff(hb_off)
+    n_h = np.diff(models.hb_off)
     u_off = np.concatenate([[0], np.cumsum(n_sweeps * n_chains * (n_h + n_v))])
     u = rng.random(int(u_off[-1]))
     n_pairs = len(range(parity, k - 1, 2))
@@ -270,21 +263,21 @@ def model_ladder_round(rng: np.random.Generator, v, h, a, h_off, W, W_T, w_off, 
     log_ratio = np.full((k - 1, n_chains), np.nan)
     accepted = np.zeros((k - 1, n_chains), dtype=bool)
     n_changed = np.empty((k, n_chains), dtype=np.int64)
-    loops.model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, float(alpha),
-                          bool(gibbs), int(parity), FULL_EVERY, labels, log_ratio, accepted, n_changed)
+    loops.model_ladder_round((u, u_off), swap_u, v, (h, a, h_off), models, (float(alpha), float(alpha), bool(gibbs)),
+                             int(parity), FULL_EVERY, labels, log_ratio, accepted, n_changed)
     n_took = accepted.sum(axis=1)  # redraws: per swapped chain, both rungs' hidden units
     n_redraw = int(n_took @ (n_h[:-1] + n_h[1:]))
     if n_redraw:
-        loops.ladder_redraw_hidden(rng.random(n_redraw), h, a, h_off, hb_off, n_chains, int(parity), accepted)
+        loops.ladder_redraw_hidden(rng.random(n_redraw), h, a, h_off, models.hb_off, n_chains, int(parity), accepted)
     return log_ratio, accepted, n_changed
 
 
-def model_ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off) -> np.ndarray:
+def model_ladder_log_ratios(v, a, h_off, models) -> np.ndarray:
     """The swap log ratios of :func:`model_ladder_round` for every neighbouring pair, compiled.
 
     Parameters
     ----------
-    v, a, h_off, W, w_off, vbias, hbias, hb_off
+    v, a, h_off, models
         As for :func:`model_ladder_round` (not modified).
 
     Returns
@@ -294,5 +287,5 @@ def model_ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off) -> np.n
     """
     k, n_chains = v.shape[:2]
     out = np.empty((k - 1, n_chains))
-    _loops().ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, out)
+    _loops().ladder_log_ratios(v, a, h_off, models.W, models.w_off, models.vbias, models.hbias, models.hb_off, out)
     return out

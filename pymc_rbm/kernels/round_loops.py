@@ -24,18 +24,15 @@ def replica_rows(x):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, gibbs, parity, n_swept,
-                          labels, swap_sum, swap_n, evidence, has_evidence, alpha_v, logits_out,
-                          keep_logits, n_sweeps, energies, h_fields, has_h_fields):  # pragma: no cover - compiled
+def tempered_round_sweeps(u, swap_u, v, h, model, rule, ladder, target, record, swaps):  # pragma: no cover - compiled
     """One round of the first ``n_swept`` replicas of ``(K, B, ·)`` arrays, in place.
 
     Replica ``r`` of row ``b`` makes ``n_sweeps[r]`` sweeps at ``β_r``
     (:func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`, the activations summed
-    afresh; visible weight ``alpha_v``), its visible logits plus
-    ``evidence[r, b]`` (untempered) with ``has_evidence``, its hidden logits plus
-    ``h_fields[r]`` with ``has_h_fields``; each sweep leaves the replica's target invariant, so
-    any number of them does. With ``keep_logits`` the last sweep's logits
-    without the evidence go to ``logits_out``. Then the pairs ``(r, r + 1)`` of
+    afresh), its visible logits plus ``evidence[r, b]`` (untempered) with
+    ``has_evidence``, its hidden logits plus ``h_fields[r]`` with
+    ``has_h_fields``; each sweep leaves the replica's target invariant, so
+    any number of them does. Then the pairs ``(r, r + 1)`` of
     the given parity (none for a parity of ``K`` or more) swap by the ratio of
     their targets ``exp(-β_r E + evidence_r·v + h_fields_r·h)``, ``(β_{r+1} - β_r)(E_{r+1} -
     E_r) + Σ_i (evidence_{r+1,i} - evidence_{r,i})(v_{r,i} - v_{r+1,i})`` (and the same sum over the
@@ -43,23 +40,50 @@ def tempered_round_sweeps(u, swap_u, v, h, W, W_T, vbias, hbias, betas, alpha, g
     the units that differ (so ``±1e300``, a value ruled out, never swamps the
     rest), accepted when ``log u < log ratio`` (:func:`swap_round`); labels follow their replicas,
     acceptance probabilities add to ``swap_sum`` and attempts to ``swap_n``.
-    ``energies[0, r, b]`` and ``energies[1, r, b]`` receive the energy ``E(v, h)``
-    of the state at rung ``r`` before its sweeps and after them (before the
-    swaps): the explorer's relaxation, measured at no extra product. ``u`` has
-    shape ``(Σ_r n_sweeps[r], B, n_hidden + n_visible)``, rung ``r``'s sweeps
-    taking the rows from ``Σ_{q<r} n_sweeps[q]`` on; ``swap_u`` ``(K - 1, B)``.
+
+    Parameters
+    ----------
+    u : (Σ_r n_sweeps[r], B, n_hidden + n_visible)
+        The sweeps' uniforms, rung ``r``'s sweeps taking the rows from ``Σ_{q<r} n_sweeps[q]`` on.
+    swap_u : (K - 1, B)
+        The swaps' uniforms, row ``r`` pair ``r``'s.
+    v, h : (K, B, n_visible), (K, B, n_hidden)
+        The replicas, 0/1 floats.
+    model, rule : tuple
+        The records of :func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`: ``(W, W_T, vbias, hbias)`` and
+        ``(alpha_h, alpha_v, gibbs)``.
+    ladder : tuple
+        ``(n_swept, betas, n_sweeps)``: the replicas swept (its ``blocks``), and each replica's β and
+        number of sweeps.
+    target : tuple
+        ``(evidence, has_evidence, h_fields, has_h_fields)``, its ``target`` with the evidence of the
+        replicas, (K, B, n_visible), and the fields of the rungs, (K, n_hidden).
+    record : tuple
+        ``(energies, energy_in, energy_out, logits_out, keep_logits)``, its ``record`` of the replicas:
+        ``energies[0, r, b]`` and ``energies[1, r, b]`` (2, K, B) receive the energy ``E(v, h)`` of the
+        state at rung ``r`` before its sweeps and after them (before the swaps; the explorer's relaxation,
+        measured at no extra product); the swaps read ``energies[1]``, so ``energy_out`` wherever a pair is
+        attempted. With ``keep_logits`` the last sweep's visible logits without the evidence go to
+        ``logits_out`` (K, B, n_visible).
+    swaps : tuple
+        ``(parity, labels, swap_sum, swap_n)``: the parity of the pairs attempted, the labels (K, B) that
+        follow their replicas, and the acceptance probabilities and attempts of each pair (K - 1,), added to.
     """
+    n_swept, betas, _ = ladder
+    evidence, has_evidence, h_fields, has_h_fields = target
+    energies, energy_in, energy_out, logits_out, keep_logits = record
+    parity, labels, swap_sum, swap_n = swaps
     k, n_b, n_v = v.shape
     n_h = h.shape[2]
     a_h = np.empty((n_b, n_h))
     a_v = np.empty((n_b, n_v))
     v_rows, h_rows = replica_rows(v), replica_rows(h)
     u_rows = u.reshape((u.shape[0], n_b * (n_h + n_v)))
-    record = (energies.reshape((2, energies.shape[1] * n_b)), True, True, replica_rows(logits_out), keep_logits)
-    sweep_rows(ROWS, (u_rows, n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, (W, W_T, vbias, hbias),
-               (alpha, alpha_v, gibbs), (n_swept, betas, n_sweeps),
+    rows_record = (energies.reshape((2, energies.shape[1] * n_b)), energy_in, energy_out, replica_rows(logits_out),
+                   keep_logits)
+    sweep_rows(ROWS, (u_rows, n_h + n_v, n_h, n_h + n_v), v_rows, h_rows, model, rule, ladder,
                (replica_rows(evidence), has_evidence, h_fields, has_h_fields),
-               (a_h, a_v, False, 0, 0), (h_rows, v_rows), record,  # the activations afresh, the states in place
+               (a_h, a_v, False, 0, 0), (h_rows, v_rows), rows_record,  # the activations afresh, the states in place
                (False, False, None, False))
     e = energies[1]
     log_ratio = np.empty((max(n_swept - 1, 0), n_b))
@@ -155,11 +179,10 @@ def count_round_trips(labels, last_end, went_up):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def informed_proposal(u, v, h, W, W_T, vbias, hbias, betas, tilt, alpha, alpha_v, gibbs, h_out, v_out,
-                      a_v):  # pragma: no cover - compiled
+def informed_proposal(u, v, h, model, rule, betas, tilt, h_out, v_out, a_v):  # pragma: no cover - compiled
     """:func:`pymc_rbm.kernels.replica_rounds.informed_proposal`: a round of :func:`tempered_round_sweeps`
     with the rows as its replicas, one sweep each, no swaps, the evidence ``β_r tilt`` and the logits kept
-    in ``a_v``."""
+    in ``a_v``; ``model`` and ``rule`` are its records."""
     n, n_v = v.shape
     h_out[:, :] = h
     v_out[:, :] = v
@@ -170,9 +193,10 @@ def informed_proposal(u, v, h, W, W_T, vbias, hbias, betas, tilt, alpha, alpha_v
     labels = np.zeros((n, 1), dtype=np.int64)
     no_swaps = np.zeros(max(n - 1, 1))
     tempered_round_sweeps(u.reshape(n, 1, u.shape[1]), np.ones((max(n - 1, 1), 1)), v_out.reshape(n, 1, n_v),
-                          h_out.reshape(n, 1, h.shape[1]), W, W_T, vbias, hbias, betas, alpha, gibbs, n, n, labels,
-                          no_swaps, no_swaps, evidence, True, alpha_v, a_v.reshape(n, 1, n_v), True,
-                          np.ones(n, dtype=np.int64), np.empty((2, n, 1)), np.empty((1, 1)), False)
+                          h_out.reshape(n, 1, h.shape[1]), model, rule, (n, betas, np.ones(n, dtype=np.int64)),
+                          (evidence, True, np.empty((1, 1)), False),
+                          (np.empty((2, n, 1)), False, False, a_v.reshape(n, 1, n_v), True),  # only the logits
+                          (n, labels, no_swaps, no_swaps))
 
 
 @njit(cache=True, nogil=True)
@@ -238,19 +262,45 @@ def ladder_log_ratios(v, a, h_off, W, w_off, vbias, hbias, hb_off, log_ratio):  
 
 
 @njit(cache=True, nogil=True)
-def model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, hbias, hb_off, alpha, gibbs, parity,
-                       full_every, labels, log_ratio, accepted, n_changed):  # pragma: no cover - compiled
+def model_ladder_round(u, swap_u, v, hidden, models, rule, parity, full_every, labels, log_ratio, accepted,
+                       n_changed):  # pragma: no cover - compiled
     """One round of a ladder of models in place: :func:`~pymc_rbm.kernels.chain_sweeps.sweeps` of every rung at its
-    model, each with its block ``u[u_off[r]:u_off[r + 1]]`` of uniforms (shape (n_sweeps, B * (n_hidden_r +
-    n_visible)), as :func:`pymc_rbm.kernels.compiled.carried_sweeps` draws them; the visible activation computed
-    afresh, the count of incremental updates from 0), the visible units that changed into ``n_changed`` (K, B); then
-    the pairs ``(r, r + 1)``, ``r = parity, parity + 2, ...``: :func:`ladder_pair_log_ratio` into ``log_ratio[r]``
-    and the swap round of :func:`swap_round` (accepted when ``log swap_u[(r - parity) // 2, b] < log_ratio[r, b]``,
-    into ``accepted[r, b]``, exchanging the visible rows and labels); each swapped rung then takes its cross hidden
-    input. The hidden units of the swapped replicas are left for :func:`ladder_redraw_hidden`. ``h`` and ``a`` are
-    packed (B, n_hidden_r) blocks, ``W`` and ``W_T`` packed (n_visible, n_hidden_r) and (n_hidden_r, n_visible)
-    blocks, ``vbias`` (K, n_visible), ``hbias`` packed. Each pair's log ratio is computed right after its upper
-    rung's sweep, while the two models' weights are in the caches; the result is the same in any order."""
+    model (the visible activation computed afresh, the count of incremental updates from 0), the visible units that
+    changed into ``n_changed``; then the pairs ``(r, r + 1)``, ``r = parity, parity + 2, ...``:
+    :func:`ladder_pair_log_ratio` into ``log_ratio[r]`` and the swap round of :func:`swap_round` (accepted when
+    ``log swap_u[(r - parity) // 2, b] < log_ratio[r, b]``, into ``accepted[r, b]``, exchanging the visible rows and
+    labels); each swapped rung then takes its cross hidden input. The hidden units of the swapped replicas are left
+    for :func:`ladder_redraw_hidden`. Each pair's log ratio is computed right after its upper rung's sweep, while
+    the two models' weights are in the caches; the result is the same in any order.
+
+    Parameters
+    ----------
+    u : tuple
+        ``(uniforms, u_off)``: rung ``r``'s sweeps take the block ``uniforms[u_off[r]:u_off[r + 1]]``, of shape
+        (n_sweeps, B (n_hidden_r + n_visible)) as :func:`pymc_rbm.kernels.compiled.carried_sweeps` draws them.
+    swap_u : (n_pairs, B)
+        One uniform per attempted pair and chain.
+    v : (K, B, n_visible)
+    hidden : tuple
+        ``(h, a, h_off)``: the hidden states and their inputs ``hbias_r + v_r W_r``, packed, rung ``r``'s
+        (B, n_hidden_r) block at ``h_off[r]:h_off[r + 1]``.
+    models : PackedModels
+        The models' arrays end to end (:class:`~pymc_rbm.kernels.model_ladder.PackedModels`: ``W``, ``W_T``,
+        ``w_off``, ``vbias`` (K, n_visible), ``hbias``, ``hb_off``).
+    rule : tuple
+        ``(alpha_h, alpha_v, gibbs)``, the record of :func:`~pymc_rbm.kernels.chain_sweeps.sweep_rows`.
+    parity : int
+    full_every : int
+        As for :func:`~pymc_rbm.kernels.chain_sweeps.sweeps`.
+    labels : (K, B)
+        Follow their visible states through the swaps.
+    log_ratio : (K - 1, B)
+    accepted : (K - 1, B), bool
+    n_changed : (K, B)
+    """
+    uniforms, u_off = u
+    h, a, h_off = hidden
+    W, W_T, w_off, vbias, hbias, hb_off = models
     k, n_b, n_v = v.shape
     a_v = np.empty((n_b, n_v))
     start = np.empty((n_b, n_v))
@@ -260,8 +310,8 @@ def model_ladder_round(u, u_off, swap_u, v, h, a, h_off, W, W_T, w_off, vbias, h
         h_r, a_r = rung_rows(h, h_off, r, n_b), rung_rows(a, h_off, r, n_b)
         start[:, :] = v[r]
         model_r = (rung_rows(W, w_off, r, n_v), rung_rows(W_T, w_off, r, n_h), vbias[r], hbias[hb_off[r]:hb_off[r + 1]])
-        sweeps(rung_rows(u, u_off, r, (u_off[r + 1] - u_off[r]) // (n_b * (n_h + n_v))), v[r], h_r, model_r,
-               (alpha, alpha, gibbs), (a_r, a_v, False, 0, full_every))
+        sweeps(rung_rows(uniforms, u_off, r, (u_off[r + 1] - u_off[r]) // (n_b * (n_h + n_v))), v[r], h_r, model_r,
+               rule, (a_r, a_v, False, 0, full_every))
         for b in range(n_b):
             c = 0
             for i in range(n_v):

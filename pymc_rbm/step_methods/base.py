@@ -368,10 +368,6 @@ class RBMStep(OtherTermsInDraws, VariableStep):
         """New visible states given the activation ``a_v`` (not modified)."""
         return self.rule.update(self.rng, v if self.rule.reads_state else None, a_v)[0]
 
-    def _compiled_options(self) -> dict:
-        """Options of :func:`~pymc_rbm.kernels.compiled.carried_sweeps` for this step's layer rule."""
-        return {"gibbs": True} if self.rule.gibbs else {"alpha": self.rule.alpha}
-
     def _draw_hidden(self, a_h):
         """``h ~ p(h | v)`` from the activation ``hbias + v·W`` (the refresh), by the Gibbs rule."""
         return GIBBS.update(self.rng, None, a_h)[0]

@@ -229,11 +229,11 @@ class OtherTermsInDraws:
         c.hidden_state = np.ascontiguousarray(c.hidden_state, dtype=np.float64)
         if h_start is not None:
             h_start = c.hidden_state.copy()
-        labels, swaps = np.zeros((1, n), dtype=np.int64), np.zeros((2, 1))
+        p, labels, swap_stats = self.params, np.zeros((1, n), dtype=np.int64), np.zeros((2, 1))
         for _ in range(self.sweeps):
-            replica_rounds.tempered_round(self.rng, c.visible_state[None], c.hidden_state[None], self.params, self.W_T,
-                                     _ONE_RUNG, 1, 0, labels, swaps[0], swaps[1], evidence=evidence,
-                                     **self._compiled_options())
+            replica_rounds.tempered_round(self.rng, c.visible_state[None], c.hidden_state[None],
+                                          (p.W, self.W_T, p.vbias, p.hbias), _ONE_RUNG, 1,
+                                          (0, labels, swap_stats[0], swap_stats[1]), rule=self.rule, evidence=evidence)
         c.hidden_input = self._full_h(c.visible_state)
         c.visible_input, c.hidden_exp_valid, c.n_incremental, c.rest = None, False, 0, None
         v_out = c.visible_state.astype(self._out_dtype)

@@ -145,10 +145,11 @@ class ReplicaRounds:
         energies = np.empty((2, k, n))
         for _ in range(self.rounds_per_draw):
             state = self._replicas
-            replica_rounds.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, k,
-                                    state.n_rounds % 2, self.replica_labels, swap_sum, swap_n, alpha=self.alpha,
-                                    gibbs=not self.keeps_hidden, evidence=evidence, sweeps=self.rung_sweeps,
-                                    energies=energies, hidden_fields=self._reference_hidden_fields())
+            p = self.params
+            replica_rounds.tempered_round(self.rng, state.v, state.h, (p.W, self.W_T, p.vbias, p.hbias), self.betas, k,
+                                          (state.n_rounds % 2, self.replica_labels, swap_sum, swap_n), rule=self.rule,
+                                          evidence=evidence, sweeps=self.rung_sweeps, energies=energies,
+                                          hidden_fields=self._reference_hidden_fields())
             self._record_explorers(energies)
             self._replicas = TemperedState(state.v, state.h, state.n_rounds + 1)
             if k > 1:
@@ -220,10 +221,11 @@ class ReplicaRounds:
                 cool = (1.0 - self.betas[:hot])[:, None]
                 evidence = np.ascontiguousarray(cool[:, None] * mixture.visible_logits[z])
                 hidden_fields = np.ascontiguousarray(cool * mixture.hidden_logits[z[:, 0]])
-            replica_rounds.tempered_round(self.rng, state.v, state.h, self.params, self.W_T, self.betas, hot,
-                                    parity if mixture is None else k, self.replica_labels, swap_sum, swap_n,
-                                    alpha=self.alpha, gibbs=not self.keeps_hidden, evidence=evidence,
-                                    sweeps=self.rung_sweeps, energies=energies, hidden_fields=hidden_fields)
+            p = self.params
+            swaps = (parity if mixture is None else k, self.replica_labels, swap_sum, swap_n)
+            replica_rounds.tempered_round(self.rng, state.v, state.h, (p.W, self.W_T, p.vbias, p.hbias), self.betas,
+                                          hot, swaps, rule=self.rule, evidence=evidence, sweeps=self.rung_sweeps,
+                                          energies=energies, hidden_fields=hidden_fields)
             self._record_explorers(energies)
             e_after = energies[1]
         elif hot:

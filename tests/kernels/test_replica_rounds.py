@@ -26,7 +26,7 @@ def test_tempered_round_with_one_sweep_per_rung_is_the_default_draw_for_draw(evi
     """``sweeps`` of ones is the round of one sweep per replica: the same states, labels, stats and stream."""
     params = MODELS["random"]
     betas = np.array([0.0, 0.3, 0.7, 1.0])
-    W_T = np.ascontiguousarray(params.W.T)
+    model = (params.W, np.ascontiguousarray(params.W.T), params.vbias, params.hbias)
     ev = np.random.default_rng(3).normal(size=(4, 3, params.n_visible)) if evidence else None
     runs = []
     for sweeps in (None, np.ones(4, dtype=np.int64)):
@@ -35,8 +35,7 @@ def test_tempered_round_with_one_sweep_per_rung_is_the_default_draw_for_draw(evi
         s_sum, s_n = np.zeros(3), np.zeros(3)
         rng = np.random.default_rng(11)
         for t in range(6):
-            tempered_round(rng, v, h, params, W_T, betas, 4, t % 2, labels, s_sum, s_n, evidence=ev,
-                                    sweeps=sweeps)
+            tempered_round(rng, v, h, model, betas, 4, (t % 2, labels, s_sum, s_n), evidence=ev, sweeps=sweeps)
         runs.append((v, h, labels, s_sum, s_n, rng.random()))
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)
@@ -50,13 +49,13 @@ def test_tempered_round_sweeps_each_rung_its_own_number_of_times():
     params = MODELS["random"]
     betas = np.array([0.2, 0.6, 1.0])
     sweeps = np.array([3, 1, 2])
-    W_T = np.ascontiguousarray(params.W.T)
+    model = (params.W, np.ascontiguousarray(params.W.T), params.vbias, params.hbias)
     v, h = _ladder_start(params, 3, 2, 4)
     v0, h0 = v.copy(), h.copy()
     labels = np.repeat(np.arange(3)[:, None], 2, axis=1)
     energies = np.empty((2, 3, 2))
-    tempered_round(np.random.default_rng(8), v, h, params, W_T, betas, 3, 3, labels, np.zeros(2),
-                            np.zeros(2), sweeps=sweeps, energies=energies)
+    tempered_round(np.random.default_rng(8), v, h, model, betas, 3, (3, labels, np.zeros(2), np.zeros(2)),
+                   sweeps=sweeps, energies=energies)
     u = np.random.default_rng(8).random((sweeps.sum(), 2, params.n_hidden + params.n_visible))
     row = 0
     for r, beta in enumerate(betas):
@@ -72,8 +71,8 @@ def test_tempered_round_sweeps_each_rung_its_own_number_of_times():
         row += sweeps[r]
         np.testing.assert_allclose(energies[1, r], energy(v[r], h[r], params), atol=1e-9)
     with pytest.raises(ValueError, match="at least one sweep"):
-        tempered_round(np.random.default_rng(8), v, h, params, W_T, betas, 3, 0, labels, np.zeros(2),
-                                np.zeros(2), sweeps=np.array([1, 0, 1]))
+        tempered_round(np.random.default_rng(8), v, h, model, betas, 3, (0, labels, np.zeros(2), np.zeros(2)),
+                       sweeps=np.array([1, 0, 1]))
 
 
 @pytest.mark.parametrize("parity", [0, 1])
