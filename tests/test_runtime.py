@@ -93,7 +93,7 @@ def _estimates_with_threads(n: int, monkeypatch) -> list[float]:
 
     import pymc_rbm.estimators.exact as ex
     from pymc_rbm import RBMParams
-    from pymc_rbm.estimators import ais, bar, log_partition_exact, reverse_ais, rts, sams
+    from pymc_rbm.estimators import RTSRounds, StartOptions, ais, bar, log_partition_exact, reverse_ais, rts, sams
 
     monkeypatch.setenv("PYMC_RBM_NUM_THREADS", str(n))  # map_blocks and every default thread count
     p = RBMParams.random(10, 5, scale=1.5, rng=0)
@@ -105,8 +105,9 @@ def _estimates_with_threads(n: int, monkeypatch) -> list[float]:
             ais(p, n_chains=140, schedule=60, rng=3, n_jobs=n),
             reverse_ais(p, start, n_chains=None, schedule=60, rng=3, n_jobs=n),
             bar(p, n_chains=140, n_steps=60, rng=3),  # default n_jobs: $PYMC_RBM_NUM_THREADS
-            rts(p, n_chains=40, n_rounds=2, n_sweeps=30, n_pilot=30, n_start=60, rng=3),
-            sams(p, n_sweeps=60, n_pilot=30, n_start=60, rng=3),
+            rts(p, n_chains=40, n_sweeps=30, rounds=RTSRounds(n_rounds=2), start=StartOptions(n_pilot=30, n_start=60),
+                rng=3),
+            sams(p, n_sweeps=60, start=StartOptions(n_pilot=30, n_start=60), rng=3),
             log_partition_exact(big, n_threads=n),
             log_partition_exact(big),
         ]

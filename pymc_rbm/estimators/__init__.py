@@ -31,8 +31,9 @@ from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
 from pymc_rbm.estimators.mean_field import log_partition_mean_field, moments_mean_field
 from pymc_rbm.estimators.mixture_mean_field import log_partition_mixture_mean_field, moments_mixture_mean_field
 from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
-from pymc_rbm.estimators.rts import rts
-from pymc_rbm.estimators.sams import sams
+from pymc_rbm.estimators.options import PathOptions, StartOptions
+from pymc_rbm.estimators.rts import RTSRounds, rts
+from pymc_rbm.estimators.sams import SAMSAdaptation, sams
 from pymc_rbm.estimators.sampling import SampledMoments, moments_sampling
 from pymc_rbm.estimators.tap import log_partition_tap, moments_tap
 from pymc_rbm.estimators.tempered_ladder import log_partition_ladder
@@ -73,7 +74,11 @@ __all__ = [
     "AnnealingPath",
     "bar",
     "rts",
+    "RTSRounds",
     "sams",
+    "SAMSAdaptation",
+    "StartOptions",
+    "PathOptions",
     "log_partition_trajectory",
 ]
 

@@ -77,7 +77,9 @@ still swing, since each round's estimate is noisy and the slowly mixing
 chains react to a new guess only after several rounds; so after a BAR start
 the guesses are the running mean of the start's and the rounds' estimates
 (``update="mean"``) instead of the last round's (Carlson et al.'s
-``update="replace"``).
+``update="replace"``). ``update`` and ``n_rounds`` are the fields of
+:class:`RTSRounds`, ``init`` and the start's other options those of
+:class:`~pymc_rbm.estimators.options.StartOptions`.
 
 Near the top of the ladder the states relax slowly (the region where AIS's
 chains lag), and with one sweep per draw of β (Carlson et al.'s iteration) a
@@ -137,7 +139,7 @@ import numpy as np
 from scipy.stats import chi2
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
-from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
+from pymc_rbm.estimators.bar import LadderStart
 from pymc_rbm.estimators.ladder import (
     LADDER_SPACING,
     Ladder,
@@ -149,7 +151,8 @@ from pymc_rbm.estimators.ladder import (
     initial_log_z,
 )
 from pymc_rbm.estimators.path import AnnealingPath
-from pymc_rbm.estimators.path_arguments import single_model_path
+from pymc_rbm.estimators.options import PathOptions, StartOptions, check_record, refuse_moved
+from pymc_rbm.estimators.path_arguments import path_from_options
 from pymc_rbm.estimators.coverage import top_states, with_coverage
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
@@ -159,6 +162,7 @@ from pymc_rbm.validation import check_positive_int
 
 __all__ = [
     "rts",
+    "RTSRounds",
     "RTSOptions",
     "RTSStart",
     "rts_start",
@@ -168,6 +172,61 @@ __all__ = [
 
 # ---------------------------------------------------------------- options
 @dataclass(frozen=True, eq=False)
+class RTSRounds:
+    """The rounds of RTS: how many, and how the guesses ``log Ẑ`` follow them.
+
+    Carlson et al. (2016) iterate: each round of ``n_sweeps`` sweeps runs the
+    tempered chains with the guesses ``Ẑ`` fixed and estimates every rung's
+    ``log Z`` from the Rao-Blackwellized occupancy ``ĉ``; the guesses are then
+    updated (the module docstring has the method).
+
+    Parameters
+    ----------
+    n_rounds : int, default 4
+        Rounds of ``n_sweeps`` sweeps; ``Ẑ`` is updated after each. The first
+        round is burn-in and adaptation only; the estimate averages the
+        others.
+    update : {"mean", "replace"}, optional
+        How the guesses follow the rounds. ``"replace"`` (Carlson et al.
+        2016, the default except after ``init="bar"``): ``log Ẑ`` becomes each
+        round's estimate. ``"mean"`` (the default after ``init="bar"``): it
+        becomes the mean of the start's and every round's estimates so far
+        (a stochastic-approximation gain ``1/(r + 2)`` after round ``r``). On
+        slowly mixing models a round's estimate is noisy and the chains react
+        to a new guess only after several rounds, so replacing the guess
+        makes the rounds swing; the mean damps that, but needs a start
+        within about a nat.
+
+    Raises
+    ------
+    ValueError
+        For a count of rounds that is not a positive integer, or another update.
+
+    Examples
+    --------
+    >>> from pymc_rbm.estimators import RTSRounds
+    >>> RTSRounds(n_rounds=8, update="replace").n_rounds
+    8
+    """
+
+    n_rounds: int = 4
+    update: str | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "n_rounds", check_positive_int(self.n_rounds, "n_rounds"))
+        if self.update is not None and not (isinstance(self.update, str) and self.update in ("mean", "replace")):
+            raise ValueError(f'update must be "mean" or "replace", got {self.update!r}')
+
+
+#: Where the keywords that :func:`rts` took before its records went: ``{keyword: (record keyword, record)}``.
+RTS_MOVED = {
+    **{name: ("rounds", RTSRounds) for name in ("n_rounds", "update")},
+    **{name: ("start", StartOptions) for name in ("init", "n_start", "n_equilibrate", "n_pilot", "spacing")},
+    **{name: ("path_options", PathOptions) for name in ("operator", "base", "base_smoothing", "dtype")},
+}
+
+
+@dataclass(frozen=True, eq=False)
 class RTSOptions:
     """The options of :func:`rts`, checked, with the defaults of their start resolved; bound once per call.
 
@@ -176,10 +235,9 @@ class RTSOptions:
     betas : None, int or array_like
         The ladder as given (:func:`~pymc_rbm.estimators.ladder.check_ladder`).
     n_chains, n_rounds, n_sweeps, sweeps_per_move : int
-    init : {"bar", "ais", "flat"} or array_like
     update : {"mean", "replace"}
-    n_start, n_equilibrate, n_pilot : int
-    spacing : float
+    start : StartOptions
+        With ``init``, ``n_equilibrate`` and ``spacing`` filled in.
     """
 
     betas: object
@@ -187,28 +245,19 @@ class RTSOptions:
     n_rounds: int
     n_sweeps: int
     sweeps_per_move: int
-    init: object
     update: str
-    n_start: int
-    n_equilibrate: int
-    n_pilot: int
-    spacing: float
+    start: StartOptions
 
     @classmethod
     def resolve(
         cls,
         *,
-        betas,
-        n_chains,
-        n_rounds,
-        n_sweeps,
-        sweeps_per_move,
-        init,
-        n_start,
-        n_equilibrate,
-        update,
-        n_pilot,
-        spacing,
+        betas=None,
+        n_chains=300,
+        n_sweeps=None,
+        sweeps_per_move=None,
+        rounds=None,
+        start=None,
         callback=None,
     ) -> "RTSOptions":
         """Check the arguments of :func:`rts` and fill in the defaults of the start they choose."""
@@ -216,40 +265,31 @@ class RTSOptions:
         n_chains = check_positive_int(
             n_chains, "n_chains", 2, " (the standard error comes from the spread between chains)"
         )
-        n_rounds = check_positive_int(n_rounds, "n_rounds")
-        n_pilot = check_positive_int(n_pilot, "n_pilot")
-        check_init(init, flat="flat")
-        warm = isinstance(init, str) and init == "bar"
+        rounds = check_record(rounds, RTSRounds, "rounds")
+        start = check_record(start, StartOptions, "start").resolved(init="bar", spacing=LADDER_SPACING)
+        check_init(start.init, flat="flat")
+        warm = start.warm
         # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
         n_sweeps = (2000 if warm else 1000) if n_sweeps is None else n_sweeps
         sweeps_per_move = (4 if warm else 1) if sweeps_per_move is None else sweeps_per_move
         count_moves(n_sweeps, sweeps_per_move)
-        if update is None:
-            update = "mean" if warm else "replace"
-        if update not in ("mean", "replace"):
-            raise ValueError(f'update must be "mean" or "replace", got {update!r}')
-        n_start = check_positive_int(n_start, "n_start")
-        n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
+        update = ("mean" if warm else "replace") if rounds.update is None else rounds.update
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
         return cls(
             betas=betas,
             n_chains=n_chains,
-            n_rounds=n_rounds,
+            n_rounds=rounds.n_rounds,
             n_sweeps=n_sweeps,
             sweeps_per_move=sweeps_per_move,
-            init=init,
             update=update,
-            n_start=n_start,
-            n_equilibrate=n_equilibrate,
-            n_pilot=n_pilot,
-            spacing=LADDER_SPACING if spacing is None else spacing,
+            start=start,
         )
 
     @property
     def warm(self) -> bool:
         """Whether the run starts from BAR (``init="bar"``)."""
-        return isinstance(self.init, str) and self.init == "bar"
+        return self.start.warm
 
     @property
     def sweeps_per_round(self) -> int:
@@ -259,8 +299,9 @@ class RTSOptions:
     @property
     def total_sweeps(self) -> int:
         """The sweeps of the whole call (pilot, BAR start, rounds), for the progress bar."""
-        start = 2 * self.n_start + 2 * self.n_equilibrate if self.warm else 0
-        return self.n_pilot + self.n_rounds * self.sweeps_per_round + start
+        s = self.start
+        start = 2 * s.n_start + 2 * s.n_equilibrate if self.warm else 0
+        return s.n_pilot + self.n_rounds * self.sweeps_per_round + start
 
 
 # ------------------------------------------------------------------ start
@@ -289,22 +330,14 @@ def rts_start(path: AnnealingPath, rng, options: RTSOptions, *, bar=None, guard=
     ``init="bar"`` a BAR run along it gives the guesses and equilibrated states instead
     (:func:`~pymc_rbm.estimators.ladder.bar_ladder`).
     """
-    ladder = build_ladder(
-        path, rng, options.n_chains, options.betas, n_pilot=options.n_pilot, spacing=options.spacing, bar=bar
-    )
+    s = options.start
+    ladder = build_ladder(path, rng, options.n_chains, options.betas, n_pilot=s.n_pilot, spacing=s.spacing, bar=bar)
     start = None
     if options.warm:
         ladder, start = bar_ladder(
-            path,
-            rng,
-            ladder,
-            options.n_chains,
-            n_steps=options.n_start,
-            n_equilibrate=options.n_equilibrate,
-            bar=bar,
-            guard=guard,
+            path, rng, ladder, options.n_chains, n_steps=s.n_start, n_equilibrate=s.n_equilibrate, bar=bar, guard=guard
         )
-    log_zhat = path.log_z_base + initial_log_z(options.init, ladder.log_z_init, flat="flat")
+    log_zhat = path.log_z_base + initial_log_z(s.init, ladder.log_z_init, flat="flat")
     return RTSStart(ladder, log_zhat, start)
 
 
@@ -397,23 +430,16 @@ def rts(
     *,
     betas=None,
     n_chains: int = 300,
-    n_rounds: int = 4,
     n_sweeps: int | None = None,
     sweeps_per_move: int | None = None,
-    init="bar",
-    n_start: int = 18000,
-    n_equilibrate: int | None = None,
-    update: str | None = None,
-    n_pilot: int = 1000,
-    spacing: float | None = None,
-    operator="gibbs",
+    rounds: RTSRounds | None = None,
+    start: StartOptions | None = None,
+    path_options: PathOptions | None = None,
     data=None,
-    base=None,
-    base_smoothing: float = 0.005,
-    dtype=np.float32,
     rng=None,
     progress: bool = False,
     callback=None,
+    **moved,
 ) -> LogPartitionEstimate:
     """Rao-Blackwellized tempered sampling estimate of ``log Z`` (stochastic).
 
@@ -437,10 +463,6 @@ def rts(
         slowly, many chains for a few rounds beat few chains for many:
         each round's estimate then averages more chains, and the chains have
         less time to drift from their start.
-    n_rounds : int, default 4
-        Rounds of ``n_sweeps`` sweeps; ``Ẑ`` is updated after each. The
-        first round is burn-in and adaptation only; the estimate averages the
-        others (see Returns).
     n_sweeps : int, optional
         Sweeps of ``x`` per round: default 2000 after the BAR start, else
         1000.
@@ -450,45 +472,36 @@ def rts(
         states relax slowly near β = 1, a chain that has just moved up needs
         a few sweeps there before β is drawn again, or it is drawn straight
         back down and the top rungs lose their share (module docstring).
-    init : {"bar", "ais", "flat"} or array_like of shape (K,), default "bar"
-        Initial guesses ``log Ẑ_k`` and starting states. ``"bar"``: a BAR run
-        of ``n_start`` steps each way gives every rung's guess and
-        equilibrated starting states, spread evenly over the ladder
-        (:func:`~pymc_rbm.estimators.ladder.bar_ladder`). ``"ais"``: guesses from the pilot run, the
-        chains starting from its states; ``"flat"``: all equal to
-        ``log Z_1`` (Zhang's (2016) start, for comparison); an array: those values
-        (shifted so that the first is ``log Z_1``). The last three start from
-        the pilot's states, spread over the ladder.
-    n_start : int, default 18000
-        Steps each way of the BAR run of ``init="bar"``.
-    n_equilibrate : int, optional
-        Sweeps of the ``init="bar"`` starting states at their rungs (and of
-        the BAR run's reverse starts at the target); default ``n_start // 9``.
-    update : {"mean", "replace"}, optional
-        How the guesses follow the rounds. ``"replace"`` (Carlson et al.
-        2016, the default except after ``init="bar"``): ``log Ẑ`` becomes each
-        round's estimate. ``"mean"`` (the default after ``init="bar"``): it
-        becomes the mean of the start's and every round's estimates so far
-        (a stochastic-approximation gain ``1/(r + 2)`` after round ``r``). On
-        slowly mixing models a round's estimate is noisy and the chains react
-        to a new guess only after several rounds, so replacing the guess
-        makes the rounds swing; the mean damps that, but needs a start
-        within about a nat.
-    n_pilot : int, default 1000
-        Annealing steps of the pilot run.
-    spacing : float, optional
-        Thermodynamic length between rungs of the automatic ladder (default
-        1.0: neighbouring ``q(x | β_k)`` overlap well, and RTS, which jumps over
-        the whole ladder, needs no finer one; Carlson et al. (2016) found it
-        insensitive to the number of temperatures).
-    operator : {"gibbs", "flip"} or float, default "gibbs"
-        Visible-layer update, as in :func:`~pymc_rbm.estimators.ais.ais`.
-    data, base, base_smoothing
-        The base-rate model at ``β = 0``, as in
+    rounds : RTSRounds, optional
+        How many rounds, and how the guesses follow them
+        (:class:`RTSRounds`; default 4 rounds, ``update="mean"`` after the
+        BAR start, else Carlson et al.'s (2016) ``"replace"``). The first
+        round is burn-in and adaptation only; the estimate averages the
+        others (see Returns).
+    start : StartOptions, optional
+        The pilot run that places the ladder and the start of the guesses
+        ``log Ẑ_k`` and of the chains
+        (:class:`~pymc_rbm.estimators.options.StartOptions`). ``init``
+        defaults to ``"bar"``: a BAR run of ``n_start`` steps each way gives
+        every rung's guess and equilibrated starting states, spread evenly
+        over the ladder (:func:`~pymc_rbm.estimators.ladder.bar_ladder`).
+        ``"ais"``: guesses from the pilot run, the chains starting from its
+        states; ``"flat"``: all equal to ``log Z_1`` (Zhang's (2016) start,
+        for comparison); an array: those values (shifted so that the first
+        is ``log Z_1``). The last three start from the pilot's states, spread
+        over the ladder. The rungs' ``spacing`` defaults to 1.0: neighbouring
+        ``q(x | β_k)`` overlap well, and RTS, which jumps over the whole
+        ladder, needs no finer one; Carlson et al. (2016) found it
+        insensitive to the number of temperatures.
+    path_options : PathOptions, optional
+        The annealing path's operator (``"gibbs"``, ``"flip"`` or a weight,
+        as in :func:`~pymc_rbm.estimators.ais.ais`), base distribution and
+        dtype (:class:`~pymc_rbm.estimators.options.PathOptions`); the dtype
+        defaults to float32 (``log f`` and the estimates are accumulated in
+        float64). Refused with a path as ``params``, which fixes them.
+    data : array_like, optional
+        Training data for the base-rate model at ``β = 0``, as in
         :func:`~pymc_rbm.estimators.ais.ais`.
-    dtype : numpy dtype, default float32
-        Floating type of the sampling arithmetic (``log f`` and the
-        estimates are accumulated in float64).
     rng : numpy.random.Generator or seed, optional
     progress : bool, default False
     callback : callable, optional
@@ -497,6 +510,10 @@ def rts(
         from 0, sweeps from 1). For diagnostics only:
         ``benchmarks/rts_rounds.py`` uses it to re-estimate each round by a
         histogram analysis of its draws.
+    **moved
+        None: the keywords that moved into the records (``n_rounds``,
+        ``update``, ``init``, ``n_pilot``, ``operator``, ...) are refused with a
+        TypeError that names the record to use.
 
     Returns
     -------
@@ -538,29 +555,24 @@ def rts(
     --------
     >>> from pymc_rbm import RBMParams
     >>> from pymc_rbm.estimators import log_partition_exact
-    >>> from pymc_rbm.estimators.rts import rts
+    >>> from pymc_rbm.estimators import RTSRounds, StartOptions, rts
     >>> p = RBMParams.random(12, 6, scale=0.5, rng=0)
-    >>> est = rts(p, n_chains=20, n_rounds=3, n_sweeps=300, n_pilot=200, n_start=1000, rng=1)
+    >>> est = rts(p, n_chains=20, n_sweeps=300, rounds=RTSRounds(n_rounds=3),
+    ...           start=StartOptions(n_pilot=200, n_start=1000), rng=1)
     >>> abs(est.log_z - log_partition_exact(p).log_z) < 5 * est.stderr + 0.05
     True
     """
+    refuse_moved("rts", moved, RTS_MOVED)
     t0 = time.perf_counter()
     rng = np.random.default_rng(rng)
-    path = single_model_path(
-        params, data, estimator=rts, base=base, base_smoothing=base_smoothing, dtype=dtype, operator=operator
-    )
+    path = path_from_options(params, data, path_options, estimator=rts, dtype=np.float32, single=True)
     options = RTSOptions.resolve(
         betas=betas,
         n_chains=n_chains,
-        n_rounds=n_rounds,
         n_sweeps=n_sweeps,
         sweeps_per_move=sweeps_per_move,
-        init=init,
-        n_start=n_start,
-        n_equilibrate=n_equilibrate,
-        update=update,
-        n_pilot=n_pilot,
-        spacing=spacing,
+        rounds=rounds,
+        start=start,
         callback=callback,
     )
     recorder = RoundRecorder()

@@ -45,7 +45,10 @@ ends at the first ``t_0`` where the labels visited so far are within
 ``flat_tolerance`` (relative) of ``π``; then the optimal
 ``γ_t = min(π_min, 1 / (t - t_0 + t_0^β))``, continuous at ``t_0``.
 ``gain="samc"`` is the gain of Zhang (2016) (Liang et al. 2007's SAMC),
-``ζ ← ζ + γ_t (o_t - π)`` with ``γ_t = t0 / max(t0, t)``.
+``ζ ← ζ + γ_t (o_t - π)`` with ``γ_t = t0 / max(t0, t)``. These options are
+the fields of :class:`SAMSAdaptation` (``sams(..., adaptation=SAMSAdaptation(gain="samc"))``);
+those of the start below (``init``, ``n_start``, ...) are the fields of
+:class:`~pymc_rbm.estimators.options.StartOptions`.
 
 Start, runs and chains
 ----------------------
@@ -110,18 +113,19 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
-from pymc_rbm.estimators.bar import LadderStart, equilibrating_sweeps
+from pymc_rbm.estimators.bar import LadderStart
 from pymc_rbm.estimators.ladder import Ladder, bar_ladder, build_ladder, check_init, check_ladder, count_moves, initial_log_z
 from pymc_rbm.estimators.coverage import top_states, with_coverage
 from pymc_rbm.estimators.path import AnnealingPath
-from pymc_rbm.estimators.path_arguments import as_path
+from pymc_rbm.estimators.options import PathOptions, StartOptions, check_record, refuse_moved
+from pymc_rbm.estimators.path_arguments import path_from_options
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
 from pymc_rbm.estimators.results import LogPartitionEstimate
 from pymc_rbm.estimators.sams_kernel import SAMSGain, SAMSRecorder, run_iterations
 from pymc_rbm.params import RBMParams
-from pymc_rbm.validation import check_positive_int
+from pymc_rbm.validation import check_bool, check_positive_int, check_real
 
-__all__ = ["sams", "SAMSOptions", "SAMSStart", "sams_start", "init_adaptation", "sams_estimates"]
+__all__ = ["sams", "SAMSAdaptation", "SAMSOptions", "SAMSStart", "sams_start", "init_adaptation", "sams_estimates"]
 
 #: Default thermodynamic length between neighbouring labels: a local jump is a random-walk
 #: Metropolis move, whose rate of progress along the ladder is best at acceptance rates of
@@ -131,14 +135,110 @@ SAMS_SPACING = 2.0
 
 # ---------------------------------------------------------------- options
 @dataclass(frozen=True, eq=False)
+class SAMSAdaptation:
+    """How SAMS adapts its log-weights ``ζ``: the gain sequence, its start and the observation.
+
+    Tan's (2017) self-adjusted mixture sampling updates
+    ``ζ ← ζ + γ_t o_t / π`` after every iteration; this record chooses the
+    gain ``γ_t``, how much the start counts in it and the observation
+    ``o_t`` (the module docstring has the algorithm).
+
+    Parameters
+    ----------
+    gain : {"tan", "samc"}, default "tan"
+        Tan's (2017) two-stage gain, ``min(π_min, t^{-β})`` until the labels
+        visited are within ``flat_tolerance`` of uniform, then the optimal
+        ``1 / (t - t_0 + t_0^β)``; or the gain of Liang et al.'s (2007) SAMC,
+        ``t0 / max(t0, t)``, as in Zhang (2016).
+    gain_exponent : float in (0.5, 1], default 0.6
+        ``β`` of Tan's first stage.
+    flat_tolerance : float, default 0.2
+        End of Tan's first stage: the visits within this relative distance of
+        uniform; positive.
+    two_stage : bool, optional
+        Whether to run Tan's first stage. Default: yes, except after the BAR
+        start's or the pilot's ``ζ`` (``init="bar"`` or ``"ais"``), which is
+        already within a fraction of a nat: the first stage's large gains
+        (``t^{-0.6}``, up to one nat per step) would only add noise to it, so
+        the optimal gain ``1/t`` is used from the start.
+    t0 : float, optional
+        SAMC's ``t0``, positive; default ``10 * n_labels`` (Liang et al.
+        recommend ``2m`` to ``100m``).
+    rao_blackwell : {"global", "local", "none"}, default "global"
+        The observation that updates ``ζ``: Tan's whole conditional of the
+        label given the state (``"global"``), the conditional expectation of
+        the label's indicator under the local jump (``"local"``), or the
+        indicator itself (``"none"``).
+    t_start : float, optional
+        Iterations that the initial ``ζ`` counts as, at least 0: the optimal
+        gain becomes ``1 / (t + t_start)``, so ``ζ`` is in effect the average
+        of the start, weighted as ``t_start`` observations, and the run's
+        observations. Default: the number of iterations after the BAR start
+        (which on large models is more accurate than the runs' slowly mixing
+        chains), else 0 (Tan's gain).
+
+    Raises
+    ------
+    ValueError
+        For an unknown gain or observation, or a number out of range.
+    TypeError
+        For a ``two_stage`` other than None, True and False.
+
+    Examples
+    --------
+    >>> from pymc_rbm.estimators import SAMSAdaptation
+    >>> SAMSAdaptation(gain="samc", t0=50).t0
+    50.0
+    """
+
+    gain: str = "tan"
+    gain_exponent: float = 0.6
+    flat_tolerance: float = 0.2
+    two_stage: bool | None = None
+    t0: float | None = None
+    rao_blackwell: str = "global"
+    t_start: float | None = None
+
+    def __post_init__(self):
+        if not (isinstance(self.gain, str) and self.gain in ("tan", "samc")):
+            raise ValueError(f'gain must be "tan" or "samc", got {self.gain!r}')
+        set_field = object.__setattr__
+        set_field(self, "gain_exponent", check_real(self.gain_exponent, "gain_exponent", 0.5, 1.0, lo_open=True))
+        set_field(self, "flat_tolerance", check_real(self.flat_tolerance, "flat_tolerance", 0.0, lo_open=True))
+        if self.two_stage is not None:
+            set_field(self, "two_stage", check_bool(self.two_stage, "two_stage"))
+        if self.t0 is not None:
+            set_field(self, "t0", check_real(self.t0, "t0", 0.0, lo_open=True))
+        if not (isinstance(self.rao_blackwell, str) and self.rao_blackwell in ("global", "local", "none")):
+            raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {self.rao_blackwell!r}')
+        if self.t_start is not None:
+            set_field(self, "t_start", check_real(self.t_start, "t_start", 0.0))
+
+
+#: Where the keywords that :func:`sams` took before its records went: ``{keyword: (record keyword, record)}``.
+SAMS_MOVED = {
+    **{name: ("adaptation", SAMSAdaptation) for name in
+       ("gain", "gain_exponent", "flat_tolerance", "two_stage", "t0", "rao_blackwell", "t_start")},
+    **{name: ("start", StartOptions) for name in ("init", "n_start", "n_equilibrate", "n_pilot", "spacing")},
+    **{name: ("path_options", PathOptions) for name in ("operator", "base", "base_smoothing", "dtype")},
+}  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
 class SAMSOptions:
     """The options of :func:`sams`, checked, with the defaults of their start resolved; bound once per call.
 
-    The options of the gain (``t_start``, ``gain``, ``gain_exponent``,
-    ``flat_tolerance``, ``two_stage``, ``t0``) are checked by
-    :class:`~pymc_rbm.estimators.sams_kernel.SAMSGain` once the ladder is known
-    (:func:`init_adaptation`); ``None`` keeps their defaults, which depend on
-    the start and on the number of labels.
+    Attributes
+    ----------
+    betas : None, int or array_like
+        The ladder as given (:func:`~pymc_rbm.estimators.ladder.check_ladder`).
+    n_runs, chains_per_run, n_sweeps, sweeps_per_move, n_moves : int
+    adaptation : SAMSAdaptation
+        As given; the defaults of ``t_start``, ``t0`` and ``two_stage``, which
+        depend on the start and the number of labels, are filled in by
+        :func:`init_adaptation` once the ladder is known.
+    start : StartOptions
+        With ``init``, ``n_equilibrate`` and ``spacing`` filled in.
     """
 
     betas: object
@@ -147,48 +247,29 @@ class SAMSOptions:
     n_sweeps: int
     sweeps_per_move: int
     n_moves: int
-    init: object
-    t_start: float | None
-    gain: str
-    gain_exponent: float
-    flat_tolerance: float
-    two_stage: bool | None
-    t0: float | None
-    rao_blackwell: str
-    n_start: int
-    n_equilibrate: int
-    n_pilot: int
-    spacing: float
+    adaptation: SAMSAdaptation
+    start: StartOptions
 
     @classmethod
     def resolve(
         cls,
         n_models: int,
         *,
-        betas,
-        n_runs,
-        chains_per_run,
-        n_sweeps,
-        sweeps_per_move,
-        init,
-        t_start,
-        gain,
-        gain_exponent,
-        flat_tolerance,
-        two_stage,
-        t0,
-        rao_blackwell,
-        n_start,
-        n_equilibrate,
-        n_pilot,
-        spacing,
+        betas=None,
+        n_runs=None,
+        chains_per_run=None,
+        n_sweeps=None,
+        sweeps_per_move=None,
+        adaptation=None,
+        start=None,
     ) -> "SAMSOptions":
         """Check the arguments of :func:`sams` for ``n_models`` targets and fill in the defaults of their start."""
         check_ladder(betas)
-        if init is None:
-            init = "bar" if n_models == 1 else "ais"
-        check_init(init, flat="zero")
-        warm = isinstance(init, str) and init == "bar"
+        adaptation = check_record(adaptation, SAMSAdaptation, "adaptation")
+        start = check_record(start, StartOptions, "start")
+        start = start.resolved(init="bar" if n_models == 1 else "ais", spacing=SAMS_SPACING)
+        check_init(start.init, flat="zero")
+        warm = start.warm
         # the defaults measured for each start (docs/estimators.md, "RTS and SAMS on h500")
         n_runs = (8 if warm else 32) if n_runs is None else n_runs
         chains_per_run = (16 if warm else 1) if chains_per_run is None else chains_per_run
@@ -197,11 +278,6 @@ class SAMSOptions:
         n_runs = check_positive_int(n_runs, "n_runs", 2, " (the standard error comes from the spread between runs)")
         chains_per_run = check_positive_int(chains_per_run, "chains_per_run")
         n_moves = count_moves(n_sweeps, sweeps_per_move)
-        n_pilot = check_positive_int(n_pilot, "n_pilot")
-        if rao_blackwell not in ("global", "local", "none"):
-            raise ValueError(f'rao_blackwell must be "global", "local" or "none", got {rao_blackwell!r}')
-        n_start = check_positive_int(n_start, "n_start")
-        n_equilibrate = equilibrating_sweeps(n_equilibrate, n_start)
         return cls(
             betas=betas,
             n_runs=n_runs,
@@ -209,24 +285,14 @@ class SAMSOptions:
             n_sweeps=n_sweeps,
             sweeps_per_move=sweeps_per_move,
             n_moves=n_moves,
-            init=init,
-            t_start=t_start,
-            gain=gain,
-            gain_exponent=gain_exponent,
-            flat_tolerance=flat_tolerance,
-            two_stage=two_stage,
-            t0=t0,
-            rao_blackwell=rao_blackwell,
-            n_start=n_start,
-            n_equilibrate=n_equilibrate,
-            n_pilot=n_pilot,
-            spacing=SAMS_SPACING if spacing is None else spacing,
+            adaptation=adaptation,
+            start=start,
         )
 
     @property
     def warm(self) -> bool:
         """Whether the runs start from BAR (``init="bar"``)."""
-        return isinstance(self.init, str) and self.init == "bar"
+        return self.start.warm
 
     @property
     def n_chains(self) -> int:
@@ -235,8 +301,9 @@ class SAMSOptions:
 
     def total_sweeps(self, n_models: int) -> int:
         """The sweeps of the whole call (pilot, BAR start, iterations), for the progress bar."""
-        start = 2 * self.n_start + 2 * self.n_equilibrate if self.warm else 0
-        return self.n_pilot * n_models + self.n_moves * self.sweeps_per_move + start
+        s = self.start
+        start = 2 * s.n_start + 2 * s.n_equilibrate if self.warm else 0
+        return s.n_pilot * n_models + self.n_moves * self.sweeps_per_move + start
 
 
 # ------------------------------------------------------------------ start
@@ -258,13 +325,11 @@ class SAMSStart(NamedTuple):
 
 def sams_start(path: AnnealingPath, rng, options: SAMSOptions, *, bar=None, guard=None) -> SAMSStart:
     """The pilot phase of SAMS: the labels and the chains' starting states, from a pilot run or BAR (stochastic)."""
-    n = options.n_chains
-    ladder = build_ladder(path, rng, n, options.betas, n_pilot=options.n_pilot, spacing=options.spacing, bar=bar)
+    n, s = options.n_chains, options.start
+    ladder = build_ladder(path, rng, n, options.betas, n_pilot=s.n_pilot, spacing=s.spacing, bar=bar)
     start = None
     if options.warm:
-        ladder, start = bar_ladder(
-            path, rng, ladder, n, n_steps=options.n_start, n_equilibrate=options.n_equilibrate, bar=bar, guard=guard
-        )
+        ladder, start = bar_ladder(path, rng, ladder, n, n_steps=s.n_start, n_equilibrate=s.n_equilibrate, bar=bar, guard=guard)
     # the ladder's chains come in order along the path: run r takes every n_runs-th, so each spans it
     n_runs, c = options.n_runs, options.chains_per_run
     spread = (np.arange(n_runs)[:, None] + n_runs * np.arange(c)[None, :]).ravel()
@@ -282,13 +347,14 @@ def init_adaptation(options: SAMSOptions, ladder: Ladder) -> tuple[np.ndarray, S
         for starts other than the BAR run's and the pilot's ``ζ``).
     """
     m = ladder.coefs.shape[0]
-    zeta = np.tile(initial_log_z(options.init, ladder.log_z_init, flat="zero"), (options.n_runs, 1))
-    t_start = (options.n_moves if options.warm else 0) if options.t_start is None else options.t_start
-    t0 = 10.0 * m if options.t0 is None else options.t0
-    gains = SAMSGain(options.n_runs, m, options.gain, options.gain_exponent, options.flat_tolerance, t0, t_start)
-    two_stage = options.two_stage
+    a, init = options.adaptation, options.start.init
+    zeta = np.tile(initial_log_z(init, ladder.log_z_init, flat="zero"), (options.n_runs, 1))
+    t_start = (options.n_moves if options.warm else 0) if a.t_start is None else a.t_start
+    t0 = 10.0 * m if a.t0 is None else a.t0
+    gains = SAMSGain(options.n_runs, m, a.gain, a.gain_exponent, a.flat_tolerance, t0, t_start)
+    two_stage = a.two_stage
     if two_stage is None:
-        two_stage = not (isinstance(options.init, str) and options.init in ("ais", "bar"))
+        two_stage = not (isinstance(init, str) and init in ("ais", "bar"))
     if not two_stage:
         gains.burn_in_end[:] = 1.0  # the pilot's ζ is good: start with the optimal gain 1/t
     return zeta, gains
@@ -402,8 +468,8 @@ def sams_estimates(
         "n_sweeps": options.n_sweeps,
         "sweeps_per_move": options.sweeps_per_move,
         "n_moves": options.n_moves,
-        "gain": options.gain,
-        "rao_blackwell": options.rao_blackwell,
+        "gain": options.adaptation.gain,
+        "rao_blackwell": options.adaptation.rao_blackwell,
         "operator": path.alpha,
         "seconds": time.perf_counter() - t_begin,
         "interrupted": interrupted,
@@ -465,25 +531,13 @@ def sams(
     chains_per_run: int | None = None,
     n_sweeps: int | None = None,
     sweeps_per_move: int | None = None,
-    init=None,
-    t_start: float | None = None,
-    gain: str = "tan",
-    gain_exponent: float = 0.6,
-    flat_tolerance: float = 0.2,
-    two_stage: bool | None = None,
-    t0: float | None = None,
-    rao_blackwell: str = "global",
-    n_start: int = 18000,
-    n_equilibrate: int | None = None,
-    n_pilot: int = 1000,
-    spacing: float | None = None,
-    operator="gibbs",
+    adaptation: SAMSAdaptation | None = None,
+    start: StartOptions | None = None,
+    path_options: PathOptions | None = None,
     data=None,
-    base=None,
-    base_smoothing: float = 0.005,
-    dtype=np.float32,
     rng=None,
     progress: bool = False,
+    **moved,
 ):
     """Self-adjusted mixture sampling estimate of ``log Z`` of one or several RBMs (stochastic).
 
@@ -520,50 +574,32 @@ def sams(
         Sweeps per iteration (before each label jump and update of ``ζ``):
         ``n_sweeps // sweeps_per_move`` iterations. Default 4 after the BAR
         start, else 1 (Tan's iteration).
-    init : {"bar", "ais", "zero"} or array_like, optional
-        Initial ``ζ`` and starting states. ``"bar"`` (the default for one
-        model): every label's ``log Z`` from a BAR run of ``n_start`` steps
-        each way, and equilibrated starting states spread evenly over the
-        labels (:func:`~pymc_rbm.estimators.ladder.bar_ladder`). ``"ais"`` (the
-        default for several models): from the pilot AIS run, starting from
-        its states; zero (Tan's plain start: the first stage then does all
-        the work), or given values of ``log Z_j - log Z_0`` per label.
-    t_start : float, optional
-        Iterations that the initial ``ζ`` counts as: the optimal gain becomes
-        ``1 / (t + t_start)``, so ``ζ`` is in effect the average of the start,
-        weighted as ``t_start`` observations, and the run's observations.
-        Default: the number of iterations after the BAR start (which on
-        large models is more accurate than the runs' slowly mixing chains),
-        else 0 (Tan's gain).
-    gain : {"tan", "samc"}, default "tan"
-    gain_exponent : float, default 0.6
-    flat_tolerance : float, default 0.2
-        See the module docstring.
-    two_stage : bool, optional
-        Whether to run Tan's first stage. Default: yes, except after the
-        BAR start's or the pilot's ``ζ`` (``init="bar"`` or ``"ais"``), which
-        is already within a fraction of a nat: the first stage's large gains
-        (``t^{-0.6}``, up to one nat per step) would only add noise to it, so
-        the optimal gain ``1/t`` is used from the start.
-    t0 : float, optional
-        SAMC's ``t0``; default ``10 * n_labels`` (Liang et al. recommend
-        ``2m`` to ``100m``).
-    rao_blackwell : {"global", "local", "none"}, default "global"
-        The observation that updates ``ζ``.
-    n_start : int, default 18000
-        Steps each way of the BAR run of ``init="bar"``.
-    n_equilibrate : int, optional
-        Sweeps of the ``init="bar"`` starting states at their labels (and of
-        the BAR run's reverse starts at the target); default ``n_start // 9``.
-    n_pilot : int, default 1000
-        Steps per segment of the pilot run that places the labels.
-    spacing : float, optional
-        Thermodynamic length between labels (default 2.0; see ``SAMS_SPACING``).
-    operator, data, base, base_smoothing, rng, progress
+    adaptation : SAMSAdaptation, optional
+        The gain sequence, its start and the observation that update ``ζ``
+        (Tan's (2017) two-stage gain and Rao-Blackwellized observation by
+        default; see :class:`SAMSAdaptation`).
+    start : StartOptions, optional
+        The pilot run that places the labels and the start of ``ζ`` and of
+        the chains (:class:`~pymc_rbm.estimators.options.StartOptions`).
+        ``init`` defaults to ``"bar"`` for one model: every label's ``log Z``
+        from a BAR run of ``n_start`` steps each way, and equilibrated
+        starting states spread evenly over the labels
+        (:func:`~pymc_rbm.estimators.ladder.bar_ladder`); and to ``"ais"`` for
+        several models: from the pilot AIS run, starting from its states.
+        ``"zero"`` is Tan's plain start (the first stage then does all the
+        work); an array gives values of ``log Z_j - log Z_0`` per label. The
+        labels' ``spacing`` defaults to 2.0 (``SAMS_SPACING``).
+    path_options : PathOptions, optional
+        The annealing path's operator, base distribution and dtype
+        (:class:`~pymc_rbm.estimators.options.PathOptions`); the dtype
+        defaults to float32 (``log f`` and ``ζ`` are accumulated in float64).
+        Refused with a path as ``params``, which fixes them.
+    data, rng, progress
         As in :func:`~pymc_rbm.estimators.ais.ais`.
-    dtype : numpy dtype, default float32
-        Floating type of the sampling arithmetic (``log f`` and ``ζ`` are
-        accumulated in float64).
+    **moved
+        None: the keywords that moved into the records (``gain``, ``init``,
+        ``n_pilot``, ``operator``, ...) are refused with a TypeError that
+        names the record to use.
 
     Returns
     -------
@@ -618,12 +654,13 @@ def sams(
     --------
     >>> from pymc_rbm import RBMParams
     >>> from pymc_rbm.estimators import log_partition_exact
-    >>> from pymc_rbm.estimators.sams import sams
+    >>> from pymc_rbm.estimators import StartOptions, sams
     >>> p = RBMParams.random(12, 6, scale=0.5, rng=0)
-    >>> est = sams(p, n_runs=4, n_sweeps=2000, n_pilot=200, n_start=1000, rng=1)
+    >>> est = sams(p, n_runs=4, n_sweeps=2000, start=StartOptions(n_pilot=200, n_start=1000), rng=1)
     >>> abs(est.log_z - log_partition_exact(p).log_z) < 5 * est.stderr + 0.05
     True
     """
+    refuse_moved("sams", moved, SAMS_MOVED)
     t_begin = time.perf_counter()
     rng = np.random.default_rng(rng)
     given_path = params if isinstance(params, AnnealingPath) else None
@@ -640,27 +677,11 @@ def sams(
         chains_per_run=chains_per_run,
         n_sweeps=n_sweeps,
         sweeps_per_move=sweeps_per_move,
-        init=init,
-        t_start=t_start,
-        gain=gain,
-        gain_exponent=gain_exponent,
-        flat_tolerance=flat_tolerance,
-        two_stage=two_stage,
-        t0=t0,
-        rao_blackwell=rao_blackwell,
-        n_start=n_start,
-        n_equilibrate=n_equilibrate,
-        n_pilot=n_pilot,
-        spacing=spacing,
+        adaptation=adaptation,
+        start=start,
     )
-    path = as_path(
-        models if given_path is None else given_path,
-        data,
-        estimator=sams,
-        base=base,
-        base_smoothing=base_smoothing,
-        dtype=dtype,
-        operator=operator,
+    path = path_from_options(
+        models if given_path is None else given_path, data, path_options, estimator=sams, dtype=np.float32
     )
     with (
         StopOnInterrupt() as guard,
@@ -680,8 +701,8 @@ def sams(
             chains_per_run=options.chains_per_run,
             n_moves=options.n_moves,
             sweeps_per_move=options.sweeps_per_move,
-            gain=options.gain,
-            rao_blackwell=options.rao_blackwell,
+            gain=options.adaptation.gain,
+            rao_blackwell=options.adaptation.rao_blackwell,
             bar=bar,
         )
     estimates = sams_estimates(path, options, start, zeta, gains, recorder, interrupted=guard.interrupted, t_begin=t_begin)

@@ -13,7 +13,19 @@ from scipy.special import logsumexp
 
 from pymc_rbm import RBMParams
 from pymc_rbm.energy import free_energy, hidden_activation, visible_activation
-from pymc_rbm.estimators import AnnealingPath, ais, annealing_path, bar, log_partition_exact, reverse_ais, rts, sams
+from pymc_rbm.estimators import (
+    AnnealingPath,
+    PathOptions,
+    RTSRounds,
+    StartOptions,
+    ais,
+    annealing_path,
+    bar,
+    log_partition_exact,
+    reverse_ais,
+    rts,
+    sams,
+)
 from pymc_rbm.estimators.base_rate import base_rate_vbias
 from pymc_rbm.estimators.exact import sample_visible_exact
 from pymc_rbm.estimators.path import softplus_sum_
@@ -25,6 +37,14 @@ from pymc_rbm.testing import assert_frequencies, assert_stationary, joint_distri
 P = RBMParams.random(12, 6, scale=1.5, rng=3)
 DATA = np.random.default_rng(0).integers(0, 2, (50, 12))
 OPTIONS = {"data": DATA, "base_smoothing": 0.01, "dtype": np.float32, "operator": "flip"}
+
+
+def _as_records(options: dict) -> dict:
+    """The path's options as SAMS and RTS take them: those of annealing_path besides ``data`` in a PathOptions."""
+    fields = {"operator", "base", "base_smoothing", "dtype"}
+    path = {k: v for k, v in options.items() if k in fields}
+    rest = {k: v for k, v in options.items() if k not in fields}
+    return {**rest, **({"path_options": PathOptions(**path)} if path else {})}
 
 
 def _model(nv, nh, scale, seed=0):
@@ -55,8 +75,9 @@ def test_annealing_path_binds_its_options():
     [
         lambda x, **kw: ais(x, n_chains=20, n_steps=300, **kw),
         lambda x, **kw: bar(x, n_chains=20, n_steps=300, n_jobs=1, **kw),
-        lambda x, **kw: rts(x, n_chains=10, n_rounds=2, n_sweeps=100, n_pilot=100, **kw),
-        lambda x, **kw: sams(x, n_runs=4, n_sweeps=300, n_pilot=100, **kw),
+        lambda x, **kw: rts(x, n_chains=10, n_sweeps=100, rounds=RTSRounds(n_rounds=2), start=StartOptions(n_pilot=100),
+                            **_as_records(kw)),
+        lambda x, **kw: sams(x, n_runs=4, n_sweeps=300, start=StartOptions(n_pilot=100), **_as_records(kw)),
     ],
     ids=["ais", "bar", "rts", "sams"],
 )

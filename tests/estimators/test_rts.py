@@ -6,9 +6,17 @@ import numpy as np
 import pytest
 
 from pymc_rbm import RBMParams
-from pymc_rbm.estimators import LOG_PARTITION_METHODS, log_partition, log_partition_exact, sample_visible_exact
+from pymc_rbm.estimators import (
+    LOG_PARTITION_METHODS,
+    PathOptions,
+    RTSRounds,
+    StartOptions,
+    log_partition,
+    log_partition_exact,
+    sample_visible_exact,
+)
 from pymc_rbm.estimators.base_rate import base_rate_vbias
-from pymc_rbm.estimators.path import AnnealingPath
+from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.estimators.rts import rts
 
 TRUTH = {"mnist_h10": 226.1132, "mnist_h20": 221.0668}
@@ -33,7 +41,7 @@ def test_rts_matches_exact(nv, nh, scale):
     p = _model(nv, nh, scale)
     truth = log_partition_exact(p).log_z
     data = sample_visible_exact(p, 200, rng=1)
-    est = rts(p, data=data, n_chains=40, n_rounds=4, n_sweeps=400, n_pilot=300, n_start=1500, rng=2)
+    est = rts(p, data=data, n_chains=40, n_sweeps=400, start=StartOptions(n_pilot=300, n_start=1500), rng=2)
     assert est.method == "rts"
     err = est.log_z - truth
     assert abs(err) < 4 * est.stderr + 2e-3, (err, est.stderr)
@@ -56,7 +64,9 @@ def test_flat_start_collapses_then_recovers():
     """The seed's start (all Ẑ equal): round 1 piles onto β = 1, the iterated update then spreads it."""
     p = _model(20, 8, 2.0)
     truth = log_partition_exact(p).log_z
-    est = rts(p, init="flat", base="target", n_chains=40, n_rounds=5, n_sweeps=400, n_pilot=300, rng=3)
+    target = PathOptions(base="target")
+    est = rts(p, n_chains=40, n_sweeps=400, rounds=RTSRounds(n_rounds=5), start=StartOptions(init="flat", n_pilot=300),
+              path_options=target, rng=3)  # fmt: skip
     occ = est.diagnostics["occupancy_history"]
     K = occ.shape[1]
     assert occ[0, -1] > 0.5  # collapsed onto the top rung
@@ -64,7 +74,8 @@ def test_flat_start_collapses_then_recovers():
     assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
     np.testing.assert_allclose(est.diagnostics["log_z_init"], est.diagnostics["log_z_base"])
     with pytest.warns(RuntimeWarning, match="collapsed"):
-        rts(p, init="flat", base="target", n_chains=10, n_rounds=1, n_sweeps=50, n_pilot=50, rng=3)
+        rts(p, n_chains=10, n_sweeps=50, rounds=RTSRounds(n_rounds=1), start=StartOptions(init="flat", n_pilot=50),
+            path_options=target, rng=3)  # fmt: skip
 
 
 def test_rounds_that_disagree_widen_the_error_and_warn():
@@ -75,7 +86,8 @@ def test_rounds_that_disagree_widen_the_error_and_warn():
     """
     p = _model(20, 8, 2.0)
     with pytest.warns(RuntimeWarning, match="disagree"):
-        est = rts(p, init="flat", base="target", n_chains=20, n_rounds=4, n_sweeps=40, n_pilot=100, rng=1)
+        est = rts(p, n_chains=20, n_sweeps=40, start=StartOptions(init="flat", n_pilot=100),
+                  path_options=PathOptions(base="target"), rng=1)
     rounds = est.diagnostics["history"][1:]
     assert est.stderr == pytest.approx(rounds.std(ddof=1))
     assert est.diagnostics["stderr_rule"] == "spread"
@@ -89,8 +101,9 @@ def test_explicit_ladder_and_init():
     betas = np.linspace(0, 1, 12)
     exact = _exact_ladder_log_z(path, path.coefficients(betas))
     est = rts(
-        p, betas=betas, init=exact - 100.0, base="target", n_chains=20, n_rounds=3, n_sweeps=300, n_pilot=100, rng=4
-    )
+        p, betas=betas, n_chains=20, n_sweeps=300, rounds=RTSRounds(n_rounds=3),
+        start=StartOptions(init=exact - 100.0, n_pilot=100), path_options=PathOptions(base="target"), rng=4,
+    )  # fmt: skip
     np.testing.assert_array_equal(est.diagnostics["betas"], betas)
     np.testing.assert_allclose(est.diagnostics["log_z_init"], exact, atol=1e-9)  # shifted so that Ẑ_1 = Z_1
     assert abs(est.log_z - truth) < 4 * est.stderr + 2e-3
@@ -98,15 +111,11 @@ def test_explicit_ladder_and_init():
 
 def test_validation_repeatability_dispatcher_progress(capsys):
     p = _model(10, 5, 1.0)
-    kw = dict(n_chains=8, n_rounds=2, n_sweeps=30, n_pilot=40, n_start=200)
+    kw = dict(n_chains=8, n_sweeps=30, rounds=RTSRounds(n_rounds=2), start=StartOptions(n_pilot=40, n_start=200))
     for bad, msg in [
         ({"n_chains": 1}, "at least 2"),
-        ({"update": "damped"}, "update must be"),
-        ({"n_start": 0}, "n_start"),
-        ({"n_rounds": 0}, "n_rounds"),
-        ({"init": "zeros"}, "init must be"),
-        ({"init": np.zeros(3), "betas": 5}, "5 finite"),
-        ({"operator": "swap"}, "operator"),
+        ({"start": StartOptions(init="zero")}, "init must be"),  # a name of SAMS's that RTS calls "flat"
+        ({"start": StartOptions(init=np.zeros(3)), "betas": 5}, "5 finite"),
         ({"betas": [0.0, 0.5]}, "end at"),
         ({"sweeps_per_move": 0}, "sweeps_per_move"),
         ({"sweeps_per_move": 31}, "at least sweeps_per_move"),
@@ -125,12 +134,77 @@ def test_validation_repeatability_dispatcher_progress(capsys):
     assert "RTS" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "bad, msg", [({"n_rounds": 0}, "n_rounds must be a positive integer"), ({"n_rounds": 2.0}, "n_rounds"),
+                 ({"update": "damped"}, "update must be")],
+)  # fmt: skip
+def test_rounds_record_checks_its_fields(bad, msg):
+    with pytest.raises(ValueError, match=msg):
+        RTSRounds(**bad)
+    r = RTSRounds()
+    assert (r.n_rounds, r.update) == (4, None)
+
+
+def test_old_keywords_and_wrong_records_are_refused():
+    p = _model(10, 5, 1.0)
+    for old, record in [("n_rounds", "RTSRounds"), ("update", "RTSRounds"), ("init", "StartOptions"),
+                        ("n_start", "StartOptions"), ("spacing", "StartOptions"), ("base", "PathOptions")]:  # fmt: skip
+        with pytest.raises(TypeError, match=rf"rts\(\) no longer takes the keyword {old}: .*{record}\({old}=\.\.\.\)"):
+            rts(p, **{old: None})
+    with pytest.raises(TypeError, match=r"keywords n_rounds, operator: .*rounds=RTSRounds\(n_rounds=\.\.\.\), path_"):
+        rts(p, n_rounds=2, operator="flip")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_runs'"):
+        rts(p, n_runs=4)
+    with pytest.raises(TypeError, match="no longer takes the keyword n_pilot"):  # through the dispatcher too
+        log_partition(p, "rts", n_pilot=100)
+    for name, value in [("rounds", 4), ("start", RTSRounds()), ("path_options", {"operator": "flip"})]:
+        with pytest.raises(TypeError, match=f"{name} must be a"):
+            rts(p, **{name: value})
+    with pytest.raises(ValueError, match="path_options.operator.*annealing_path"):
+        rts(annealing_path(p), path_options=PathOptions(operator="flip"))
+    with pytest.raises(ValueError, match="float64 or float32"):
+        rts(p, path_options=PathOptions(dtype=np.float16))
+
+
+#: ``rts`` at the commit before its records, with the same options as keywords (log_z, stderr): the records must
+#: give the same draws.
+BEFORE_THE_RECORDS = {
+    "default": (12.151492345358033, 0.02163936767296926),
+    "ais": (12.15744187605826, 0.033380067092922516),
+    "bar": (12.149540081799898, 0.24115678170826685),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # rounds of 24-30 sweeps
+def test_records_give_the_estimate_of_the_keywords_they_replace():
+    """The same seed gives the same estimate as the keywords the records replaced gave (to rounding)."""
+    p = RBMParams.random(10, 5, scale=1.0, rng=105)
+    data = np.random.default_rng(0).integers(0, 2, (30, 10))
+    runs = {
+        # rts(p, n_chains=8, n_rounds=2, n_sweeps=30, n_pilot=40, n_start=200, rng=5)
+        "default": rts(p, n_chains=8, n_sweeps=30, rounds=RTSRounds(n_rounds=2),
+                       start=StartOptions(n_pilot=40, n_start=200), rng=5),
+        # rts(p, init="ais", update="mean", n_rounds=3, n_sweeps=30, n_pilot=40, spacing=0.8, base="target",
+        #     operator=0.5, dtype=np.float64, n_chains=8, rng=8)
+        "ais": rts(p, n_chains=8, n_sweeps=30, rounds=RTSRounds(n_rounds=3, update="mean"),
+                   start=StartOptions(init="ais", n_pilot=40, spacing=0.8),
+                   path_options=PathOptions(base="target", operator=0.5, dtype=np.float64), rng=8),
+        # rts(p, n_chains=6, n_rounds=2, n_sweeps=24, sweeps_per_move=2, n_pilot=40, n_start=180, n_equilibrate=7,
+        #     update="replace", base_smoothing=0.01, data=data, rng=10)
+        "bar": rts(p, n_chains=6, n_sweeps=24, sweeps_per_move=2, rounds=RTSRounds(n_rounds=2, update="replace"),
+                   start=StartOptions(n_pilot=40, n_start=180, n_equilibrate=7),
+                   path_options=PathOptions(base_smoothing=0.01), data=data, rng=10),
+    }  # fmt: skip
+    for name, (log_z, stderr) in BEFORE_THE_RECORDS.items():
+        assert (runs[name].log_z, runs[name].stderr) == pytest.approx((log_z, stderr), rel=1e-12), name
+
+
 def test_callback_sees_the_draws_behind_c_hat():
     """The callback gets every draw's ``log f_k(x_t)``: the last round's ``ĉ`` is rebuilt from them."""
     from scipy.special import softmax
 
     p = _model(10, 5, 1.0)
-    kw = dict(n_chains=6, n_rounds=3, n_sweeps=25, n_pilot=40, n_start=200)
+    kw = dict(n_chains=6, n_sweeps=25, rounds=RTSRounds(n_rounds=3), start=StartOptions(n_pilot=40, n_start=200))
     seen = []
     est = rts(p, rng=3, callback=lambda r, t, k, log_f: seen.append((r, t, k.copy(), log_f.copy())), **kw)
     assert rts(p, rng=3, **kw).log_z == est.log_z  # watching changes nothing
