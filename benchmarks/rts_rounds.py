@@ -43,7 +43,7 @@ from scipy.special import logsumexp
 
 from pymc_rbm import RBMParams
 from pymc_rbm.datasets import load_mnist
-from pymc_rbm.estimators import rts
+from pymc_rbm.estimators import PathOptions, RTSRounds, rts
 
 HERE = Path(__file__).resolve().parent
 SHARED_DATA = HERE.parent.parent / "shared" / "data"
@@ -123,8 +123,8 @@ def main(argv=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the rounds' disagreement is what is measured here
         est = rts(
-            params, data=train, n_rounds=args.rounds, n_sweeps=args.sweeps,
-            sweeps_per_move=args.sweeps_per_move, operator=args.operator,
+            params, data=train, n_sweeps=args.sweeps, sweeps_per_move=args.sweeps_per_move,
+            rounds=RTSRounds(n_rounds=args.rounds), path_options=PathOptions(operator=args.operator),
             rng=args.seed, callback=keep,
         )  # fmt: skip
     seconds = time.perf_counter() - t0

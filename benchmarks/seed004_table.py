@@ -56,6 +56,7 @@ import numpy as np
 from pymc_rbm import RBMParams
 from pymc_rbm.datasets import load_mnist
 from pymc_rbm.estimators import (
+    SAMSAdaptation,
     ais,
     bar,
     log_partition_bethe,
@@ -193,7 +194,7 @@ def main(argv=None):
             per = {n: ([], [], []) for n in args.models}
             for _ in range(runs):
                 t = time.perf_counter()
-                ests = sams(models, data=train, rng=rng, rao_blackwell="local", n_sweeps=40000)
+                ests = sams(models, data=train, rng=rng, adaptation=SAMSAdaptation(rao_blackwell="local"), n_sweeps=40000)
                 dt = time.perf_counter() - t
                 for n, e in zip(args.models, ests):
                     per[n][0].append(e.log_z), per[n][1].append(e.stderr), per[n][2].append(dt)
