@@ -31,7 +31,7 @@ from pymc_rbm.kernels.operators import build_operator
 from pymc_rbm.kernels.tempering import check_ladder, uniform_ladder
 from pymc_rbm.training.families import INITS
 from pymc_rbm.training.gradients import DETERMINISTIC_METHODS
-from pymc_rbm.training.negative import HIDDEN_MODES, SAMPLING_METHODS
+from pymc_rbm.training.negative import DEFAULT_ADAPT_EVERY, HIDDEN_MODES, SAMPLING_METHODS, check_adapt_every
 from pymc_rbm.validation import check_positive_int, check_real
 
 __all__ = [
@@ -155,7 +155,12 @@ class PT:
     wormholes : proposal, optional
         Offered to the replicas at β = 1 after the swap round.
     chains : TemperedState, optional
-        Persistent ladders to continue from, those of an earlier run.
+        Persistent ladders to continue from, those of an earlier run (they carry their adapted ladder).
+    adapt_every : int or None, default :data:`~pymc_rbm.training.negative.DEFAULT_ADAPT_EVERY` (50)
+        Every that many updates the ladder is spaced anew for equal swap rejection between neighbours,
+        from the rates measured since the last time (Syed et al. 2022; the rule of every ladder of the
+        package, :func:`~pymc_rbm.kernels.tempering.equalized_ladder`); the number of replicas and the
+        end points stay. None or 0: the ladder stays where it started.
     """
 
     k: int = 1
@@ -165,6 +170,7 @@ class PT:
     n_chains: int | None = None
     wormholes: Any = None
     chains: Any = None
+    adapt_every: int | None = DEFAULT_ADAPT_EVERY
     name: ClassVar[str] = "pt"
 
     def __post_init__(self):
@@ -180,6 +186,7 @@ class PT:
                 raise ValueError(f"the last inverse temperature must be 1 (the model itself), got {betas[-1]}")
             object.__setattr__(self, "betas", betas)
             object.__setattr__(self, "n_temperatures", betas.size)
+        object.__setattr__(self, "adapt_every", check_adapt_every(self.adapt_every) or None)
         _check_wormholes(self.wormholes)
 
     @property

@@ -33,7 +33,7 @@ from pymc_rbm.training.negative import (
     persistent_contrastive_divergence,
 )
 from pymc_rbm.training.optimizers import Updater, make_optimizer
-from pymc_rbm.training.options import CD, PCD, Checkpoints, Init, Moments, evaluation_options, method_options
+from pymc_rbm.training.options import CD, PCD, PT, Checkpoints, Init, Moments, evaluation_options, method_options
 from pymc_rbm.training.records import EVAL_BUDGET, EVAL_BUDGET_TIMED, EXACT_EVAL_MAX_BITS, Evaluator, auto_eval_method
 from pymc_rbm.training.trajectory import (
     Checkpoint,
@@ -257,6 +257,8 @@ def prepare_run(data, n_hidden, *, params, visible, method, plan: Plan, optimize
               "n_samples": n_samples, "n_visible": n_visible, "centered": optimizer.centered,
               "hidden": getattr(method, "hidden", "redraw"), "dtype": np.dtype(dtype).name, **updater.config(),
               **family.config(), "average": average or None}
+    if isinstance(method, PT):  # a ladder adapted or not: a resume with the other is refused, as for k
+        config["adapt_every"] = method.adapt_every
     chains = getattr(method, "chains", None)
     if checkpoint is not None:
         check_resume(checkpoint, config, params, chains, n_updates, fingerprint)
@@ -436,7 +438,7 @@ def negative_phase(method, family=None) -> NegativePhase:
         return persistent_contrastive_divergence(kernel, method.k, n_chains=method.n_chains,
                                                  wormholes=method.wormholes, hidden=method.hidden)
     return parallel_tempering(kernel, method.k, betas=method.ladder, n_chains=method.n_chains,
-                              wormholes=method.wormholes)
+                              wormholes=method.wormholes, adapt_every=method.adapt_every)
 
 
 def family_negative_phase(family, method) -> NegativePhase:

@@ -454,7 +454,8 @@ def check_resume(checkpoint, config: dict, params, chains, n_updates: int, finge
     other data than it was trained on (``fingerprint``: :func:`data_fingerprint` of the data given; a checkpoint
     of an earlier version, which records none, is resumed with a warning)."""
     if params is not None or chains is not None:
-        raise ValueError("resume= continues the checkpoint's parameters and chains: give neither params= nor chains=")
+        raise ValueError("a resumed run continues the checkpoint's parameters and chains: give neither params= nor "
+                         "chains= in the method's record")
     ignore = {"n_updates"} if config.get("lr_schedule") == "constant" else set()
     changed = sorted(k for k in set(config) | set(checkpoint.config) - ignore
                      if k not in ignore and checkpoint.config.get(k) != jsonable(config.get(k)))

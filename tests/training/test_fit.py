@@ -101,6 +101,25 @@ def test_inputs_are_never_mutated():
     assert res.params != start and not np.shares_memory(res.params.W, start.W)
 
 
+def test_pt_adapts_its_ladder_by_default_and_a_resume_keeps_the_choice(tmp_path):
+    from pymc_rbm.kernels.tempering import uniform_ladder
+
+    common = dict(n_updates=120, learning_rate=0.3, evaluation=60, progress=False, rng=0)
+    adapted = fit(DATA, 6, method=PT(n_temperatures=5), **common, checkpoints=Checkpoints(updates=[60],
+                                                                                             directory=tmp_path))
+    fixed = fit(DATA, 6, method=PT(n_temperatures=5, adapt_every=None), **common)
+    np.testing.assert_array_equal(fixed.chains.betas, uniform_ladder(5))
+    betas = np.asarray(adapted.chains.betas)
+    assert betas[0] == 0.0 and betas[-1] == 1.0 and np.all(np.diff(betas) > 0)
+    assert np.abs(betas - uniform_ladder(5)).max() > 0.01  # two adaptations moved the inner rungs
+    assert "barrier" in adapted.history.diagnostics
+    with pytest.raises(ValueError, match="adapt_every: 50 there, None here"):
+        fit(DATA, method=PT(n_temperatures=5, adapt_every=None), **{**common, "rng": None},
+            checkpoints=Checkpoints(resume=tmp_path))
+    with pytest.raises(ValueError, match="adapt_every"):
+        PT(adapt_every=1)  # each pair swaps every other round: a window of one update measures half of them
+
+
 def test_history_records_and_diagnostics():
     res = fit(DATA, 4, n_updates=250, **FAST, method=PT(n_temperatures=3), evaluation=100)
     h = res.history

@@ -91,17 +91,15 @@ def test_wormhole_moves_keep_the_persistent_chains_exact():
 
 def test_wormholes_in_cd_and_pt_training():
     from pymc_rbm.kernels.wormhole import PointWormholes, RegionWormholes
-    from pymc_rbm.training import fit
+    from pymc_rbm.training import CD, PT, fit
 
     data = np.repeat(np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]]), [30, 10], axis=0)
     point = PointWormholes(data, binary=True)
-    res = fit(data, 3, method="cd", wormholes=point, n_updates=20, eval_every=10, rng=0, progress=False)
+    res = fit(data, 3, method=CD(wormholes=point), n_updates=20, evaluation=10, rng=0, progress=False)
     rates = res.history.diagnostics["wormhole_accept"]
     assert np.isnan(rates[0]) and np.all((rates[1:] >= 0) & (rates[1:] <= 1))
     region = RegionWormholes([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]], binary=True)
-    res = fit(
-        data, 3, method="pt", n_temperatures=3, wormholes=region, n_updates=5, eval_every=5, rng=0, progress=False
-    )
+    res = fit(data, 3, method=PT(n_temperatures=3, wormholes=region), n_updates=5, evaluation=5, rng=0, progress=False)
     assert "wormhole_jumps" in res.history.diagnostics and "swap_accept" in res.history.diagnostics
     assert res.chains.v.shape == (3, 40, 6)
 
