@@ -45,7 +45,7 @@ SETTINGS = {
     "README": dict(learning_rate=0.05, n_updates=5000, method=PCD(k=5, operator="flip"),
                    optimizer=SGD(schedule="constant")),
     "constant rate, not averaged": dict(optimizer=SGD(schedule="constant", average=0)),
-    "defaults, PCD-1": dict(k=1),
+    "defaults, PCD-1": dict(method=PCD(k=1)),
     "defaults, flip-the-state": dict(method=PCD(operator="flip")),
 }
 

@@ -67,7 +67,8 @@ from pymc_rbm.datasets import load_mnist
 from pymc_rbm.estimators import log_likelihood, log_partition
 from pymc_rbm.kernels.gibbs import init_state
 from pymc_rbm.params import RBMParams
-from pymc_rbm.training import Checkpoints, PCD, SGD, fit
+from pymc_rbm.training import PCD, SGD, Checkpoints, Init, fit
+from pymc_rbm.training.optimizers import DEFAULT_MOMENTUM
 
 MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist" / "binarized_mnist_packed.npz"
 N_HIDDEN, BATCH, LEARNING_RATE, N_CHAINS = 500, 100, 0.01, 100
@@ -98,21 +99,31 @@ def shared_start(train, seed):
     return params, chains
 
 
+def shared_options(name, train, k, seed) -> dict:
+    """The start, method and optimiser of our trainer ``name`` (``OURS``): the protocol's shared start and chains,
+    plain gradient ascent."""
+    params, chains = shared_start(train, seed)
+    flat = OURS[name]
+    dtype = flat.get("dtype")
+    if dtype is not None:
+        chains = chains._replace(v=chains.v.astype(dtype), h=chains.h.astype(dtype))
+    return dict(params=Init(params, dtype=dtype),
+                method=PCD(k=k, n_chains=N_CHAINS, chains=chains, hidden=flat.get("hidden", "redraw")),
+                optimizer=SGD(momentum=0.0, schedule="constant", centered=flat.get("centered", True)))
+
+
 def train_ours(name, train, k, n_updates, seed):
     """Train with fit; return (params, seconds)."""
     common = dict(batch_size=BATCH, learning_rate=LEARNING_RATE, n_updates=n_updates, progress=False, rng=seed,
-                  method=PCD(k=k), optimizer=SGD(schedule="constant"), evaluation=None)
+                  evaluation=None)
     t = time.perf_counter()
     if name.startswith("fit-defaults"):
-        extra = {"fit-defaults-carry": {"hidden": "carry"}, "fit-defaults-init-normal": {"init": "normal"},
-                 "fit-defaults-no-momentum": {"momentum": 0.0}}
-        result = fit(train, N_HIDDEN, **common, **extra.get(name, {}))
+        method = PCD(k=k, hidden="carry" if name == "fit-defaults-carry" else "redraw")
+        start = Init("normal" if name == "fit-defaults-init-normal" else "data")
+        optimizer = SGD(momentum=0.0 if name == "fit-defaults-no-momentum" else DEFAULT_MOMENTUM, schedule="constant")
+        result = fit(train, N_HIDDEN, params=start, method=method, optimizer=optimizer, **common)
     else:
-        params, chains = shared_start(train, seed)
-        options = {"momentum": 0.0, **OURS[name]}
-        if "dtype" in options:
-            chains = chains._replace(v=chains.v.astype(options["dtype"]), h=chains.h.astype(options["dtype"]))
-        result = fit(train, params=params, **common, **options, method=PCD(n_chains=N_CHAINS, chains=chains))
+        result = fit(train, **common, **shared_options(name, train, k, seed))
     return result.params.astype(np.float64), time.perf_counter() - t
 
 
@@ -200,13 +211,9 @@ def ours_update_ms(name, train, k, n_updates):
     """Median milliseconds between consecutive updates of fit (callback timestamps): fixed costs and load
     spikes left out."""
     stamps = []
-    params, chains = shared_start(train, 0)
-    options = {"momentum": 0.0, **OURS[name]}
-    if "dtype" in options:
-        chains = chains._replace(v=chains.v.astype(options["dtype"]), h=chains.h.astype(options["dtype"]))
-    fit(train, params=params, batch_size=BATCH, learning_rate=LEARNING_RATE, n_updates=n_updates, progress=False,
-        rng=0, callback=lambda step: stamps.append(time.perf_counter()), **options,
-        method=PCD(k=k, n_chains=N_CHAINS, chains=chains), evaluation=None, checkpoints=Checkpoints(updates=0))
+    fit(train, batch_size=BATCH, learning_rate=LEARNING_RATE, n_updates=n_updates, progress=False, rng=0,
+        callback=lambda step: stamps.append(time.perf_counter()), **shared_options(name, train, k, 0),
+        evaluation=None, checkpoints=Checkpoints(updates=0))
     return 1e3 * float(np.median(np.diff(stamps)))
 
 

@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 import numpy as np
 
 from pymc_rbm.datasets import bars_and_stripes, load_mnist
-from pymc_rbm.training import Checkpoints, PCD, fit
+from pymc_rbm.training import CD, PCD, SGD, Checkpoints, Init, fit
 
 MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist" / "binarized_mnist_packed.npz"
 
@@ -55,17 +55,17 @@ def problems():
 #: pymc-rbm 0.2 (uncentered, visible layer first from the carried hidden state), and float32.
 VARIANTS = {
     "fit": {},
-    "fit 0.2 loop": {"centered": False, "hidden": "carry"},
-    "fit float32": {"dtype": np.float32},
-    "fit CD-1": {"method": "cd"},
+    "fit 0.2 loop": {"method": PCD(k=1, hidden="carry"), "optimizer": SGD(centered=False)},
+    "fit float32": {"params": Init(dtype=np.float32)},
+    "fit CD-1": {"method": CD(k=1)},
 }
 
 
 def fit_seconds(data, n_hidden, batch_size, learning_rate, n_updates, seed, **options) -> float:
     t = time.perf_counter()
-    options = {"method": "pcd", **options}
+    options = {"method": PCD(k=1), **options}
     fit(data, n_hidden, batch_size=batch_size, learning_rate=learning_rate, n_updates=n_updates, progress=False,
-        rng=seed, **options, method=PCD(k=1, operator="gibbs"), evaluation=None, checkpoints=Checkpoints(updates=0))
+        rng=seed, evaluation=None, checkpoints=Checkpoints(updates=0), **options)
     return time.perf_counter() - t
 
 
