@@ -46,7 +46,7 @@ from pymc_rbm.datasets import two_ridges
 from pymc_rbm.estimators import log_likelihood
 from pymc_rbm.gaussian import GaussianRBMParams, sample_exact
 from pymc_rbm.layers import Gaussian
-from pymc_rbm.training import fit
+from pymc_rbm.training import CD, PCD, SGD, fit
 from pymc_rbm.training.families import GAUSSIAN_SIGMA_SCALE
 
 #: Class means and standard deviations of Fisher's iris data (sepal length, sepal width, petal length, petal width).
@@ -79,12 +79,12 @@ SCALES = (1.0, 0.7, 0.5, 0.3)
 
 #: column: fit options (every option that shapes the run given, so that the table does not move with fit's defaults).
 BUDGETS = {
-    "CD-1, lr 0.01, 1000 updates": {"method": "cd", "k": 1, "learning_rate": 0.01, "lr_schedule": "constant",
-                                    "n_updates": 1000},
-    "PCD-5, lr 0.05 cosine, 5000 updates": {"method": "pcd", "k": 5, "learning_rate": 0.05, "lr_schedule": "cosine",
-                                            "n_updates": 5000},
-    "exact gradient, lr 0.05, 5000 updates": {"method": "exact", "learning_rate": 0.05, "lr_schedule": "constant",
-                                              "n_updates": 5000},
+    "CD-1, lr 0.01, 1000 updates": {"method": CD(k=1), "learning_rate": 0.01,
+                                    "optimizer": SGD(schedule="constant"), "n_updates": 1000},
+    "PCD-5, lr 0.05 cosine, 5000 updates": {"method": PCD(k=5), "learning_rate": 0.05,
+                                            "optimizer": SGD(schedule="cosine"), "n_updates": 5000},
+    "exact gradient, lr 0.05, 5000 updates": {"method": "exact", "learning_rate": 0.05,
+                                              "optimizer": SGD(schedule="constant"), "n_updates": 5000},
 }
 
 

@@ -3,7 +3,7 @@
 Trains a 784 x ``--n-hidden`` RBM on binarized MNIST
 (``../shared/data/mnist/binarized_mnist_packed.npz``) with PCD-10, batches of
 100, ``--n-updates`` updates, keeping the parameters at the union of 30
-log-spaced updates and every 50th (``fit(..., save_updates=...)``): the
+log-spaced updates and every 50th (``fit(..., checkpoints=Checkpoints(updates=...))``): the
 trajectory. The trained model and its trajectory are cached (``--cache``), so
 a second run skips training. Then, on the final model, ``pm.sample`` with
 each sampler, ``--chains`` chains of ``--draws`` draws after ``--tune`` tuning
@@ -69,14 +69,15 @@ def train(n_hidden: int, n_updates: int, cache: Path, seed: int):
             print(f"trajectory of {n} models read from {cache} (trained in {float(d['seconds']):.0f} s)")
             return models[-1], models
     from pymc_rbm.datasets import load_mnist
-    from pymc_rbm.training import fit
+    from pymc_rbm.training import PCD, SGD, Checkpoints, fit
     from pymc_rbm.training.trajectory import log_spaced_updates
 
     data = load_mnist(MNIST).images
     save = np.unique(np.concatenate([log_spaced_updates(n_updates, 30), np.arange(0, n_updates + 1, 50)]))
     start = time.perf_counter()
-    result = fit(data, n_hidden, method="pcd", k=10, batch_size=100, learning_rate=0.01, lr_schedule="constant",
-                 n_updates=n_updates, save_updates=save, eval_every=None, progress=False, rng=seed)
+    result = fit(data, n_hidden, method=PCD(k=10), batch_size=100, learning_rate=0.01,
+                 optimizer=SGD(schedule="constant"), n_updates=n_updates, checkpoints=Checkpoints(updates=save),
+                 evaluation=None, progress=False, rng=seed)
     seconds = time.perf_counter() - start
     models = list(result.trajectory.params)
     print(f"trained 784x{n_hidden}, PCD-10, {n_updates} updates in {seconds:.0f} s; {len(models)} models kept")

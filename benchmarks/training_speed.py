@@ -14,7 +14,7 @@ Both train the same model on the same data with block-Gibbs PCD-1 (Tieleman 2008
 The time per update is the difference between two runs of different lengths divided by the
 difference of their updates, so that what each library does once per call (checking the data,
 initialising the parameters and chains) is left out; ``fit`` records no log-likelihood
-(``eval_every=None``) and shows no progress. Each figure is the fastest of ``--repeats`` interleaved
+(``evaluation=None``) and shows no progress. Each figure is the fastest of ``--repeats`` interleaved
 rounds on one BLAS thread (the machine may be shared). scikit-learn is optional: where it is missing
 only ``fit`` is timed. Run from the repository root::
 
