@@ -76,15 +76,15 @@ def check_save_updates(save_updates, n_updates: int) -> np.ndarray:
     if save_updates is None:
         return log_spaced_updates(n_updates)
     if isinstance(save_updates, (bool, np.bool_)):
-        raise ValueError(f"save_updates must be None, an int or update numbers, got {save_updates!r}")
+        raise ValueError(f"Checkpoints.updates must be None, an int or update numbers, got {save_updates!r}")
     if np.ndim(save_updates) == 0:
-        n = check_positive_int(save_updates, "save_updates", minimum=0)
+        n = check_positive_int(save_updates, "Checkpoints.updates", minimum=0)
         return log_spaced_updates(n_updates, n) if n else np.zeros(0, dtype=np.int64)
     arr = np.asarray(save_updates)
     if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(f"save_updates must be a 1-d array of update numbers (integers), got {save_updates!r}")
+        raise ValueError(f"Checkpoints.updates must be a 1-d array of update numbers (integers), got {save_updates!r}")
     if arr.size and (arr.min() < 0 or arr.max() > n_updates):
-        raise ValueError(f"save_updates must lie in [0, n_updates = {n_updates}], got {arr.min()}..{arr.max()}")
+        raise ValueError(f"Checkpoints.updates must lie in [0, n_updates = {n_updates}], got {arr.min()}..{arr.max()}")
     return np.unique(arr.astype(np.int64))
 
 
@@ -215,11 +215,11 @@ def check_checkpoint_dir(directory) -> None:
     """
     p = Path(directory)
     if p.exists() and not p.is_dir():
-        raise ValueError(f"checkpoint_dir={str(directory)!r} is an existing file, not a directory: give a directory "
+        raise ValueError(f"Checkpoints(directory={str(directory)!r}) is an existing file, not a directory: give a directory "
                          "(it is created when missing)")
     parent = next((a for a in p.absolute().parents if a.exists()), None)
     if parent is not None and not p.exists() and not parent.is_dir():
-        raise ValueError(f"checkpoint_dir={str(directory)!r} cannot be created: {str(parent)!r} is a file, not a "
+        raise ValueError(f"Checkpoints(directory={str(directory)!r}) cannot be created: {str(parent)!r} is a file, not a "
                          "directory")
 
 
@@ -229,10 +229,10 @@ def latest_checkpoint(path) -> Path:
     if p.is_dir():
         files = sorted(p.glob("update_*.npz"))
         if not files:
-            raise ValueError(f"resume={str(path)!r}: the directory holds no checkpoint (update_*.npz)")
+            raise ValueError(f"Checkpoints(resume={str(path)!r}): the directory holds no checkpoint (update_*.npz)")
         return files[-1]
     if not p.exists() and not p.with_suffix(".npz").exists():
-        raise ValueError(f"resume={str(path)!r}: no such checkpoint file or directory")
+        raise ValueError(f"Checkpoints(resume={str(path)!r}): no such checkpoint file or directory")
     return p
 
 

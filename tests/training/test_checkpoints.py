@@ -91,7 +91,7 @@ def test_a_checkpoint_dir_that_is_a_file_is_refused_before_training(tmp_path):
     where = tmp_path / "taken"
     where.write_text("not a directory")
     seen = []
-    with pytest.raises(ValueError, match=r"checkpoint_dir=.*taken' is an existing file, not a directory"):
+    with pytest.raises(ValueError, match=r"Checkpoints\(directory=.*taken'\) is an existing file, not a directory"):
         fit(DATA, 4, n_updates=5, callback=seen.append, rng=0, **RUN, checkpoints=Checkpoints(directory=where))
     assert not seen  # refused before the first update
     with pytest.raises(ValueError, match=r"cannot be created: .*taken' is a file"):

@@ -95,8 +95,8 @@ def test_resume_refuses_other_options_and_keeps_the_files(tmp_path):
 
 
 @pytest.mark.parametrize("bad", [-1, [5, 500], [[1, 2]], [0.5], True])
-def test_bad_save_updates(bad):
-    with pytest.raises(ValueError, match="save_updates"):
+def test_bad_kept_updates(bad):
+    with pytest.raises(ValueError, match="Checkpoints.updates"):
         fit(DATA, 4, n_updates=100, **FAST, checkpoints=Checkpoints(updates=bad))
 
 
