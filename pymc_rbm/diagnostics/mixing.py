@@ -163,7 +163,7 @@ def mixing_problems(
     if x.ndim < 3 or x.shape[1] < 2:
         return out
     advice = (
-        "Give its ReplicaExchange step more rungs (max_temperatures), sweeps or draws"
+        "Give its ReplicaExchange step more rungs (adapt=LadderAdaptation(max_temperatures=...)), sweeps or draws"
         if tempered
         else "Sample it with ExactDraws where its smaller layer can be enumerated, else ReplicaExchange (what "
         "pm.sample picks for RBMs with constant parameters), more sweeps per draw, or wormhole moves"
@@ -229,7 +229,7 @@ def mixing_problems(
             if never.size:
                 out.append(
                     f"Replica exchange for '{name}', chain {c}: the pair(s) of rungs {never.tolist()} never "
-                    "swapped. States cannot cross the ladder there; allow more rungs (max_temperatures) or "
+                    "swapped. States cannot cross the ladder there; allow more rungs (adapt=LadderAdaptation(max_temperatures=...)) or "
                     "a longer tune phase."
                 )
             elif round_trips is not None and np.asarray(round_trips)[c, -1] == 0:

@@ -48,6 +48,7 @@ from pymc_rbm.step_methods.enumerated import ExactDraws
 from pymc_rbm.step_methods.flip import FlipTheState
 from pymc_rbm.step_methods.gibbs import BlockGibbs
 from pymc_rbm.step_methods.imputed import ImputedCells
+from pymc_rbm.step_methods.ladder import LadderAdaptation
 from pymc_rbm.step_methods.model_ladder import ModelLadder
 from pymc_rbm.step_methods.tempered import ReplicaExchange
 from pymc_rbm.step_methods.wormhole import WormholeMetropolis
@@ -57,6 +58,7 @@ __all__ = [
     "ExactDraws",
     "FlipTheState",
     "ImputedCells",
+    "LadderAdaptation",
     "ModelLadder",
     "RBMStep",
     "RBMStepState",

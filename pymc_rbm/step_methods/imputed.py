@@ -91,7 +91,7 @@ class ImputedCells(BlockedStep):
         As for every step method.
     **options
         Passed to the inner :class:`~pymc_rbm.step_methods.ReplicaExchange`
-        (``sweeps``, ``max_temperatures``, ``record_hidden``, ...), or
+        (``sweeps``, ``adapt``, ``record_hidden``, ...), or
         :class:`~pymc_rbm.step_methods.categorical.CategoricalReplicaExchange`
         for a categorical RBM (``sweeps``, ``n_replicas``, ``alpha``, ...).
 

@@ -108,6 +108,9 @@ sweeps a round become those of the hot rungs together
 
 from __future__ import annotations
 
+import numbers
+from dataclasses import dataclass
+
 import numpy as np
 
 from pymc_rbm.energy import hidden_activation
@@ -116,7 +119,7 @@ from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.kernels import replica_rounds
 from pymc_rbm.kernels.tempering import TemperedState, communication_barrier, equalized_ladder, rungs_for_barrier
 
-__all__ = ["LadderTuning", "CARRY_MIN_PREDICTED", "CARRY_MIN_SHARE", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS",
+__all__ = ["LadderTuning", "LadderAdaptation", "CARRY_MIN_PREDICTED", "CARRY_MIN_SHARE", "EXPLORER_BUDGET", "EXPLORER_MAX_SWEEPS",
            "EXPLORER_STICKY", "EXPLORER_TARGET", "MIXTURE_REFIT_COMPONENTS", "MIXTURE_REFIT_MIN_TUNE",
            "RESTART_ADAPT_AT", "cold_matches_hot", "cold_takes_rest", "explorer_sweeps_for", "ladder_carries",
            "within_budget"]
@@ -271,6 +274,40 @@ def cold_matches_hot(sweeps) -> np.ndarray:
     out = np.array(sweeps, dtype=np.int64)
     out[-1] = max(int(out[-1]), int(out[:-1].sum()))
     return out
+
+
+@dataclass(frozen=True)
+class LadderAdaptation:
+    """How :class:`~pymc_rbm.step_methods.ReplicaExchange` adapts its ladder in tuning (``adapt=LadderAdaptation(...)``).
+
+    Parameters
+    ----------
+    max_temperatures : int, default 32
+        Most replicas the adaptation may use.
+    collapse_below : float, default 1.5
+        Barrier ``Λ`` under which tuning drops every hot replica. ``Λ`` is
+        about the number of rejected swaps a replica meets on its way across
+        the ladder; below 1.5 the measured models (docs/benchmarks.md) mixed as
+        well without tempering, for less.
+
+    Raises
+    ------
+    ValueError
+        For ``max_temperatures`` not an integer of at least 2, or ``collapse_below`` not a finite number >= 0.
+    """
+
+    max_temperatures: int = 32
+    collapse_below: float = 1.5
+
+    def __post_init__(self):
+        m = self.max_temperatures
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 2:
+            raise ValueError(f"max_temperatures must be an integer >= 2, got {m!r}")
+        c = self.collapse_below
+        if isinstance(c, bool) or not (isinstance(c, numbers.Real) and np.isfinite(c) and c >= 0):
+            raise ValueError(f"collapse_below must be a finite number >= 0, got {c!r}")
+        object.__setattr__(self, "max_temperatures", int(m))
+        object.__setattr__(self, "collapse_below", float(c))
 
 
 class LadderTuning:

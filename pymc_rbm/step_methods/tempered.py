@@ -162,7 +162,7 @@ from pymc_rbm.kernels.tempering import TemperedState, check_ladder, uniform_ladd
 from pymc_rbm.params import RBMParams
 from pymc_rbm.step_methods.base import RBMStep, RBMStepState, has_constant_parameters
 from pymc_rbm.step_methods.cold import ColdReplicaMoves
-from pymc_rbm.step_methods.ladder import LadderTuning
+from pymc_rbm.step_methods.ladder import LadderAdaptation, LadderTuning
 from pymc_rbm.step_methods.rounds import ReplicaRounds
 
 __all__ = ["ReplicaExchange", "ReplicaExchangeState", "has_constant_parameters"]
@@ -255,15 +255,12 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         one-rung ladder ``[1.0]`` is the cold replica alone). Default: start
         from ``INITIAL_TEMPERATURES`` evenly spaced rungs from 0 to 1 and
         adapt it during tuning.
-    adapt : bool, default True
-        Adapt the ladder (number and spacing of rungs) during tuning.
-    max_temperatures : int, default 32
-        Most replicas the adaptation may use.
-    collapse_below : float, default 1.5
-        Barrier ``Λ`` under which tuning drops every hot replica. ``Λ`` is
-        about the number of rejected swaps a replica meets on its way across
-        the ladder; below 1.5 the measured models (docs/benchmarks.md) mixed as
-        well without tempering, for less.
+    adapt : bool or LadderAdaptation, default True
+        Adapt the ladder (number and spacing of rungs) during tuning; a
+        :class:`~pymc_rbm.step_methods.ladder.LadderAdaptation` also sets the
+        most replicas it may use (``max_temperatures``, 32) and the barrier
+        under which it drops every hot replica (``collapse_below``, 1.5). A
+        fixed ladder (``betas``) always has room for its own rungs.
     reference : {"auto", "mean_field", "zero", "mixture"}, array_like or ProductMixture, default "auto"
         Where the ladder starts at ``β = 0``: the RBM's naive mean-field
         product on both layers (its visible magnetisations alone where
@@ -362,9 +359,7 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         *,
         operator="flip",
         betas=None,
-        adapt: bool = True,
-        max_temperatures: int = 32,
-        collapse_below: float = 1.5,
+        adapt: bool | LadderAdaptation = True,
         informed: bool = True,
         reference="auto",
         sweeps="auto",
@@ -389,26 +384,19 @@ class ReplicaExchange(ReplicaRounds, ColdReplicaMoves, LadderTuning, RBMStep):
         self.keeps_hidden = not (isinstance(operator, str) and operator == "gibbs")
         self._sweep_kernel = build_operator(operator)
         self.rule = operator_rule(operator)
-        if isinstance(max_temperatures, bool) or not isinstance(max_temperatures, numbers.Integral):
-            raise ValueError(f"max_temperatures must be an integer >= 2, got {max_temperatures!r}")
-        if max_temperatures < 2:
-            raise ValueError(f"max_temperatures must be an integer >= 2, got {max_temperatures!r}")
-        self.max_temperatures = int(max_temperatures)
-        if not isinstance(adapt, (bool, np.bool_)) or not isinstance(informed, (bool, np.bool_)):
-            raise ValueError("adapt and informed must be True or False")
-        self.adapt = bool(adapt)
+        if not isinstance(adapt, (bool, np.bool_, LadderAdaptation)) or not isinstance(informed, (bool, np.bool_)):
+            raise ValueError("adapt must be True, False or a LadderAdaptation, and informed True or False")
+        tuning = adapt if isinstance(adapt, LadderAdaptation) else LadderAdaptation()
+        self.adapt = adapt is tuning or bool(adapt)
         self.informed = bool(informed)
-        if not (isinstance(collapse_below, numbers.Real) and np.isfinite(collapse_below) and collapse_below >= 0):
-            raise ValueError(f"collapse_below must be a finite number >= 0, got {collapse_below!r}")
-        self.collapse_below = float(collapse_below)
+        self.max_temperatures, self.collapse_below = tuning.max_temperatures, tuning.collapse_below
         if betas is None:
             ladder = uniform_ladder(INITIAL_TEMPERATURES) if self.adapt else np.array([1.0])
         else:
             ladder = check_ladder(betas)
             if ladder[-1] != 1.0:
                 raise ValueError(f"the ladder must end at beta = 1 (the model itself), got {ladder}")
-            if ladder.size >= self.max_temperatures:
-                raise ValueError(f"{ladder.size} rungs leave no room under max_temperatures={self.max_temperatures}")
+            self.max_temperatures = max(self.max_temperatures, ladder.size + 1)  # room for its rungs and the cold one
         self._fixed_ladder = betas is not None
         self.explorer_auto, self._explorer_given = self._check_explorer_sweeps(explorer_sweeps, ladder)
         if isinstance(self._explorer_given, np.ndarray) and betas is None:

@@ -16,7 +16,7 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from pymc_rbm import RBM, FlipTheState, RBMParams, ReplicaExchange
+from pymc_rbm import RBM, FlipTheState, LadderAdaptation, RBMParams, ReplicaExchange
 from pymc_rbm import testing as ht
 from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
 from pymc_rbm.energy import energy
@@ -345,13 +345,22 @@ def test_bad_options_are_refused(params):
             ({"betas": [0.0, 0.5]}, "end at beta = 1"),
             ({"betas": [0.5, 0.2, 1.0]}, "strictly increasing"),
             ({"sweeps": "many"}, "auto"),
-            ({"max_temperatures": 1}, "max_temperatures"),
             ({"operator": "metropolis"}, "operator"),
-            ({"collapse_below": -1.0}, "collapse_below"),
+            ({"adapt": "yes"}, "LadderAdaptation"),
             ({"informed": "yes"}, "True or False"),
         ]:
             with pytest.raises(ValueError, match=match):
                 ReplicaExchange([v], **kwargs)
+        for kwargs, match in [({"max_temperatures": 1}, "max_temperatures"), ({"max_temperatures": 2.0}, "integer"),
+                              ({"collapse_below": -1.0}, "collapse_below"), ({"collapse_below": np.nan}, "finite")]:
+            with pytest.raises(ValueError, match=match):
+                LadderAdaptation(**kwargs)
+        with pytest.raises(TypeError, match="max_temperatures"):
+            ReplicaExchange([v], max_temperatures=8)  # it is LadderAdaptation's
+        step = ReplicaExchange([v], adapt=LadderAdaptation(max_temperatures=8, collapse_below=0.5))
+        assert step.adapt and (step.max_temperatures, step.collapse_below) == (8, 0.5)
+        fixed = ReplicaExchange([v], betas=np.linspace(0.0, 1.0, 40), adapt=False)
+        assert fixed.max_temperatures == 41  # a fixed ladder has room for its rungs and the cold replica
 
 
 def sample_bundled(seed, **kwargs):
@@ -1000,7 +1009,7 @@ def test_a_ladder_that_carries_nothing_restarts_from_the_visited_modes(params, m
         monkeypatch.setattr(ladder, "CARRY_MIN_SHARE", share)
         monkeypatch.setattr(ladder, "CARRY_MIN_PREDICTED", 1.0)
         with ladder_model(params, n_rows, with_rest) as model:
-            step = ReplicaExchange(reference="zero", collapse_below=0.0, **kwargs)
+            step = ReplicaExchange(reference="zero", adapt=LadderAdaptation(collapse_below=0.0), **kwargs)
         step.setup_chain(np.random.default_rng(5), 256, 10)
         assert step.ladder_adapt_at[-2:] == [64, 128]
         point, tops = model.initial_point(), []
