@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-import pymc_rbm.estimators.exact as exact
+import pymc_rbm.enumeration as exact
 from pymc_rbm._runtime import default_threads
 from pymc_rbm import RBMParams
 from pymc_rbm.estimators import log_partition_exact

@@ -9,7 +9,7 @@ absolute error of the 784 visible marginals against the exact ones, and the
 warnings ``pm.sample`` logged (its convergence checks and the RBM stuck-chain
 checks; PyMC's "rhat larger than 1.01" counts too, although logged as
 information). Last, the same number of independent exact draws
-(:func:`pymc_rbm.estimators.exact.sample_visible_exact`): the error that
+(:func:`pymc_rbm.enumeration.sample_visible_exact`): the error that
 sampling alone leaves.
 
 The exact marginals come from enumerating the smaller layer
@@ -358,7 +358,7 @@ def main(argv=None) -> int:
             print(f"{name:<10} {label:<22} {r['step']:<16} {r['wall']:>8.1f} {r['sampling']:>9.1f} "
                   f"{mean_err:>9.4f} {max_err:>8.4f} {len(r['warnings']):>8}", flush=True)
             notes += [f"{name} {label}: {w}" for w in r["warnings"]]
-        from pymc_rbm.estimators.exact import sample_visible_exact
+        from pymc_rbm.enumeration import sample_visible_exact
 
         start = time.perf_counter()
         independent = sample_visible_exact(params, args.chains * args.draws, rng=args.seed)

@@ -3,7 +3,7 @@
 The PyMC layer (:class:`RBM`, the step methods :class:`BlockGibbs`,
 :class:`FlipTheState`, :class:`ReplicaExchange`, :class:`ExactDraws` and
 :class:`WormholeMetropolis`) is imported lazily,
-so that the pure NumPy parts (``pymc_rbm.kernels``, ``pymc_rbm.estimators.exact``, ``pymc_rbm.testing``)
+so that the pure NumPy parts (``pymc_rbm.kernels``, ``pymc_rbm.enumeration``, ``pymc_rbm.testing``)
 load without PyMC. Using any of those names loads the PyMC layer and
 registers the step methods with ``pm.sample``, which then picks one for RBM
 variables by itself: :class:`ExactDraws` or :class:`ReplicaExchange` where
@@ -62,6 +62,8 @@ _LAZY_SUBPACKAGES = (
     "diagnostics",
     "distribution",
     "energy",
+    "enumeration",
+    "estimates",
     "estimators",
     "gaussian",
     "jax",

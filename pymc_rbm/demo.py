@@ -130,7 +130,7 @@ def pattern_mixing(trace, patterns, exact_patterns, exact_states=None) -> Patter
         Their exact probabilities.
     exact_states : ndarray of shape (2**n_visible,), optional
         Exact probability of every state in :func:`pymc_rbm.estimators.binary_states`
-        order (e.g. ``exp`` of :func:`pymc_rbm.estimators.exact.log_marginal_visible`).
+        order (e.g. ``exp`` of :func:`pymc_rbm.enumeration.log_marginal_visible`).
 
     Returns
     -------
@@ -436,7 +436,7 @@ def sampler_comparison(
     from pymc_rbm import RBM, BlockGibbs, FlipTheState, ReplicaExchange, WormholeMetropolis
     from pymc_rbm.diagnostics import compare_samplers
     from pymc_rbm.estimators import log_likelihood
-    from pymc_rbm.estimators.exact import log_marginal_visible
+    from pymc_rbm.enumeration import log_marginal_visible
 
     if not 0.0 < table_beta <= 1.0:
         raise ValueError(f"table_beta must lie in (0, 1], got {table_beta!r}")
@@ -557,7 +557,7 @@ def main(argv=None) -> int:
     from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
     from pymc_rbm.distribution import log_partition_mode
     from pymc_rbm.estimators import log_likelihood, log_partition
-    from pymc_rbm.estimators.exact import log_marginal_visible
+    from pymc_rbm.enumeration import log_marginal_visible
 
     params = bundled_rbm()
     data = bars_and_stripes(4, variant="mackay")

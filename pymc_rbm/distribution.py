@@ -34,8 +34,8 @@ from pymc.distributions.distribution import Discrete, _support_point
 from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Constant, Variable
 
-from pymc_rbm.estimators.exact import check_enumerable
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.enumeration import check_enumerable
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.layers import ReLU
 from pymc_rbm.params import RBMParams, ReLURBMParams
 from pymc_rbm.random_variable import (  # LogPartition, log_partition_mode, rbm_params_of: importable from here too
@@ -162,11 +162,11 @@ class RBM(Discrete):
           not affected); else an error naming the choices.
     max_bits : int, default 20
         Largest smaller layer enumerated (for ``log Z`` and exact draws):
-        :data:`~pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`, below
+        :data:`~pymc_rbm.enumeration.REPEATED_ENUMERATION_BITS`, below
         the estimators' one-off default of 24 because the model enumerates
         at every logp and gradient evaluation. Enumerations that need more
         memory than is available, or more time than
-        :data:`~pymc_rbm.estimators.exact.MAX_ENUMERATION_SECONDS` per
+        :data:`~pymc_rbm.enumeration.MAX_ENUMERATION_SECONDS` per
         evaluation, are refused when the model is built.
     gibbs_sweeps : int, default 1000
         Forward draws of RBMs whose layers both exceed ``max_bits`` are made

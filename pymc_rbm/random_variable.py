@@ -38,7 +38,7 @@ from pytensor.raise_op import Assert
 from pytensor.tensor.random.op import RandomVariable
 
 from pymc_rbm.energy import RBMTensors, free_energy
-from pymc_rbm.estimators.exact import (
+from pymc_rbm.enumeration import (
     REPEATED_ENUMERATION_BITS,
     log_partition_exact,
     moments_exact,
@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 #: Largest smaller layer that ``log_partition="auto"`` enumerates and that forward draws sample exactly:
-#: :data:`pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`, smaller than the estimators' one-off
+#: :data:`pymc_rbm.enumeration.REPEATED_ENUMERATION_BITS`, smaller than the estimators' one-off
 #: default because a model enumerates at every logp and gradient evaluation.
 AUTO_ENUMERATION_BITS = REPEATED_ENUMERATION_BITS
 

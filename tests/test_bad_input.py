@@ -20,7 +20,7 @@ import pytest
 from pymc_rbm import RBM, BlockGibbs, FlipTheState, RBMParams, SpinRBMParams
 from pymc_rbm import datasets as ds
 from pymc_rbm import estimators as est
-from pymc_rbm.estimators import exact as ex
+from pymc_rbm import enumeration as ex
 from pymc_rbm.estimators.tap import UnphysicalFixedPoint
 from pymc_rbm.training import PCD, PT, SGD, Evaluation, Init, fit, log_likelihood_gradient
 

@@ -11,7 +11,7 @@ from scipy.special import logsumexp
 from pymc_rbm import RBMParams, ReLURBMParams
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import log_likelihood, log_partition
-from pymc_rbm.estimators.exact import binary_states, log_marginal_visible, sample_visible_exact
+from pymc_rbm.enumeration import binary_states, log_marginal_visible, sample_visible_exact
 from pymc_rbm.layers import ReLU
 
 
@@ -115,7 +115,7 @@ def test_methods_that_do_not_take_relu_units_say_so():
 
 
 def test_exact_moments_are_the_gradient_of_log_z():
-    from pymc_rbm.estimators.exact import moments_exact
+    from pymc_rbm.enumeration import moments_exact
 
     p = relu_params(4, 2, seed=5)
     m = moments_exact(p)

@@ -91,7 +91,7 @@ def _estimates_with_threads(n: int, monkeypatch) -> list[float]:
     """AIS, reverse AIS, BAR, RTS, SAMS and exact on small models with ``n`` threads everywhere."""
     from threadpoolctl import threadpool_limits
 
-    import pymc_rbm.estimators.exact as ex
+    import pymc_rbm.enumeration as ex
     from pymc_rbm import RBMParams
     from pymc_rbm.estimators import RTSRounds, StartOptions, ais, bar, log_partition_exact, reverse_ais, rts, sams
 

@@ -24,7 +24,7 @@ from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Constant
 
 from pymc_rbm.categorical import MAX_ENUMERATED_STATES, CategoricalRBMParams, as_labels, enumeration_plan
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.validation import check_positive_int
 from pymc_rbm.categorical.random_variable import CategoricalRBMRV, categorical_sizes, core_parameters
 from pymc_rbm.random_variable import (

@@ -19,7 +19,7 @@ from pymc_rbm.categorical.params import (
     one_hot,
     visible_fields,
 )
-from pymc_rbm.estimators.exact import EnumerationTooLarge
+from pymc_rbm.enumeration import EnumerationTooLarge
 from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.layers import BERNOULLI, logsumexp_last, softmax_last
 from pymc_rbm.primitives import sigmoid, softplus

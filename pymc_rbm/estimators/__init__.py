@@ -15,7 +15,7 @@ from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators.path import AnnealingPath, annealing_path
 from pymc_rbm.estimators.ais import ais, reverse_ais
 from pymc_rbm.estimators.bar import bar
-from pymc_rbm.estimators.exact import (
+from pymc_rbm.enumeration import (
     MAX_ENUMERATION_BITS,
     EnumerationTooLarge,
     ExactMoments,
@@ -30,7 +30,7 @@ from pymc_rbm.estimators.bethe import log_partition_bethe, moments_bethe
 from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
 from pymc_rbm.estimators.mean_field import log_partition_mean_field, moments_mean_field
 from pymc_rbm.estimators.mixture_mean_field import log_partition_mixture_mean_field, moments_mixture_mean_field
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments
+from pymc_rbm.estimates import LogPartitionEstimate, Moments
 from pymc_rbm.estimators.options import PathOptions, StartOptions
 from pymc_rbm.estimators.rts import RTSRounds, rts
 from pymc_rbm.estimators.sams import SAMSAdaptation, sams
@@ -163,7 +163,7 @@ RELU_LOG_PARTITION_METHODS = ("exact", "ais", "reverse_ais", "bar")
 
 
 def _relu_log_partition_exact(params, **options) -> LogPartitionEstimate:
-    """:func:`~pymc_rbm.estimators.exact.log_partition_exact` of a ReLU RBM (the visible layer enumerated)."""
+    """:func:`~pymc_rbm.enumeration.log_partition_exact` of a ReLU RBM (the visible layer enumerated)."""
     options.pop("rng", None)
     return log_partition_exact(params, **options)
 
@@ -213,7 +213,7 @@ AUTO_OPTIONS = ("data", "progress")
 
 def _auto_choice(params) -> tuple[str, str]:
     """The method ``method="auto"`` takes for ``params`` (``"exact"``, ``"ladder"`` or ``"bar"``), and why."""
-    from pymc_rbm.estimators.exact import enumeration_cost
+    from pymc_rbm.enumeration import enumeration_cost
 
     if isinstance(params, AnnealingPath):
         return "bar", "an annealing path was given"

@@ -32,7 +32,7 @@ from pymc_rbm.estimators.annealing import (
 from pymc_rbm.estimators.coverage import with_coverage
 from pymc_rbm.estimators.path import AnnealingPath, path_model_types
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
-from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import (
     PilotRun,
     check_schedule,

@@ -19,7 +19,7 @@ import numpy as np
 
 from pymc_rbm._runtime import Progress, chain_blocks, single_blas_thread
 from pymc_rbm.estimators.path import AnnealingPath, log_normaliser_sum_, softplus_sum_
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.kernels.activations import FULL_EVERY
 from pymc_rbm.kernels.state import RBMState, sigmoid_
 from pymc_rbm.kernels.sweep import sweep

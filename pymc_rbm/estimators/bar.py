@@ -51,7 +51,7 @@ from pymc_rbm.estimators.annealing import (
 from pymc_rbm.estimators.coverage import with_coverage
 from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.path_arguments import check_states, single_model_path
-from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.schedules import check_schedule, default_schedule
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int

@@ -45,7 +45,7 @@ import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
 from pymc_rbm._runtime import on_one_blas_thread
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.damping import AdaptiveDamping
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_binary, check_real

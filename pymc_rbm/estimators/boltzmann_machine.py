@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from pymc_rbm.estimators.exact import EnumerationTooLarge
+from pymc_rbm.enumeration import EnumerationTooLarge
 from pymc_rbm.params import RBMParams, SpinRBMParams
 from pymc_rbm.validation import check_float_array
 

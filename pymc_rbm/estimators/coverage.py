@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from pymc_rbm.estimators.mean_field import naive_mean_field
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.layers import BERNOULLI
 from pymc_rbm.params import RBMParams
 

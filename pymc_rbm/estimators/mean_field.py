@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.tap_equations import solve_tap, tap_fixed_point, tap_free_energy
 from pymc_rbm.params import RBMParams
 

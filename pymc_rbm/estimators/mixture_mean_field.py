@@ -18,7 +18,7 @@ from pymc_rbm._runtime import on_one_blas_thread
 from pymc_rbm.energy import softplus
 from pymc_rbm.estimators.boltzmann_machine import BoltzmannMachine
 from pymc_rbm.estimators.mean_field import check_rbm_params, check_temperatures, naive_mean_field
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.tap_equations import tap_free_energy
 from pymc_rbm.params import RBMParams, SpinRBMParams
 

@@ -155,7 +155,7 @@ from pymc_rbm.estimators.options import PathOptions, StartOptions, check_record,
 from pymc_rbm.estimators.path_arguments import path_from_options
 from pymc_rbm.estimators.coverage import top_states, with_coverage
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
-from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.rts_rounds import RoundRecorder, run_rounds
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int

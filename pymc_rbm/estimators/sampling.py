@@ -26,7 +26,7 @@ import numpy as np
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt
 from pymc_rbm.energy import mean_hiddens, mean_visibles
-from pymc_rbm.estimators.exact import ExactMoments
+from pymc_rbm.enumeration import ExactMoments
 from pymc_rbm.kernels import flip_sweep, gibbs_sweep, init_state
 from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.params import RBMParams

@@ -120,7 +120,7 @@ from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.options import PathOptions, StartOptions, check_record, refuse_moved
 from pymc_rbm.estimators.path_arguments import path_from_options
 from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.estimators.sams_kernel import SAMSGain, SAMSRecorder, run_iterations
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_bool, check_positive_int, check_real

@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 from scipy.special import log_expit
 
-from pymc_rbm.estimators.results import LogPartitionEstimate, Moments, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, Moments, fingerprint_of
 from pymc_rbm.estimators.tap_equations import TAPSolution, check_order, solve_tap, tap_free_energy, tap_pair_moments
 from pymc_rbm.validation import check_positive_int
 from pymc_rbm.params import RBMParams

@@ -28,7 +28,7 @@ import numpy as np
 
 from pymc_rbm._runtime import Progress, StopOnInterrupt, single_blas_thread
 from pymc_rbm.estimators.bar import bennett_log_ratio
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.kernels import LayerRule, replica_rounds
 from pymc_rbm.kernels.tempering import communication_barrier, equalized_ladder, rungs_for_barrier
 from pymc_rbm.layers import BERNOULLI

@@ -17,7 +17,7 @@ the data along training comes from the same run (Béreux, Decelle, Furtlehner
 exact where it is cheap: a model without couplings (``W = 0``; e.g. an
 independent base-rate model put first) has ``Σ softplus(vbias) + Σ
 softplus(hbias)``, a model with a small enough layer is enumerated
-(:func:`~pymc_rbm.estimators.exact.log_partition_exact`); else pass it.
+(:func:`~pymc_rbm.enumeration.log_partition_exact`); else pass it.
 
 The standard error is that of batch means: the rounds are cut into
 ``n_batches`` consecutive blocks, each giving its own estimate; their spread
@@ -30,8 +30,8 @@ import numpy as np
 
 from pymc_rbm.energy import hidden_activation
 from pymc_rbm.estimators.bar import bennett_log_ratio
-from pymc_rbm.estimators.exact import EnumerationTooLarge, log_partition_exact
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.enumeration import EnumerationTooLarge, log_partition_exact
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.kernels.model_ladder import init_model_ladder, model_ladder_round, model_rungs, rung_free_energies
 from pymc_rbm.kernels.operators import operator_rule
 from pymc_rbm.params import RBMParams

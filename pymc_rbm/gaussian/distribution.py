@@ -18,7 +18,7 @@ from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Constant, Variable
 
 from pymc_rbm.gaussian.exact import MAX_HIDDEN_ENUMERATED
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimates import LogPartitionEstimate
 from pymc_rbm.gaussian.params import GaussianRBMParams, core_parameters
 from pymc_rbm.gaussian.random_variable import GaussianRBMRV
 from pymc_rbm.random_variable import current_values, given_log_partition, random_ancestors

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pymc_rbm.estimators.exact import EnumerationTooLarge
+from pymc_rbm.enumeration import EnumerationTooLarge
 from pymc_rbm.gaussian.params import GaussianRBMParams, free_energy, visible_mean
 from pymc_rbm.layers import BERNOULLI
 

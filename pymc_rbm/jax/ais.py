@@ -43,7 +43,7 @@ from pymc_rbm.estimators.ais import check_start_rows
 from pymc_rbm.estimators.annealing import weights_summary
 from pymc_rbm.estimators.base_rate import base_rate_vbias
 from pymc_rbm.estimators.schedules import check_schedule, default_schedule
-from pymc_rbm.estimators.results import LogPartitionEstimate, fingerprint_of
+from pymc_rbm.estimates import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, x64_enabled
 from pymc_rbm.jax.sharding import chain_mesh, chain_sharding, padded_size, replicated
 from pymc_rbm.jax.sweep import update_layer

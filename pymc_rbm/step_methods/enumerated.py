@@ -2,7 +2,7 @@
 
 When the smaller layer of an RBM has ``k`` units with ``2**k`` small enough to
 list, summing the larger layer out analytically gives the exact marginal of
-the smaller one (:func:`pymc_rbm.estimators.exact.enumerated_log_weights`,
+the smaller one (:func:`pymc_rbm.enumeration.enumerated_log_weights`,
 one enumeration shared with ``log Z``; where the visible layer has at most
 :data:`VISIBLE_TABLE_MAX_BITS` units its own marginal is listed instead). A
 draw from an alias table of that marginal, then of the other layer from its
@@ -96,7 +96,7 @@ from pymc.step_methods.compound import BlockedStep, Competence
 from pymc.step_methods.state import dataclass_state
 
 from pymc_rbm.energy import hidden_activation, softplus
-from pymc_rbm.estimators.exact import enumerated_log_weights, enumeration_cost, log_marginal_visible
+from pymc_rbm.enumeration import enumerated_log_weights, enumeration_cost, log_marginal_visible
 from pymc_rbm.kernels.activations import count_changes
 from pymc_rbm.kernels.independence import EnumeratedLayer, exact_draws, independence_tries, row_independence_tries
 from pymc_rbm.kernels.layer import LayerRule
@@ -120,7 +120,7 @@ __all__ = [
 #: of log weights and cumulative probabilities). The step itself enumerates up to the estimators' limit.
 EXACT_DRAWS_MAX_BITS = 22
 
-#: Longest estimated one-off enumeration (:func:`~pymc_rbm.estimators.exact.enumeration_cost`, in seconds) for
+#: Longest estimated one-off enumeration (:func:`~pymc_rbm.enumeration.enumeration_cost`, in seconds) for
 #: which ``pm.sample`` picks :class:`ExactDraws` by itself. On two threads 784 x 20 (``2**20`` states) is
 #: estimated at 1.4 s and took 2.8 s; 784 x 21 and 784 x 22, estimated at 2.7 and 5.5 s, took 11 and 22 s on a
 #: machine loaded by other jobs (load 3 on 2 cores): still well under what replica exchange needs on such
@@ -246,9 +246,9 @@ class ExactDraws(RBMStep):
         (default 0). Without other terms every draw is exact and there are none.
     max_bits : int, optional
         Largest smaller layer to enumerate (default
-        :data:`~pymc_rbm.estimators.exact.MAX_ENUMERATION_BITS`); larger ones,
+        :data:`~pymc_rbm.enumeration.MAX_ENUMERATION_BITS`); larger ones,
         and enumerations that would need more memory or time than allowed,
-        are refused with :class:`~pymc_rbm.estimators.exact.EnumerationTooLarge`.
+        are refused with :class:`~pymc_rbm.enumeration.EnumerationTooLarge`.
     record_hidden : bool, default False
         Record the hidden state of each draw as the sampler stat ``hidden``.
     model, rng, initial_point, compile_kwargs, blocked, random_start
@@ -538,7 +538,7 @@ class VisibleExactDraws(BlockedStep):
 
     The hidden units are continuous, so the visible layer is the one
     enumerated: its exact marginal ``p(v) ∝ exp(-F(v))`` is listed once
-    (:func:`~pymc_rbm.estimators.exact.enumerated_log_weights`, shared with
+    (:func:`~pymc_rbm.enumeration.enumerated_log_weights`, shared with
     ``log Z``) and every row of every draw is an independent draw from it.
     ``pm.sample`` picks this step by itself (competence ``IDEAL``) for such a
     variable whose weights and biases are constants or data and that no
@@ -592,7 +592,7 @@ class VisibleExactDraws(BlockedStep):
 
     def step(self, point):
         """Independent exact draws of every row of every variable (stochastic)."""
-        from pymc_rbm.estimators.exact import states_at
+        from pymc_rbm.enumeration import states_at
 
         out = point.copy()
         n_states = 0

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pymc_rbm.energy import hidden_activation, sigmoid, visible_activation
-from pymc_rbm.estimators.exact import binary_states
+from pymc_rbm.enumeration import binary_states
 from pymc_rbm.kernels.flip import flip_probability, stay_probability
 from pymc_rbm.testing.states import joint_index, joint_states
 

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from pymc_rbm.energy import energy
-from pymc_rbm.estimators.exact import binary_states
+from pymc_rbm.enumeration import binary_states
 
 __all__ = ["MAX_JOINT_UNITS", "joint_states", "state_index", "joint_index", "joint_distribution"]
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from pymc_rbm._runtime import Progress, single_blas_thread
 from pymc_rbm.estimators import LOG_PARTITION_METHODS, LogPartitionEstimate, log_partition
-from pymc_rbm.estimators.exact import REPEATED_ENUMERATION_BITS
+from pymc_rbm.enumeration import REPEATED_ENUMERATION_BITS
 from pymc_rbm.params import RBMParams
 from pymc_rbm.training.families import BernoulliFamily
 
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: ``eval_method="auto"`` enumerates exactly up to this smaller-layer size, else runs AIS: the limit
-#: of every enumeration that is repeated (:data:`pymc_rbm.estimators.exact.REPEATED_ENUMERATION_BITS`).
+#: of every enumeration that is repeated (:data:`pymc_rbm.enumeration.REPEATED_ENUMERATION_BITS`).
 EXACT_EVAL_MAX_BITS = REPEATED_ENUMERATION_BITS
 
 #: ``eval_method="auto"`` with AIS: the records may take this many times the estimated training time.

@@ -10,7 +10,7 @@ import pytest
 from pymc_rbm import RBMParams, datasets
 from pymc_rbm.estimators import ais, bar, log_partition_exact, reverse_ais
 from pymc_rbm.estimators.coverage import check_coverage, mean_field_modes, with_coverage
-from pymc_rbm.estimators.results import LogPartitionEstimate
+from pymc_rbm.estimates import LogPartitionEstimate
 
 
 def _two_modes() -> RBMParams:

@@ -27,7 +27,7 @@ from pymc_rbm.estimators import (
     sams,
 )
 from pymc_rbm.estimators.base_rate import base_rate_vbias
-from pymc_rbm.estimators.exact import sample_visible_exact
+from pymc_rbm.enumeration import sample_visible_exact
 from pymc_rbm.estimators.path import softplus_sum_
 from pymc_rbm.kernels.layer import GIBBS, LayerRule
 from pymc_rbm.layers import SPIN

@@ -204,7 +204,7 @@ def test_auto_is_exact_for_an_enumerable_relu_model():
 
 @pytest.mark.slow
 def test_auto_falls_back_to_bar_where_the_enumeration_is_refused(monkeypatch):
-    import pymc_rbm.estimators.exact as exact_module
+    import pymc_rbm.enumeration as exact_module
 
     p = relu_model(6, 2, 1.0, 5)
     exact = log_partition_exact(p).log_z

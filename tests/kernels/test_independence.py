@@ -16,7 +16,7 @@ from scipy.special import logsumexp
 from pymc_rbm import RBMParams
 from pymc_rbm import testing as ht
 from pymc_rbm.estimators import binary_states, log_marginal_visible
-from pymc_rbm.estimators.exact import enumerated_log_weights
+from pymc_rbm.enumeration import enumerated_log_weights
 from pymc_rbm.kernels import RBMState
 from pymc_rbm.kernels.independence import EnumeratedLayer, independence_tries
 

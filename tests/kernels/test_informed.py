@@ -13,7 +13,7 @@ import pytest
 
 from pymc_rbm import RBMParams
 from pymc_rbm import testing as ht
-from pymc_rbm.estimators.exact import binary_states
+from pymc_rbm.enumeration import binary_states
 from pymc_rbm.kernels.informed import flip_tilt, propose_tilted, tilted_log_ratio
 from pymc_rbm.step_methods.tempered import INFORMED_MAX_ALPHA
 

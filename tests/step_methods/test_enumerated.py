@@ -25,7 +25,7 @@ from scipy.special import expit, logsumexp
 from pymc_rbm import RBM, RBMParams
 from pymc_rbm import testing as ht
 from pymc_rbm.estimators import binary_states, log_marginal_visible
-from pymc_rbm.estimators.exact import EnumerationTooLarge
+from pymc_rbm.enumeration import EnumerationTooLarge
 from pymc_rbm.kernels import RBMState
 from pymc_rbm.step_methods import ExactDraws, FlipTheState, ReplicaExchange
 from pymc_rbm.step_methods.enumerated import (

@@ -21,7 +21,7 @@ from pymc_rbm import testing as ht
 from pymc_rbm.datasets import bars_and_stripes, bundled_rbm
 from pymc_rbm.energy import energy
 from pymc_rbm.estimators import binary_states
-from pymc_rbm.estimators.exact import log_marginal_visible
+from pymc_rbm.enumeration import log_marginal_visible
 from pymc_rbm.kernels import RBMState
 from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.kernels.tempering import TemperedState

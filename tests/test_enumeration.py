@@ -1,4 +1,4 @@
-"""Tests of exact enumeration (pymc_rbm.estimators.exact and the dispatchers)."""
+"""Tests of exact enumeration (pymc_rbm.enumeration and the dispatchers)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-import pymc_rbm.estimators.exact as ex
+import pymc_rbm.enumeration as ex
 from pymc_rbm import RBMParams
 from pymc_rbm.energy import free_energy
 from pymc_rbm.estimators import (

@@ -1,4 +1,4 @@
-"""Tests of the result types of the estimators (pymc_rbm.estimators.results)."""
+"""Tests of the result types of the estimators (pymc_rbm.estimates)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from pymc_rbm import RBMParams
 from pymc_rbm.estimators import log_partition
-from pymc_rbm.estimators.results import KINDS, LogPartitionEstimate
+from pymc_rbm.estimates import KINDS, LogPartitionEstimate
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,17 @@ def test_kind_is_checked():
     assert set(KINDS) == {"estimate", "exact", "approximation", "lower bound"}
     with pytest.raises(ValueError, match="kind must be one of"):
         LogPartitionEstimate(log_z=1.0, method="tap", kind="upper bound")
+
+
+def test_the_estimators_offer_the_enumeration_and_the_result_types_under_their_own_names():
+    """``pymc_rbm.estimators.exact`` and ``.results`` name the objects of the floors below, not copies."""
+    import pymc_rbm.enumeration as enumeration
+    import pymc_rbm.estimates as estimates
+    import pymc_rbm.estimators.exact as exact
+    import pymc_rbm.estimators.results as results
+
+    for name in exact.__all__:
+        assert getattr(exact, name) is getattr(enumeration, name)
+    for name in results.__all__:
+        assert getattr(results, name) is getattr(estimates, name)
+    assert set(exact.__all__) == set(enumeration.__all__) and set(results.__all__) == set(estimates.__all__)
