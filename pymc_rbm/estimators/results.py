@@ -3,6 +3,5 @@
 They live below the estimators, so that the distributions return them without importing the estimators.
 """
 
-from pymc_rbm.estimates import LogPartitionEstimate, Moments, fingerprint_of
-
-__all__ = ["LogPartitionEstimate", "Moments", "fingerprint_of"]
+from pymc_rbm.estimates import *  # noqa: F403 - the public names, as the result types list them
+from pymc_rbm.estimates import __all__  # noqa: F401
