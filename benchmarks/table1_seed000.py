@@ -148,7 +148,8 @@ def run_one(job):
     k = run["pt_k"] if run["method"] == "pt" else run["k"]
     t0, c0 = time.perf_counter(), time.process_time()
     if run["method"] == "pt":
-        method = PT(k=k, operator=run["operator"], n_temperatures=run["pt_temperatures"])
+        # the paper's ladder: fixed, uniform in [0, 1] (fit's PT adapts its ladder by default)
+        method = PT(k=k, operator=run["operator"], n_temperatures=run["pt_temperatures"], adapt_every=None)
     else:
         method = {"cd": CD, "pcd": PCD}[run["method"]](k=k, operator=run["operator"])
     res = fit(
