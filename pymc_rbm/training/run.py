@@ -20,6 +20,7 @@ import numpy as np
 
 from pymc_rbm._runtime import spawn
 from pymc_rbm.kernels.operators import build_operator
+from pymc_rbm.estimators.options import check_record
 from pymc_rbm.training.families import family_for, family_of
 from pymc_rbm.training.gradients import DETERMINISTIC_METHODS
 from pymc_rbm.training.negative import (
@@ -121,7 +122,7 @@ class Run:
         The updates whose parameters are kept.
     config : dict
         The options that shape the run, as checkpoints record them.
-    method, operator, centered, dtype, n_chains, n_temperatures, callback, progress, checkpoint_dir
+    method, operator, centered, dtype, callback, progress, checkpoint_dir
         As given to ``fit`` (``dtype`` checked, ``centered`` a bool).
     data_fingerprint : str or None
         :func:`~pymc_rbm.training.trajectory.data_fingerprint` of the training
@@ -159,8 +160,6 @@ class Run:
     operator: Any
     centered: bool
     dtype: np.dtype
-    n_chains: int | None
-    n_temperatures: int
     callback: Callable | None
     progress: bool
     checkpoint_dir: Any
@@ -214,9 +213,7 @@ def prepare_run(data, n_hidden, *, params, visible, method, plan: Plan, optimize
     params = init.params
     method = method_options(method)
     evaluation = evaluation_options(evaluation)
-    checkpoints = Checkpoints() if checkpoints is None else checkpoints
-    if not isinstance(checkpoints, Checkpoints):
-        raise TypeError(f"checkpoints must be a Checkpoints record or None, got {type(checkpoints).__name__}")
+    checkpoints = check_record(checkpoints, Checkpoints, "checkpoints")
     optimizer = make_optimizer(optimizer)
     data = unmasked(data, "data")
     eval_data = None if evaluation.data is None else unmasked(evaluation.data, "evaluation data")
@@ -282,7 +279,6 @@ def prepare_run(data, n_hidden, *, params, visible, method, plan: Plan, optimize
                updater=updater, evaluator=evaluator, params=params, flat=flat, chains=chains, train_rng=train_rng,
                eval_rng=eval_rng, checkpoint=checkpoint, saved=saved, config=config, method=method.name,
                operator=getattr(method, "operator", "gibbs"), centered=optimizer.centered, dtype=dtype,
-               n_chains=getattr(method, "n_chains", None), n_temperatures=getattr(method, "n_temperatures", 0),
                callback=callback, progress=progress, checkpoint_dir=checkpoints.directory,
                data_fingerprint=fingerprint, max_time=max_time, length_from_budget=length_from_budget,
                save_updates=checkpoints.updates, average=average, method_options=method)
