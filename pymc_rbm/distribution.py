@@ -13,6 +13,12 @@ is fixed when the variable is made and recorded on the variable
     Enumeration of the smaller layer as a differentiable PyTensor Op
     (:class:`~pymc_rbm.random_variable.LogPartition`), so ``W`` and the biases may be random variables
     (NUTS on the weights of a small-hidden-layer RBM works).
+``"estimated"``
+    Where the smaller layer is too large to enumerate at every evaluation,
+    for constant parameters (or data): an estimate of the estimators'
+    ``method="auto"``, made at the first evaluation of the logp and kept
+    for these parameter values
+    (:class:`~pymc_rbm.random_variable.EstimatedLogPartition`).
 ``"given"``
     A number or tensor the user supplies (an estimate, e.g. from AIS).
 ``"omitted"``
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 import warnings
 
 import numpy as np
@@ -52,6 +59,7 @@ from pymc_rbm.random_variable import (  # LogPartition, log_partition_mode, rbm_
     parameter_tensor,
     random_ancestors,
     rbm_params_of,
+    set_log_partition_estimator,
 )
 from pymc_rbm.validation import check_binary, check_positive_int
 
@@ -64,13 +72,44 @@ __all__ = ["RBM"]
 _INTERNAL_FILES = (os.path.dirname(__file__), *(os.path.dirname(m.__file__) for m in (pymc, pytensor)))
 
 
+#: ``log_partition="auto"`` of a variable that is not observed (``RBM(name, ...)`` without ``observed``): beyond
+#: enumeration its ``log Z`` is left out, a constant of the joint density that no draw depends on.
+_AUTO_LATENT = "auto (not observed)"
+
+
+def _estimate_log_partition(params):
+    """``log Z`` of ``params`` by the estimators' ``method="auto"`` (seed 0), with a warning that says what it did:
+    the estimator of the mode ``"estimated"`` (:class:`~pymc_rbm.random_variable.EstimatedLogPartition`)."""
+    from pymc_rbm.estimators import log_partition
+
+    start = time.perf_counter()
+    estimate = log_partition(params, "auto", rng=0)
+    if estimate.kind == "exact":  # the estimators enumerate more than a logp evaluated again and again can
+        return estimate
+    method = estimate.diagnostics.get("auto", {}).get("method", estimate.method)
+    warnings.warn(
+        f"log_partition='auto': log Z of this RBM ({params.n_visible} visible, {params.n_hidden} hidden units) "
+        f"was estimated once for these parameters by pymc_rbm.estimators.log_partition(params, rng=0), which "
+        f"chose method={method!r}: {estimate!r} in {time.perf_counter() - start:.1f} s. The logp subtracts it; "
+        "pass your own estimate as log_partition= to choose the method, or log_partition=None to leave log Z out",
+        UserWarning,
+        skip_file_prefixes=_INTERNAL_FILES,
+    )
+    return estimate
+
+
+set_log_partition_estimator(_estimate_log_partition)
+
+
 def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int, gamma=None):
     """The log-partition mode, the ``log_z`` input of the RV and the fingerprint its logp checks (or None).
 
-    With ReLU hidden units of precisions ``gamma`` the visible layer is the one enumerated.
+    With ReLU hidden units of precisions ``gamma`` the visible layer is the one enumerated. Beyond
+    ``max_bits``, ``"auto"`` estimates ``log Z`` at the first evaluation of the logp (mode ``"estimated"``),
+    and :data:`_AUTO_LATENT` leaves it out.
     """
     if isinstance(log_partition, str):
-        if log_partition not in ("auto", "exact"):
+        if log_partition not in ("auto", "exact", _AUTO_LATENT):
             raise ValueError(
                 f"log_partition must be 'auto', 'exact', a number or tensor (an estimate of log Z), or None; "
                 f"got {log_partition!r}"
@@ -92,7 +131,6 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int, gamma=
         n_small = sizes_enumerated[0]
         if n_small <= max_bits:
             return "exact", pt.constant(0.0), None
-        log_partition = None
         random = random_ancestors(W, vbias, hbias)
         if random:
             raise ValueError(
@@ -102,15 +140,16 @@ def _resolve_log_partition(log_partition, W, vbias, hbias, max_bits: int, gamma=
                 "log_partition='exact' with a larger max_bits (slow), a number or tensor that estimates "
                 "log Z (see pymc_rbm.estimators.log_partition), or make the parameters constants."
             )
+        if log_partition == "auto":  # observed values, or RBM.dist: log Z is part of their log-likelihood
+            return "estimated", pt.constant(0.0), None
         warnings.warn(
             f"log_partition='auto': the smaller layer has {n_small} units, too many to enumerate (limit "
-            f"max_bits={max_bits}), so log Z is left out and the logp is unnormalised (-F(v), off by log Z). "
-            "Sampling is unaffected (the parameters are constants), but logp values, log-likelihoods and "
-            "LOO/WAIC comparisons between models are not; pass an estimate "
-            "(log_partition=pymc_rbm.estimators.log_partition(params)) or log_partition=None to say "
-            "it is meant",
+            f"max_bits={max_bits}), and the variable is not observed, so log Z is left out and the logp is "
+            "unnormalised (-F(v), off by log Z). Sampling is unaffected (the parameters are constants), but "
+            "logp values are not; pass an estimate (log_partition=pymc_rbm.estimators.log_partition(params)) "
+            "or log_partition=None to say it is meant",
             UserWarning,
-            skip_file_prefixes=_INTERNAL_FILES,  # point at the user's line, through RBM(...) or RBM.dist(...)
+            skip_file_prefixes=_INTERNAL_FILES,  # point at the user's line, through RBM(...)
         )
         return "omitted", pt.constant(0.0), None
     if log_partition is None:
@@ -155,11 +194,19 @@ class RBM(Discrete):
         - ``None``: left out. Allowed only while the parameters are constants
           (then it changes nothing for sampling); refused otherwise.
         - ``"auto"`` (default): ``"exact"`` when the smaller layer has at most
-          ``max_bits`` units; else, for constant parameters, ``None`` with a
-          warning that the logp is unnormalised (``-F(v)``, off by ``log Z``:
-          it can be positive, and logp values, log-likelihoods and LOO/WAIC
-          comparisons between models are wrong by ``log Z``; sampling is
-          not affected); else an error naming the choices.
+          ``max_bits`` units; else, for constant parameters (or data), an
+          estimate: the first evaluation of the logp (``pm.logp``,
+          ``pm.compute_log_likelihood``, sampling the model's other
+          variables) runs :func:`pymc_rbm.estimators.log_partition` with
+          ``method="auto"`` and seed 0 once for these parameter values and
+          warns with the estimate, its method and its time (up to about two
+          minutes on MNIST-sized models); building the model and forward
+          draws estimate nothing. A variable that is not observed (``RBM(name,
+          ...)`` without ``observed``) has no log-likelihood, and no draw
+          depends on its ``log Z``, a constant of the joint density: it is left
+          out, with a warning that the logp is unnormalised (``-F(v)``, off by
+          ``log Z``). Parameters that depend on random variables are
+          refused, with the choices named.
     max_bits : int, default 20
         Largest smaller layer enumerated (for ``log Z`` and exact draws):
         :data:`~pymc_rbm.enumeration.REPEATED_ENUMERATION_BITS`, below
@@ -268,6 +315,8 @@ class RBM(Discrete):
     def __new__(cls, name, W, vbias, hbias, *args, observed=None, **kwargs):
         if observed is not None:
             observed = _check_observed(observed, W, kwargs.get("shape"), kwargs.get("size"))
+        elif isinstance(kwargs.get("log_partition", "auto"), str) and kwargs.get("log_partition", "auto") == "auto":
+            kwargs["log_partition"] = _AUTO_LATENT
         return super().__new__(cls, name, W, vbias, hbias, *args, observed=observed, **kwargs)
 
     @classmethod

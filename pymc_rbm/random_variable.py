@@ -79,7 +79,7 @@ __all__ = [
 #: default because a model enumerates at every logp and gradient evaluation.
 AUTO_ENUMERATION_BITS = REPEATED_ENUMERATION_BITS
 
-LOG_PARTITION_MODES = ("exact", "given", "omitted")
+LOG_PARTITION_MODES = ("exact", "estimated", "given", "omitted")
 
 # Under PyTensor's Numba backend the random variables below run their NumPy
 # ``perform`` in object mode, by design (the work is NumPy/BLAS, not per-element
@@ -315,6 +315,69 @@ class LogPartition(EnumeratedLogPartition):
         return log_partition_exact(params, max_bits=self.limit).log_z
 
 
+#: ``estimate(params) -> LogPartitionEstimate``: the estimator :class:`EstimatedLogPartition` calls. The
+#: estimators sit above this module, so :mod:`pymc_rbm.distribution` sets it (:func:`set_log_partition_estimator`).
+_LOG_PARTITION_ESTIMATOR = None
+
+#: The estimates :class:`EstimatedLogPartition` made in this process, by the fingerprint of their parameters.
+_ESTIMATES: dict = {}
+
+
+def set_log_partition_estimator(estimate) -> None:
+    """Set the estimator of ``log Z`` that :class:`EstimatedLogPartition` calls, ``estimate(params)``."""
+    global _LOG_PARTITION_ESTIMATOR
+    _LOG_PARTITION_ESTIMATOR = estimate
+
+
+def estimate_once(params):
+    """The estimate of ``log Z`` of ``params``, made at the first call for these values and kept (stochastic once).
+
+    Returns
+    -------
+    LogPartitionEstimate
+    """
+    key = params.fingerprint()
+    if key not in _ESTIMATES:
+        if _LOG_PARTITION_ESTIMATOR is None:
+            raise RuntimeError("no estimator of log Z is set: import pymc_rbm.distribution first")
+        _ESTIMATES[key] = _LOG_PARTITION_ESTIMATOR(params)
+    return _ESTIMATES[key]
+
+
+class EstimatedLogPartition(Op):
+    """``log Z(W, vbias, hbias)`` of parameters that are constants or data, estimated once per their values.
+
+    The logp of ``log_partition="auto"`` where the smaller layer is too large
+    to enumerate at every evaluation: the first evaluation estimates ``log Z``
+    (:func:`estimate_once`, by the estimators' ``method="auto"``) and later
+    ones reuse it. The Op is never folded into a constant, so building and
+    compiling a model estimate nothing, and forward draws never evaluate it.
+    It has no gradient: the parameters are not random variables. Non-finite
+    parameters give ``NaN`` (a rejected point).
+    """
+
+    __props__ = ()
+    params_type: type = RBMParams
+
+    def make_node(self, W, vbias, hbias):
+        return Apply(self, _float_inputs(W, vbias, hbias), [pt.dscalar()])
+
+    def do_constant_folding(self, fgraph, node) -> bool:
+        return False
+
+    def perform(self, node, inputs, outputs):
+        params = finite_params(self.params_type, *inputs)
+        value = np.nan if params is None else estimate_once(params).log_z
+        outputs[0][0] = np.asarray(value, dtype="float64")
+
+    def infer_shape(self, node, input_shapes):
+        return [()]
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [grad_undefined(self, i, x, "log Z is estimated only for constant parameters")
+                for i, x in enumerate(inputs)]
+
+
 class RBMRV(RandomVariable):
     """Draws of the visible layer of a binary RBM.
 
@@ -325,7 +388,7 @@ class RBMRV(RandomVariable):
 
     Parameters
     ----------
-    log_partition : {"exact", "given", "omitted"}
+    log_partition : {"exact", "estimated", "given", "omitted"}
         How the logp treats ``log Z`` (see :func:`log_partition_mode`).
     max_bits : int
         Largest smaller layer enumerated, for ``log Z`` and for draws.
@@ -526,7 +589,8 @@ def _object_mode_cached(op, node=None, **kwargs):
     return perform, f"pymc_rbm.object_mode.v1.{key}"
 
 
-for _op_type in (EnumeratedLogPartition, EnumeratedMoments, EstimateFingerprintCheck, FixedFreeEnergy):
+for _op_type in (EnumeratedLogPartition, EnumeratedMoments, EstimateFingerprintCheck, EstimatedLogPartition,
+                 FixedFreeEnergy):
     register_funcify_and_cache_key(_op_type)(_object_mode_cached)
 
 
@@ -543,7 +607,8 @@ def _fixed_params(W, vbias, hbias, params_type):
 def _binary_visible_logp(op, value, W, vbias, hbias, log_z, tensors, log_partition_op, params_type):
     """``-F(v) - log Z`` of binary visible values (``-inf`` elsewhere), the parameters checked: the logp of the
     RBM variables whose visible units are binary. ``tensors`` makes the free energy's parameters from
-    ``(W, vbias, hbias)``; ``log_partition_op`` is the enumeration of ``log_partition="exact"``; ``params_type``
+    ``(W, vbias, hbias)``; ``log_partition_op`` gives ``log Z`` in the modes ``"exact"`` (an enumeration) and
+    ``"estimated"`` (:class:`EstimatedLogPartition`); ``params_type``
     the class a given estimate's fingerprint is checked against. Constant parameters take
     :class:`FixedFreeEnergy`."""
     fixed = _fixed_params(W, vbias, hbias, params_type)
@@ -554,7 +619,7 @@ def _binary_visible_logp(op, value, W, vbias, hbias, log_z, tensors, log_partiti
         logp = -free_energy(value, tensors(W, vbias, hbias))
     else:
         logp = FixedFreeEnergy(fixed)(value)  # binary rows and finite parameters are its own checks
-    if op.log_partition == "exact":
+    if op.log_partition in ("exact", "estimated"):
         logp = logp - log_partition_op(W, vbias, hbias)
     elif op.log_partition == "given":
         if op.estimate_fingerprint is not None:
@@ -577,7 +642,8 @@ def _binary_visible_logp(op, value, W, vbias, hbias, log_z, tensors, log_partiti
 def _rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
     [value] = values
     W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
-    return _binary_visible_logp(op, value, W, vbias, hbias, log_z, RBMTensors, LogPartition(op.max_bits), RBMParams)
+    log_z_op = EstimatedLogPartition() if op.log_partition == "estimated" else LogPartition(op.max_bits)
+    return _binary_visible_logp(op, value, W, vbias, hbias, log_z, RBMTensors, log_z_op, RBMParams)
 
 
 
@@ -634,6 +700,19 @@ class ReLULogPartition(_ReLUPrecisions, EnumeratedLogPartition):
         return log_partition_exact(params, max_bits=self.limit).log_z
 
 
+class ReLUEstimatedLogPartition(EstimatedLogPartition):
+    """:class:`EstimatedLogPartition` of an RBM with ReLU hidden units of precisions ``gamma`` (constants)."""
+
+    __props__ = ("gamma",)
+
+    def __init__(self, gamma: tuple = ()):
+        self.gamma = tuple(float(g) for g in gamma)
+
+    @property
+    def params_type(self):
+        return _relu_params_type(self.gamma)
+
+
 class ReLURBMRV(RandomVariable):
     """Draws of the visible layer of an RBM with binary visible and ReLU hidden units of precisions ``gamma``.
 
@@ -644,7 +723,7 @@ class ReLURBMRV(RandomVariable):
 
     Parameters
     ----------
-    log_partition : {"exact", "given", "omitted"}
+    log_partition : {"exact", "estimated", "given", "omitted"}
     max_bits : int
         Largest visible layer enumerated, for ``log Z`` and for draws.
     gamma : tuple of float
@@ -683,8 +762,12 @@ def _relu_rbm_logp(op, values, rng, size, W, vbias, hbias, log_z, **kwargs):
     [value] = values
     W, vbias, hbias, log_z = core_parameters(W, vbias, hbias, log_z)
     layer = ReLU(np.array(op.gamma))
-    return _binary_visible_logp(op, value, W, vbias, hbias, log_z, lambda *p: ReLUTensors(*p, layer),
-                                ReLULogPartition(op.max_bits, op.gamma), _relu_params_type(op.gamma))
+    if op.log_partition == "estimated":
+        log_z_op = ReLUEstimatedLogPartition(op.gamma)
+    else:
+        log_z_op = ReLULogPartition(op.max_bits, op.gamma)
+    return _binary_visible_logp(op, value, W, vbias, hbias, log_z, lambda *p: ReLUTensors(*p, layer), log_z_op,
+                                _relu_params_type(op.gamma))
 
 
 def is_relu_rbm_variable(var) -> bool:
@@ -708,8 +791,9 @@ def log_partition_mode(rv) -> str:
 
     Returns
     -------
-    {"exact", "given", "omitted"}
-        ``"omitted"`` means the logp is unnormalised (constant parameters).
+    {"exact", "estimated", "given", "omitted"}
+        ``"estimated"``: ``log Z`` of the parameters' values estimated once, when the logp is first
+        evaluated (:class:`EstimatedLogPartition`); ``"omitted"``: the logp is unnormalised (constant parameters).
     """
     return _rbm_op(rv).log_partition
 

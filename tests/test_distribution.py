@@ -1,5 +1,7 @@
 """The RBM distribution: normalised logp, log Z modes, exact draws, bad input."""
 
+import warnings
+
 import numpy as np
 import pymc as pm
 import pytensor
@@ -17,6 +19,7 @@ from pymc_rbm.estimators import (
     binary_states,
     log_likelihood,
     log_marginal_visible,
+    log_partition,
     log_partition_exact,
 )
 
@@ -89,14 +92,67 @@ def test_auto_is_exact_when_enumerable():
     assert pm.logp(v, x).eval() == pytest.approx(expected, abs=1e-10)
 
 
-def test_auto_leaves_log_z_out_for_large_constant_models():
-    params = RBMParams.random(25, 24, rng=3)
-    with pytest.warns(UserWarning, match="24 units, too many to enumerate .* log Z is left out") as said:
+def _about_log_z(caught) -> list[str]:
+    """The messages of caught warnings that speak of log Z."""
+    return [str(w.message) for w in caught if "log Z" in str(w.message)]
+
+
+def _two_blocks(n_visible: int, n_hidden: int, rng: int) -> tuple[RBMParams, float]:
+    """An RBM of two independent blocks (block-diagonal W) and its exact log Z, the sum of the blocks' own."""
+    a, b = (RBMParams.random(n_visible, n_hidden, rng=rng + k, scale=0.6) for k in (0, 1))
+    W = np.zeros((2 * n_visible, 2 * n_hidden))
+    W[:n_visible, :n_hidden], W[n_visible:, n_hidden:] = a.W, b.W
+    whole = RBMParams(W, np.concatenate([a.vbias, b.vbias]), np.concatenate([a.hbias, b.hbias]))
+    return whole, log_partition_exact(a).log_z + log_partition_exact(b).log_z
+
+
+def test_auto_estimates_log_z_beyond_max_bits_once_at_the_first_evaluation():
+    params, log_z = _two_blocks(20, 15, rng=3)  # 30 hidden units: beyond the estimators' enumeration too
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         v = RBM.dist(params.W, params.vbias, params.hbias)
+        assert log_partition_mode(v) == "estimated"
+        assert pm.draw(v, random_seed=1).shape == (40,)
+    assert _about_log_z(caught) == []  # building and a forward draw estimate nothing, and say nothing
+    x = (np.arange(40) % 3 == 0).astype(np.int64)
+    with pytest.warns(UserWarning, match=r"estimated once .* chose method='ladder'") as said:
+        first = float(pm.logp(v, x).eval())
     assert said[0].filename == __file__  # the warning points at the user's line
-    assert log_partition_mode(v) == "omitted"
-    x = np.ones(25, dtype=np.int64)
-    assert pm.logp(v, x).eval() == pytest.approx(-free_energy(x, params), abs=1e-10)
+    estimate = log_partition(params, "auto", rng=0)  # the seed the distribution uses
+    assert first == pytest.approx(-free_energy(x, params) - estimate.log_z, abs=1e-9)
+    assert abs(estimate.log_z - log_z) <= max(4 * estimate.stderr, 0.1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = RBM.dist(params.W, params.vbias, params.hbias)
+        assert float(pm.logp(again, x).eval()) == first
+    assert _about_log_z(caught) == []  # kept: the same parameters are not estimated again
+
+
+def test_auto_estimate_is_exact_where_the_estimators_can_enumerate():
+    params = RBMParams.random(12, 8, rng=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v = RBM.dist(params.W, params.vbias, params.hbias, max_bits=4)
+        x = np.ones(12, dtype=np.int64)
+        value = pm.logp(v, x).eval()
+    assert _about_log_z(caught) == []  # an exact value needs no warning
+    assert log_partition_mode(v) == "estimated"
+    assert value == pytest.approx(-free_energy(x, params) - log_partition_exact(params).log_z, abs=1e-10)
+
+
+def test_auto_estimates_observed_values_and_leaves_log_z_out_of_a_latent_variable():
+    params = RBMParams.random(12, 8, rng=4)
+    data = np.eye(12, dtype=np.int64)[:3]
+    with pm.Model() as model:
+        observed = RBM("o", params.W, params.vbias, params.hbias, max_bits=4, observed=data)
+        with pytest.warns(UserWarning, match="not observed, so log Z is left out") as said:
+            latent = RBM("v", params.W, params.vbias, params.hbias, max_bits=4)
+    assert said[0].filename == __file__
+    assert (log_partition_mode(observed), log_partition_mode(latent)) == ("estimated", "omitted")
+    pointwise = model.compile_logp(vars=[observed], sum=False)(model.initial_point())[0]
+    np.testing.assert_allclose(pointwise, -free_energy(data, params) - log_partition_exact(params).log_z, atol=1e-10)
+    x = np.ones(12, dtype=np.int64)
+    assert float(model.compile_logp(vars=[latent])({"v": x})) == pytest.approx(-free_energy(x, params))
 
 
 def test_auto_refuses_large_models_with_random_parameters():
