@@ -3,7 +3,8 @@
 RTS's rounds and SAMS's runs are batches of one estimate; :func:`spread_stderr` is the rule by
 which both report a standard error no more precise than their batches agree,
 :func:`check_occupancy` finds a ladder whose chains never reached some label, and
-:func:`check_start` compares an estimate with the BAR run it started from.
+:func:`check_start` compares an estimate with the BAR run it started from, and
+:func:`combine_with_start` weighs the two together.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["COLLAPSED_SHARE", "check_occupancy", "spread_stderr", "check_start"]
+__all__ = ["COLLAPSED_SHARE", "check_occupancy", "spread_stderr", "check_start", "combine_with_start"]
 
 #: A label (temperature) that got less than this fraction of its share of the draws counts as
 #: collapsed: the chains did not reach it, and no estimate built on it is supported by draws there.
@@ -130,3 +131,38 @@ def check_start(log_z: float, stderr: float, start, method: str, *, stacklevel: 
         stacklevel=stacklevel,
     )
     return max(float(stderr), abs(gap)), False
+
+
+def combine_with_start(log_z: float, stderr: float, start) -> tuple[float, float, float]:
+    """The precision-weighted mean of a tempered estimate and the BAR estimate it started from.
+
+    Both estimate the same ``log Z``; their inverse-variance weighted mean is
+    the more precise, and the better of the two dominates it. The two are not
+    independent (the tempered chains start from the BAR run's guesses and
+    states), so the standard error is the one that holds for any correlation
+    between them, ``w s_start + (1 - w) s`` (correlation one), never below
+    either's share.
+
+    Parameters
+    ----------
+    log_z, stderr : float
+        The tempered estimate and its standard error.
+    start : LogPartitionEstimate or None
+        BAR's estimate at the target (None: nothing to combine).
+
+    Returns
+    -------
+    log_z, stderr : float
+        The combination (the inputs where ``start`` is None or an error is not finite and positive).
+    weight : float
+        The start's weight ``w``, in [0, 1] (0 without a start).
+    """
+    if start is None or not (np.isfinite(start.stderr) and np.isfinite(stderr)):
+        return float(log_z), float(stderr), 0.0
+    s0, s1 = float(start.stderr), float(stderr)
+    if s0 <= 0.0 or s1 <= 0.0:
+        weight = 1.0 if s0 <= 0.0 < s1 else (0.0 if s1 <= 0.0 < s0 else 0.5)
+    else:
+        weight = s1**2 / (s0**2 + s1**2)
+    return (weight * float(start.log_z) + (1.0 - weight) * float(log_z), weight * s0 + (1.0 - weight) * s1,
+            float(weight))

@@ -154,7 +154,7 @@ from pymc_rbm.estimators.path import AnnealingPath
 from pymc_rbm.estimators.options import PathOptions, StartOptions, check_record, refuse_moved
 from pymc_rbm.estimators.path_arguments import path_from_options
 from pymc_rbm.estimators.coverage import top_states, with_coverage
-from pymc_rbm.estimators.reliability import check_occupancy, check_start, spread_stderr
+from pymc_rbm.estimators.reliability import check_occupancy, check_start, combine_with_start, spread_stderr
 from pymc_rbm.estimates import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.estimators.rts_rounds import RoundRecorder, run_rounds
 from pymc_rbm.params import RBMParams
@@ -390,8 +390,11 @@ def rts_estimate(
     # the rounds as batches: their spread needs no assumption about the chains (spread_stderr has the rule)
     stderr, rule = spread_stderr(nominal, est, consistent)
     start_estimate = None if start.start is None else start.start.estimate
+    rounds_log_z, rounds_stderr = log_z, stderr
     stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS", stacklevel=4)
     rule = rule if agrees else "start"
+    log_z, combined, start_weight = combine_with_start(rounds_log_z, rounds_stderr, start_estimate)
+    stderr = combined if agrees else max(combined, abs(log_z - rounds_log_z), abs(log_z - start_estimate.log_z))
     estimate = LogPartitionEstimate(
         fingerprint=fingerprint_of(path.models[0]),
         log_z=log_z,
@@ -413,6 +416,9 @@ def rts_estimate(
             "occupancy_history": np.array(recorder.occupancy[:n_done]),
             "log_z_base": path.log_z_base,
             "start": start_estimate,
+            "rounds": rounds_log_z,
+            "rounds_stderr": rounds_stderr,
+            "start_weight": start_weight,
             "update": options.update,
             "n_chains": options.n_chains,
             "n_rounds": options.n_rounds,
@@ -520,14 +526,20 @@ def rts(
     LogPartitionEstimate
         ``log_z``: the mean of the per-round estimates
         ``log Ẑ_K + log ĉ_K - log ĉ_1`` of rounds 2 to ``n_rounds`` (all of
-        them when ``n_rounds == 1``); ``stderr``: the per-round delta-method
+        them when ``n_rounds == 1``), after a BAR start weighed with the
+        start's estimate by their inverse variances
+        (:func:`~pymc_rbm.estimators.reliability.combine_with_start`);
+        ``stderr``: that of the rounds (the per-round delta-method
         errors over chains combined as for independent rounds, or the spread
         between rounds over ``sqrt(n)`` if larger, or the spread itself when
-        the rounds disagree or the ladder collapsed (module docstring), and
-        at least the distance to the BAR start when the two disagree beyond
+        the rounds disagree or the ladder collapsed, module docstring),
+        combined with the start's as for fully correlated estimates, and
+        at least the distance to either when the rounds and the start disagree beyond
         three standard errors of the difference (with a warning);
-        ``interval``: ``±3 stderr``. ``diagnostics``: ``stderr_nominal`` (the
-        combination alone), ``stderr_rule`` (``"nominal"``, ``"batch_means"``,
+        ``interval``: ``±3 stderr``. ``diagnostics``: ``rounds`` and
+        ``rounds_stderr`` (the rounds' estimate alone), ``start_weight`` (the
+        start's weight in ``log_z``, 0 without a BAR start), ``stderr_nominal`` (the
+        rounds' combination alone), ``stderr_rule`` (of the rounds: ``"nominal"``, ``"batch_means"``,
         ``"spread"``, ``"start"`` or ``"coverage"``: which set ``stderr``; the last where modes no chain
         visited would raise the estimate, :func:`~pymc_rbm.estimators.coverage.with_coverage`), ``interrupted`` and
         ``n_rounds_done`` (Ctrl-C stops after the rounds that ended);
