@@ -63,7 +63,8 @@ def refuse_moved(function: str, moved: dict, records: dict) -> None:
     moved : dict
         The keywords it received beyond its own (its ``**moved``).
     records : dict
-        ``{old keyword: (keyword, record class)}``: where each old keyword went. A
+        ``{old keyword: (keyword, record class)}``, or ``(keyword, record class, field)``
+        where the record's field has another name: where each old keyword went. A
         keyword not there is told as Python tells an unexpected keyword.
 
     Raises
@@ -80,8 +81,8 @@ def refuse_moved(function: str, moved: dict, records: dict) -> None:
         raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
     by_record: dict = {}
     for name in moved:
-        keyword, cls = records[name]
-        by_record.setdefault((keyword, cls.__name__), []).append(name)
+        keyword, cls, *field = records[name]
+        by_record.setdefault((keyword, cls.__name__), []).append(field[0] if field else name)
     where = ", ".join(
         f"{keyword}={cls}(" + ", ".join(f"{n}=..." for n in names) + ")" for (keyword, cls), names in by_record.items()
     )

@@ -63,7 +63,9 @@ from pymc_rbm.training.records import (
     show_record,
     size_and_start,
 )
-from pymc_rbm.training.options import DEFAULT_EVAL_EVERY, Checkpoints
+from pymc_rbm.estimators.options import refuse_moved
+from pymc_rbm.training.optimizers import SGD
+from pymc_rbm.training.options import DEFAULT_EVAL_EVERY, PCD, PT, Checkpoints, Evaluation, Init, Moments
 from pymc_rbm.training.run import METHODS, BatchStream, Plan, Run, prepare_run
 from pymc_rbm.training.trajectory import Checkpoint, Trajectory, TrajectoryRecorder, invalid_checkpoint
 
@@ -189,6 +191,26 @@ class FitResult:
 
 
 # ------------------------------------------------------------------ fit
+#: Where the keywords that :func:`fit` took before its option records went: ``{old: (keyword, record[, field])}``.
+FIT_MOVED = {
+    **{name: ("method", PCD) for name in ("operator", "k", "n_chains", "hidden", "wormholes", "chains")},
+    **{name: ("method", PT) for name in ("n_temperatures", "betas")},
+    "moment_options": ("method", Moments, "options"),
+    **{name: ("optimizer", SGD) for name in ("momentum", "weight_decay", "centered", "max_grad_norm", "average")},
+    "lr_schedule": ("optimizer", SGD, "schedule"),
+    "eval_every": ("evaluation", Evaluation, "every"),
+    "eval_method": ("evaluation", Evaluation, "method"),
+    "eval_options": ("evaluation", Evaluation, "options"),
+    "eval_data": ("evaluation", Evaluation, "data"),
+    "save_updates": ("checkpoints", Checkpoints, "updates"),
+    "checkpoint_dir": ("checkpoints", Checkpoints, "directory"),
+    "resume": ("checkpoints", Checkpoints, "resume"),
+    "init": ("params", Init, "start"),
+    "init_scale": ("params", Init, "scale"),
+    "dtype": ("params", Init, "dtype"),
+}
+
+
 def fit(
     data,
     n_hidden: int | None = None,
@@ -207,6 +229,7 @@ def fit(
     rng=None,
     callback=None,
     progress: bool = True,
+    **moved,
 ) -> FitResult:
     """Train an RBM with binary, categorical (Potts) or Gaussian visible units (stochastic for the sampling methods).
 
@@ -311,6 +334,10 @@ def fit(
         Show progress on stderr: a bar (rich) on a terminal, a log line
         every ten seconds otherwise (a file, a CI log), with the latest
         recorded log-likelihood.
+    **moved
+        None: the keywords that moved into the option records (``k``,
+        ``operator``, ``momentum``, ``eval_every``, ``init``, ...) are refused
+        with a TypeError that names the record to use (:data:`FIT_MOVED`).
 
     Returns
     -------
@@ -371,6 +398,7 @@ def fit(
     >>> bool(ll[-1] > ll[0] + 1.0)
     True
     """
+    refuse_moved("fit", moved, FIT_MOVED)
     t_start = perf_counter()
     run = prepare_run(
         data, n_hidden, params=params, visible=visible, method=method,

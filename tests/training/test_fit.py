@@ -243,6 +243,23 @@ def test_bad_input_is_refused_with_a_clear_error(kwargs, error, match):
         fit(args.pop("data"), args.pop("n_hidden"), **args)
 
 
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(k=3), r"no longer takes the keyword k: .* pass method=PCD\(k=\.\.\.\)"),
+        (dict(n_temperatures=4), r"method=PT\(n_temperatures=\.\.\.\)"),
+        (dict(momentum=0.9, lr_schedule="cosine"), r"keywords momentum, lr_schedule: .* optimizer=SGD\(momentum=\.\.\., "
+                                                   r"schedule=\.\.\.\)"),
+        (dict(eval_every=5, save_updates=10), r"evaluation=Evaluation\(every=\.\.\.\), checkpoints=Checkpoints\(updates"),
+        (dict(init="normal", init_scale=0.1), r"params=Init\(start=\.\.\., scale=\.\.\.\)"),
+        (dict(bogus=1), r"fit\(\) got an unexpected keyword argument 'bogus'"),
+    ],
+)
+def test_keywords_that_moved_into_records_are_refused_naming_the_record(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        fit(DATA, 4, n_updates=2, progress=False, **kwargs)
+
+
 @pytest.mark.parametrize("learning_rate", [1e6, 1e308])
 def test_diverging_training_stops_and_warns_naming_the_learning_rate(learning_rate):
     with pytest.warns(RuntimeWarning, match=re.escape(f"learning rate {learning_rate:g} is too large")):
