@@ -98,6 +98,133 @@ class Layer(ABC):
         """
         return (x * field - self.log_normaliser(field)).sum(axis=-1)
 
+    # ------------------------------------------------------------ what an RBM's couplings and biases read
+    # An RBM between this layer and another one couples the layer's sufficient statistic (the value x_i for
+    # two-state and real units, the one-hot encoding of a Potts label) to the other layer. The methods below are
+    # what an annealing path (:class:`~pymc_rbm.estimators.path.AnnealingPath`) needs of its visible layer; the
+    # defaults are those of two-state units, and the layers whose units differ override them.
+
+    #: Whether the units take finitely many values (two-state and Potts units), so that their states fit
+    #: small integers; False for real units (Gaussian, ReLU).
+    discrete: bool = False
+
+    #: Whether a sweep should carry the input these units give the other layer, ``bias + x·W``, and update it
+    #: by the rows of ``W`` of the units that changed (two-state units, of which few change once a chain has
+    #: settled) rather than recompute it. False where recomputing is as cheap or the update would not apply:
+    #: the input of Potts labels is a gather of one row of ``W`` per unit, and real units all change at every
+    #: update.
+    incremental_input: bool = False
+
+    #: Whether the bias term of ``-E`` is linear in the sufficient statistic, ``bias_log_weight(x, b) =
+    #: dot(x, b)`` (two-state and Potts units), so that biases along a path may be interpolated freely; False
+    #: where it also holds the base measure (Gaussian units: ``-(x - b)² / (2σ²)``; ReLU units: ``-γ x² / 2``).
+    linear_bias: bool = False
+
+    def field_shape(self, n_units: int) -> tuple[int, ...]:
+        """The shape of the fields of ``n_units`` units of one chain: ``(n_units,)`` (Potts: ``(n_units, q)``)."""
+        return (n_units,)
+
+    def dot(self, x, M, *, dtype=None) -> np.ndarray:
+        """``Σ_i ⟨s(x_i), M_i⟩``: the sufficient statistics ``s`` of states contracted with ``M`` over the units.
+
+        ``x·M`` for units whose statistic is their value; the input ``x·W`` of states to the other layer
+        (``M = W``) and the sum ``Σ_i f_i x_i`` of per-unit fields (``M = f``) are both this product.
+
+        Parameters
+        ----------
+        x : ndarray of shape (..., n_units)
+        M : ndarray of shape ``field_shape(n_units)`` or ``field_shape(n_units) + (k,)``
+        dtype : numpy dtype, optional
+            Of the result (and, for Potts units, of the sum); default that of the product.
+
+        Returns
+        -------
+        ndarray of shape (...) or (..., k)
+        """
+        out = x @ M
+        return out if dtype is None else out.astype(dtype)
+
+    def natural_couplings(self, W) -> np.ndarray:
+        """The couplings of the sufficient statistic, ``W`` itself (Gaussian units: ``W / σ``, rows scaled).
+
+        Parameters
+        ----------
+        W : ndarray of shape ``field_shape(n_units) + (n_other,)``
+            A model's couplings of this layer to the other.
+
+        Returns
+        -------
+        ndarray of the same shape
+            ``W'`` with ``-E = Σ_i ⟨s(x_i), (W' h)_i⟩ + ...``: the input of states to the other layer is
+            ``dot(x, W')``, and the other layer's states add ``W' h`` to this layer's fields.
+        """
+        return W
+
+    def natural_field(self, bias) -> np.ndarray:
+        """The field ``f`` of ``p(x | f)`` that a model's biases alone give the units: ``bias`` itself.
+
+        Gaussian units: ``bias / σ²`` (the mean ``bias``).
+
+        Parameters
+        ----------
+        bias : ndarray of shape (..., *field_shape(n_units))
+
+        Returns
+        -------
+        ndarray of the same shape (``bias`` itself where nothing changes)
+        """
+        return bias
+
+    def bias_log_weight(self, x, biases) -> np.ndarray:
+        """The bias term of ``-E`` of states for several rows of biases: ``x·b`` (Potts: ``Σ_i b[i, x_i]``).
+
+        The log density of the units with their couplings off, unnormalised (:meth:`bias_log_partition` is
+        its normaliser); for real units it holds the base measure (Gaussian: ``-Σ_i (x_i - b_i)² / (2σ_i²)``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n, n_units)
+        biases : ndarray of shape (k, *field_shape(n_units))
+
+        Returns
+        -------
+        ndarray of float64 of shape (n, k)
+        """
+        return self.dot(x, np.moveaxis(biases, 0, -1), dtype=np.float64)
+
+    def bias_log_partition(self, bias) -> float:
+        """``log Σ_x exp(bias_log_weight(x, bias))`` (an integral for real units): ``Σ_i log_normaliser(b_i)``.
+
+        Parameters
+        ----------
+        bias : ndarray of shape ``field_shape(n_units)``
+
+        Returns
+        -------
+        float
+        """
+        return self.log_normaliser(bias).sum()
+
+    def sample(self, rng: np.random.Generator, field, n: int, *, dtype=np.float64) -> np.ndarray:
+        """``n`` independent draws of the units in fixed fields (stochastic).
+
+        The default is the layer's update without current states, for layers whose update is the exact draw
+        whatever the rule (real units); two-state and Potts units override it.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+        field : ndarray of shape ``field_shape(n_units)``
+        n : int
+        dtype : numpy dtype, default float64
+
+        Returns
+        -------
+        ndarray of ``dtype`` of shape (n, n_units)
+        """
+        new, _ = self.update(rng, None, np.broadcast_to(field, (n,) + np.shape(field)), None)
+        return new.astype(dtype)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -119,6 +246,10 @@ class TwoState(Layer):
     low, high : float
         The two values, ``low < high``.
     """
+
+    discrete = True
+    incremental_input = True
+    linear_bias = True
 
     def __init__(self, low: float, high: float):
         low, high = float(low), float(high)
@@ -174,6 +305,15 @@ class TwoState(Layer):
     def n_states(self, n):
         return 2**n
 
+    def sample(self, rng, field, n, *, dtype=np.float64):
+        """``n`` independent draws in fixed fields (stochastic): bit ``i`` is ``u < sigmoid((high - low) f_i)``.
+
+        One uniform per unit, in C order over ``(n, n_units)``.
+        """
+        p = 1.0 / (1.0 + np.exp(-self.logits(field)))
+        bits = (rng.random((n,) + np.shape(field)) < p).astype(dtype)
+        return self.from_bits(bits).astype(dtype, copy=False)
+
 
 class Bernoulli(TwoState):
     """Units in {0, 1}: ``p(x = 1 | f) = sigmoid(f)``, log normaliser ``softplus(f)``.
@@ -207,6 +347,13 @@ class Bernoulli(TwoState):
 
     def mean(self, field):
         return sigmoid(field)
+
+    def bias_log_partition(self, bias):
+        """``Σ_i log(1 + exp(b_i))`` by ``numpy.logaddexp``, within an ulp of the softplus of :meth:`log_normaliser`.
+
+        Kept as it was before the layers carried it, so that the estimates that start from it keep their bits.
+        """
+        return np.logaddexp(0.0, bias).sum()
 
 
 class Spin(TwoState):
@@ -365,6 +512,9 @@ class Potts(Layer):
     3.0
     """
 
+    discrete = True
+    linear_bias = True
+
     def __init__(self, n_states: int):
         if isinstance(n_states, (bool, np.bool_)) or not isinstance(n_states, (int, np.integer)) or n_states < 2:
             raise ValueError(f"a Potts layer needs an integer number of states >= 2, got {n_states!r}")
@@ -422,6 +572,28 @@ class Potts(Layer):
         return np.argmax(a, axis=-1).astype(np.int64)
 
     # ------------------------------------------------------------ fields
+    def field_shape(self, n_units):
+        """``(n_units, q)``: a field per unit and value."""
+        return (n_units, self.n_values)
+
+    def dot(self, x, M, *, dtype=None):
+        """``Σ_i M[i, x_i]``: the one-hot encoding of labels ``x`` contracted with ``M``, a gather of one row per unit.
+
+        Parameters
+        ----------
+        x : ndarray of shape (..., n_units)
+            Labels (of any numeric type).
+        M : ndarray of shape (n_units, q) or (n_units, q, k)
+        dtype : numpy dtype, optional
+            Of the sum; default that of ``M``.
+
+        Returns
+        -------
+        ndarray of shape (...) or (..., k)
+        """
+        x = np.asarray(x).astype(np.int64)
+        return M[np.arange(x.shape[-1]), x].sum(axis=x.ndim - 1, dtype=dtype)
+
     def log_normaliser(self, field):
         """``log Σ_k exp(f_k)`` per unit: shape (..., n_units) from fields (..., n_units, q)."""
         from pymc_rbm.primitives import is_symbolic
@@ -515,6 +687,11 @@ class Potts(Layer):
             new = np.where(u[..., 0] < alpha, metropolised, gibbs)
         out = new.astype(x_arr.dtype if x_arr.dtype.kind in "iuf" else np.float64)
         return out, np.count_nonzero(new != cur, axis=-1).astype(np.int64)
+
+    def sample(self, rng, field, n, *, dtype=np.float64):
+        """``n`` independent Gibbs draws of labels in fixed fields ``(n_units, q)`` (stochastic; a uniform per unit)."""
+        field = self._check_field(np.broadcast_to(field, (n,) + np.shape(field)), None)
+        return draw_index(rng.random(field.shape[:-1]), softmax_last(field)).astype(dtype)
 
     def _metropolised(self, u_propose, u_accept, cur, probs) -> np.ndarray:
         """Liu's (1996) update of every unit from uniforms, current labels and probabilities (..., q).
@@ -626,6 +803,23 @@ class Gaussian(Layer):
     def mean(self, field):
         """``E[x | f] = σ² f``."""
         return self._var() * field
+
+    def natural_couplings(self, W):
+        """``W / σ`` (rows scaled): the couplings of the standardised units of the energy ``-(x / σ)·W h``."""
+        return W / self.sigma[:, None]
+
+    def natural_field(self, bias):
+        """``bias / σ²``: the field of ``N(bias, σ²)``."""
+        return bias / self.sigma**2
+
+    def bias_log_weight(self, x, biases):
+        """The quadratic ``-Σ_i (x_i - b_i)² / (2σ_i²)`` of each row ``b`` of ``biases`` (k, n): float64 (m, k)."""
+        z = (x[..., None, :] - biases) / self.sigma
+        return -0.5 * (z * z).sum(axis=-1)
+
+    def bias_log_partition(self, bias):
+        """``Σ_i log(√(2π) σ_i)``, the normaliser of ``N(bias, σ²)``: the log normaliser in a zero field."""
+        return self.log_normaliser(0.0).sum()
 
     def log_prob(self, x, field):
         """``Σ_i log N(x_i; σ_i² f_i, σ_i²)``, shape (...)."""
@@ -801,6 +995,11 @@ class ReLU(Layer):
 
         xp = _ops(beta if is_symbolic(beta) else field)[0]
         return self.log_normaliser(beta**0.5 * field) - 0.5 * xp.log(beta)
+
+    def bias_log_weight(self, x, biases):
+        """``x·b - Σ_j γ_j x_j² / 2`` for every row ``b`` of ``biases`` (k, n_units), float64 (n, k)."""
+        quadratic = 0.5 * (self.gamma * x**2).sum(axis=-1)
+        return self.dot(x, np.moveaxis(biases, 0, -1), dtype=np.float64) - quadratic[..., None]
 
     def log_prob(self, x, field):
         """``Σ_j log p(h_j | f_j) = Σ_j (f_j h_j - γ_j h_j² / 2 - A(f_j))`` for ``h >= 0``, shape (...)."""

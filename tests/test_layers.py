@@ -236,3 +236,113 @@ def test_relu_refuses_what_it_cannot_be():
     assert layer == ReLU(np.array([1.0, 2.0])) and layer != ReLU([1.0, 3.0])
     p = np.exp(ReLU(1.3).log_prob(np.array([[0.7]]), np.array([0.2])))
     assert_allclose(p, np.exp(-1.3 * 0.49 / 2 + 0.2 * 0.7 - ReLU(1.3).log_normaliser(np.array([0.2]))))
+
+
+# ----------------------------------------------------------------------------- what an annealing path reads of a layer
+def _layer_kinds():
+    from pymc_rbm.layers import Gaussian, Potts, ReLU
+
+    return {"bernoulli": BERNOULLI, "spin": SPIN, "potts": Potts(3), "gaussian": Gaussian([2.0, 0.5]),
+            "relu": ReLU(2.0)}
+
+
+def test_field_shapes_and_the_flags_of_each_kind_of_unit():
+    layers = _layer_kinds()
+    assert [layers[k].field_shape(4) for k in layers] == [(4,), (4,), (4, 3), (4,), (4,)]
+    #                      discrete, incremental_input, linear_bias
+    want = {"bernoulli": (True, True, True), "spin": (True, True, True), "potts": (True, False, True),
+            "gaussian": (False, False, False), "relu": (False, False, False)}
+    assert {k: (v.discrete, v.incremental_input, v.linear_bias) for k, v in layers.items()} == want
+
+
+def test_dot_contracts_the_sufficient_statistics_with_per_unit_rows():
+    layers = _layer_kinds()
+    M = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert_array_equal(BERNOULLI.dot(np.array([[1.0, 0.0], [1.0, 1.0]]), M), [[1.0, 2.0], [4.0, 6.0]])
+    assert_array_equal(SPIN.dot(np.array([[1.0, -1.0]]), M), [[-2.0, -2.0]])
+    assert_array_equal(layers["gaussian"].dot(np.array([[0.5, -2.0]]), M), [[-5.5, -7.0]])
+    potts = layers["potts"]
+    fields = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])  # (n_units, q): Σ_i f[i, x_i]
+    assert_array_equal(potts.dot(np.array([[0.0, 2.0], [1.0, 0.0]]), fields), [7.0, 6.0])
+    W = np.arange(12.0).reshape(2, 3, 2)  # (n_units, q, k): the input of labels, a gather of a row per unit
+    assert_array_equal(potts.dot(np.array([[2, 1]]), W), [[4.0 + 8.0, 5.0 + 9.0]])
+    assert_array_equal(potts.dot(np.array([2, 1]), W), [12.0, 14.0])  # one state, no batch axis
+    f32 = M.astype(np.float32)
+    assert BERNOULLI.dot(np.ones((1, 2), np.float32), f32).dtype == np.float32
+    assert BERNOULLI.dot(np.ones((1, 2), np.float32), f32, dtype=np.float64).dtype == np.float64
+    assert potts.dot(np.array([[0, 1]]), fields.astype(np.float32), dtype=np.float64).dtype == np.float64
+
+
+def test_natural_couplings_and_fields_scale_gaussian_units_only():
+    layers = _layer_kinds()
+    W = np.array([[1.0, 2.0], [3.0, 4.0]])
+    bias = np.array([[1.0, 1.0], [2.0, -1.0]])
+    for name in ("bernoulli", "spin", "potts", "relu"):
+        assert layers[name].natural_couplings(W) is W and layers[name].natural_field(bias) is bias
+    gauss = layers["gaussian"]  # σ = (2, 0.5): W / σ by rows, bias / σ²
+    assert_array_equal(gauss.natural_couplings(W), [[0.5, 1.0], [6.0, 8.0]])
+    assert_array_equal(gauss.natural_field(bias), [[0.25, 4.0], [0.5, -4.0]])
+
+
+def test_bias_log_weight_is_the_bias_term_of_minus_the_energy():
+    layers = _layer_kinds()
+    biases = np.array([[1.0, 2.0], [0.0, -0.5]])  # two rows of biases of two units
+    assert_array_equal(BERNOULLI.bias_log_weight(np.array([[1.0, 0.0], [1.0, 1.0]]), biases), [[1.0, 0.0], [3.0, -0.5]])
+    assert_array_equal(SPIN.bias_log_weight(np.array([[1.0, -1.0]]), biases), [[-1.0, 0.5]])
+    potts = np.arange(12.0).reshape(2, 2, 3)  # (rows, n_units, q)
+    assert_array_equal(layers["potts"].bias_log_weight(np.array([[2.0, 0.0]]), potts), [[2.0 + 3.0, 8.0 + 9.0]])
+    # Gaussian: -Σ (x - b)² / (2σ²) with σ = (2, 0.5)
+    assert_array_equal(layers["gaussian"].bias_log_weight(np.array([[1.0, 0.0]]), np.array([[1.0, 0.5], [-1.0, 0.0]])),
+                       [[-0.5, -0.5]])
+    # ReLU: x·b - Σ γ x² / 2 with γ = 2
+    assert_array_equal(layers["relu"].bias_log_weight(np.array([[1.0, 2.0]]), biases), [[5.0 - 5.0, -1.0 - 5.0]])
+    assert BERNOULLI.bias_log_weight(np.ones((1, 2), np.float32), biases).dtype == np.float64
+
+
+def test_bias_log_partition_normalises_the_bias_log_weight():
+    layers = _layer_kinds()
+    assert BERNOULLI.bias_log_partition(np.array([0.0, np.log(3.0)])) == pytest.approx(np.log(8.0), rel=1e-15)
+    assert SPIN.bias_log_partition(np.array([0.0, 0.0])) == pytest.approx(2 * np.log(2.0), rel=1e-15)
+    assert layers["potts"].bias_log_partition(np.zeros((2, 3))) == pytest.approx(2 * np.log(3.0), rel=1e-15)
+    gauss = layers["gaussian"]  # Σ log(√(2π) σ), whatever the means
+    assert gauss.bias_log_partition(np.array([5.0, -3.0])) == pytest.approx(np.log(2 * np.pi), rel=1e-15)
+    # the enumerable layers: log Σ_x exp(bias_log_weight(x, b)) over every configuration
+    two = [0.3, -1.2, 2.0]
+    for layer, bias in ((BERNOULLI, two), (SPIN, two), (TwoState(-0.5, 2.0), two),
+                        (layers["potts"], [[0.1, -0.4, 1.0], [2.0, 0.0, -1.0], [0.5, 0.5, -3.0]])):
+        b = np.asarray(bias)
+        log_w = layer.bias_log_weight(layer.states(3), b[None])[:, 0]
+        assert layer.bias_log_partition(b) == pytest.approx(_brute._lse(log_w), rel=1e-14)
+    # the real ones by quadrature on a grid (one unit)
+    from pymc_rbm.layers import Gaussian, ReLU
+
+    for layer, x in ((Gaussian([0.7]), np.linspace(-12.0, 12.0, 200001)), (ReLU(2.0), np.linspace(0.0, 12.0, 200001))):
+        w = np.exp(layer.bias_log_weight(x[:, None], np.array([[0.8]]))[:, 0])
+        assert layer.bias_log_partition(np.array([0.8])) == pytest.approx(np.log(np.trapezoid(w, x)), abs=1e-8)
+
+
+def test_sample_draws_independent_units_in_fixed_fields():
+    layers = _layer_kinds()
+    sure = np.array([-60.0, 60.0])
+    assert_array_equal(BERNOULLI.sample(np.random.default_rng(0), sure, 3), [[0.0, 1.0]] * 3)
+    spins = SPIN.sample(np.random.default_rng(0), sure, 3, dtype=np.float32)
+    assert spins.dtype == np.float32 and rows_equal(spins, [-1.0, 1.0])
+    one_label = np.array([[0.0, -800.0, -800.0], [-800.0, -800.0, 0.0]])
+    labels = layers["potts"].sample(np.random.default_rng(0), one_label, 4)
+    assert labels.dtype == np.float64 and rows_equal(labels, [0.0, 2.0])
+    # two-state units: one uniform per unit, bit = u < sigmoid((high - low) f)
+    f = np.array([0.3, -1.0, 2.0])
+    u = np.random.default_rng(7).random((5, 3))
+    assert_array_equal(SPIN.sample(np.random.default_rng(7), f, 5), np.where(u < 1 / (1 + np.exp(-2 * f)), 1.0, -1.0))
+    # real units: the layer's exact draw, N(σ² f, σ²) for Gaussian units
+    gauss = layers["gaussian"]
+    g = np.array([1.0, -4.0])
+    z = np.random.default_rng(7).standard_normal((5, 2))
+    assert_allclose(gauss.sample(np.random.default_rng(7), g, 5), gauss.sigma**2 * g + gauss.sigma * z, rtol=1e-15)
+    h = layers["relu"].sample(np.random.default_rng(7), np.array([0.5, -1.0]), 5)
+    assert h.shape == (5, 2) and np.all(h >= 0)
+
+
+def rows_equal(x, row) -> bool:
+    """Every row of ``x`` is ``row``."""
+    return bool(np.array_equal(x, np.broadcast_to(row, x.shape)))
