@@ -177,11 +177,11 @@ def _other_units(params):
     if isinstance(params, ReLURBMParams):
         return ("ReLU-hidden", "ReLURBMParams", RELU_LOG_PARTITION_METHODS, _relu_log_partition_exact)
 
-    path = isinstance(params, AnnealingPath)
-    if isinstance(params, CategoricalRBMParams) or (path and params.categorical):
+    model = params.models[0] if isinstance(params, AnnealingPath) else params
+    if isinstance(model, CategoricalRBMParams):
         return ("categorical (Potts)", "CategoricalRBMParams", CATEGORICAL_LOG_PARTITION_METHODS,
                 _categorical_log_partition_exact)
-    if isinstance(params, GaussianRBMParams) or (path and params.gaussian):
+    if isinstance(model, GaussianRBMParams):
         return ("Gaussian-Bernoulli", "GaussianRBMParams", GAUSSIAN_LOG_PARTITION_METHODS,
                 _gaussian_log_partition_exact)
     return None

@@ -283,12 +283,12 @@ def ais(
             "n_chains": n_chains,
             "operator": path.alpha,
             "seconds": time.perf_counter() - t0,
-            "samples": run.v if path.gaussian else run.v.astype(np.int8),
+            "samples": run.v.astype(np.int8) if path.visible_layer.discrete else run.v,
             "betas": betas,
             "log_weight_variance": (betas[steps], run.trace.var(axis=1)),
         },
     )
-    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else run.v, log_weights=run.log_w)
+    return with_coverage(estimate, path.models[0], samples=run.v, log_weights=run.log_w)
 
 
 def check_start_rows(n_rows: int, n_chains) -> int | None:
@@ -421,9 +421,11 @@ def reverse_ais(
     if guard.interrupted:
         return interrupted_estimate("reverse_ais", t0, rows.size)
     log_z, se, interval, ess = weights_summary(log_w, log_z0, sign=-1.0)
+    from pymc_rbm.gaussian.params import GaussianRBMParams  # on call: pymc_rbm.gaussian imports the estimators
+
     if isinstance(params, CategoricalRBMParams):
         from pymc_rbm.categorical.params import free_energy
-    elif path.gaussian:
+    elif isinstance(params, GaussianRBMParams):
         from pymc_rbm.gaussian.params import free_energy
     else:
         from pymc_rbm.energy import free_energy
@@ -448,4 +450,4 @@ def reverse_ais(
             "seconds": time.perf_counter() - t0,
         },
     )
-    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else start, log_weights=log_w)
+    return with_coverage(estimate, path.models[0], samples=start, log_weights=log_w)

@@ -367,7 +367,7 @@ def bar(
             "operator": path.alpha,
             "start": "forward" if given is None else "samples",
             "n_equilibrate": n_equilibrate,
-            "samples": start if path.gaussian else start.astype(np.int8),
+            "samples": start.astype(np.int8) if path.visible_layer.discrete else start,
             "betas": betas,
             "seconds": time.perf_counter() - t0,
         },
@@ -375,7 +375,7 @@ def bar(
     # the weights checked: the forward ones where the reverse runs never moved, else the direction with the
     # larger effective sample size (BAR is unreliable only when both directions rest on a few runs)
     better = u if np.unique(r).size <= 1 or one_sided["forward"]["ess"] >= one_sided["reverse"]["ess"] else r
-    return with_coverage(estimate, path.models[0], samples=None if path.gaussian else start, log_weights=better)
+    return with_coverage(estimate, path.models[0], samples=start, log_weights=better)
 
 
 class LadderStart(NamedTuple):

@@ -234,9 +234,8 @@ def top_states(path, ladder):
     Returns
     -------
     ndarray of shape (n, n_visible) or None
-        None for Gaussian units or when no state starts at the model.
+        None when no state starts at the model. (Only the models of binary RBMs read them:
+        :func:`check_coverage`.)
     """
-    if path.gaussian or path.categorical:
-        return None
     at_top = np.isin(ladder.labels, np.flatnonzero(ladder.s >= 1.0))
     return ladder.states[at_top] if at_top.any() else None

@@ -78,7 +78,7 @@ distribution is independent categorical units in the fields ``b_A`` of shape
 ``(n_visible, q)`` (drawn by the layer's own Gibbs draw), and every formula
 above holds with ``v`` read as its one-hot encoding: ``vbias·v`` is
 ``Σ_i vbias[i, v_i]`` and the hidden input ``hbias + Σ_i W[i, v_i, :]``
-(:func:`pymc_rbm.categorical.hidden_input`). The path stores the visible
+(:meth:`~pymc_rbm.layers.Potts.dot`). The path stores the visible
 biases and couplings flattened over ``(unit, state)``, so the visible fields
 ``λ_0 b_A + Σ_m λ_m (vbias_m + W_m·h_m)`` are one matrix product reshaped to
 ``(n_chains, n_visible, q)``, and the visible layer is updated by
@@ -155,13 +155,12 @@ import numpy as np
 from scipy.special import logsumexp
 
 from pymc_rbm._runtime import map_blocks
-from pymc_rbm.categorical.params import CategoricalRBMParams, hidden_input
+from pymc_rbm.categorical.params import CategoricalRBMParams
 from pymc_rbm.estimators.base_rate import base_rate_vbias
-from pymc_rbm.kernels.layer import GIBBS
 from pymc_rbm.kernels.operators import operator_alpha, operator_rule
 from pymc_rbm.kernels.state import RBMState
 from pymc_rbm.kernels.sweep import sweep
-from pymc_rbm.layers import BERNOULLI, Gaussian, Layer, TwoState
+from pymc_rbm.layers import BERNOULLI, Layer, TwoState
 from pymc_rbm.params import RBMParams, ReLURBMParams, SpinRBMParams
 from pymc_rbm.validation import check_sampling_dtype
 
@@ -306,21 +305,21 @@ class AnnealingPath:
             raise ValueError(
                 f"a path with {self.hidden_layer.name} hidden units anneals to one model, got {len(models)}"
             )
-        #: whether the visible units are categorical (Potts): fields of shape (n_visible, q), labels as states
-        #: whether the visible units are real, Gaussian (module docstring): the quadratic term is not annealed
-        self.gaussian = isinstance(self.visible_layer, Gaussian)
-        self.categorical = not (isinstance(self.visible_layer, TwoState) or self.gaussian)
+        layer = self.visible_layer
         #: the visible fields of one chain: (n_visible,) for two-state units, (n_visible, q) for Potts units
-        self.field_shape = (nv, self.visible_layer.n_values) if self.categorical else (nv,)
+        self.field_shape = layer.field_shape(nv)
         #: whether sweeps update the carried hidden input by the rows of the visible units that changed
         #: (two-state units); a Potts path recomputes it, a gather of one row of W per unit, as cheap, and so does
-        #: a Gaussian one, whose units all change at every sweep
-        self.incremental = not (self.categorical or self.gaussian)
+        #: a Gaussian one, whose units all change at every sweep (:attr:`~pymc_rbm.layers.Layer.incremental_input`)
+        self.incremental = layer.incremental_input
         b = np.asarray(base_vbias, dtype=np.float64)
         if b.shape != self.field_shape or not np.all(np.isfinite(b)):
-            shape = f"{nv}" if b.ndim <= 1 and not self.categorical else f"an array of shape {self.field_shape} of"
+            flat = b.ndim <= 1 and len(self.field_shape) == 1
+            shape = f"{nv}" if flat else f"an array of shape {self.field_shape} of"
             raise ValueError(f"base_vbias must be {shape} finite numbers, got shape {b.shape}")
-        if self.gaussian and (len(models) != 1 or not np.array_equal(b, models[0].vbias)):
+        # the bias term of a Gaussian layer is its quadratic, base measure included (module docstring): it is not
+        # annealed, so the base is the model's own
+        if not layer.linear_bias and (len(models) != 1 or not np.array_equal(b, models[0].vbias)):
             raise ValueError(
                 "a Gaussian-Bernoulli path anneals to one model from its own quadratic term: base_vbias must be "
                 "the model's vbias (the base is N(vbias, sigma**2))"
@@ -338,9 +337,7 @@ class AnnealingPath:
         #: (nv, H) couplings of all models side by side (C-contiguous: its rows are added to carried
         #: activations), or (nv, q, H) for Potts units, and (H,) hidden biases
         #: (Gaussian units: the couplings of the standardised units, W / σ)
-        W = np.concatenate([m.W for m in models], axis=-1)
-        if self.gaussian:
-            W = W / self.visible_layer.sigma[:, None]
+        W = layer.natural_couplings(np.concatenate([m.W for m in models], axis=-1))
         self.W = np.ascontiguousarray(W, dtype=self.dtype)
         #: (H, nv) or (H, nv q): the couplings transposed, flattened over the visible fields
         self.WT = np.ascontiguousarray(self.W.reshape(-1, self.n_hidden).T)
@@ -348,7 +345,7 @@ class AnnealingPath:
         self._vb64 = np.vstack([b.ravel()] + [m.vbias.ravel() for m in models]).astype(np.float64)
         #: (1 + M, nv) or (1 + M, nv q) visible fields of the base and of each model, flattened: the visible biases
         #: (Gaussian units: vbias / σ², the field of the mean vbias)
-        fields = self._vb64 / self.visible_layer.sigma**2 if self.gaussian else self._vb64
+        fields = layer.natural_field(self._vb64)
         self.vbiases = fields.astype(self.dtype)
         #: the base's visible field in float64, field_shape: b_A (Gaussian units: b_A / σ²)
         self.base_field = fields[0].reshape(self.field_shape)
@@ -401,12 +398,7 @@ class AnnealingPath:
         hidden layer's log normaliser in a zero field (:attr:`hidden_log_z0`):
         ``log 2`` per two-state unit, ``½ log(2π/γ_j) + log ½`` per ReLU unit.
         """
-        if self.visible_layer == BERNOULLI:
-            visible = np.logaddexp(0.0, self.base_vbias).sum()
-        elif self.gaussian:  # ∫ exp(-(v - b_A)² / (2σ²)) dv: the layer's normaliser in a zero field
-            visible = self.visible_layer.log_normaliser(0.0).sum()
-        else:
-            visible = self.visible_layer.log_normaliser(self.base_vbias).sum()
+        visible = self.visible_layer.bias_log_partition(self.base_vbias)
         if self.base_hbias is not None:
             return float(visible + self.hidden_layer.log_normaliser(self.base_hbias).sum())
         return float(visible + self.hidden_log_z0.sum())
@@ -441,20 +433,22 @@ class AnnealingPath:
         RBMParams, SpinRBMParams, CategoricalRBMParams, GaussianRBMParams or ReLURBMParams (the models' type)
             ``n_visible`` × ``H`` with ``W = [λ_1 W_1, ...]``,
             ``vbias = λ_0 b_A + Σ λ_m vbias_m``, ``hbias = [λ_1 hbias_1, ...]`` (plus ``λ_0 c_A``)
-            (Gaussian: and the model's ``sigma``; ReLU: and the model's ``gamma``, not annealed).
+            (Gaussian: and the model's ``sigma``; ReLU: and the model's ``gamma``, not annealed), from the
+            models' own arrays in float64 (not the path's copies in the sampling dtype).
         """
         c = np.asarray(coef, dtype=np.float64)
         if c.shape != (1 + self.n_models,):
             raise ValueError(f"coef must have shape ({1 + self.n_models},), got {c.shape}")
         scale = c[self.model_of_hidden]
+        W = np.concatenate([m.W for m in self.models], axis=-1) * scale
         vbias = (c @ self._vb64).reshape(self.field_shape)
-        if self.gaussian:
-            model = self.models[0]
-            return type(model)(model.W * scale, vbias, self.hbias * scale, model.sigma)
-        if isinstance(self.models[0], ReLURBMParams):
-            return ReLURBMParams(self.W * scale, vbias, self.hbias * scale, self.models[0].gamma)
-        hbias = self.hbias * scale if self.base_hbias is None else self.hbias * scale + c[0] * self.base_hbias
-        return type(self.models[0])(self.W * scale, vbias, hbias)
+        hbias = np.concatenate([m.hbias for m in self.models]) * scale
+        if self.base_hbias is not None:
+            hbias = hbias + c[0] * self.base_hbias
+        model = self.models[0]
+        # the arrays of the models' layers (a Gaussian layer's sigma, a ReLU layer's gamma) are not annealed
+        layer_arrays = {name: getattr(model, name) for name in getattr(model, "ARRAY_NAMES", ())[3:]}
+        return type(model)(W, vbias, hbias, **layer_arrays)
 
     def _hidden_scale(self, coef: np.ndarray) -> np.ndarray:
         """Per-hidden-unit coefficients: (..., 1) for one model, (..., H) for several."""
@@ -472,11 +466,9 @@ class AnnealingPath:
         """``hbias + v·W`` of states ``v`` (n, n_visible) in the sampling dtype (Gaussian: ``hbias + (v / σ)·W``).
 
         One matrix product for two-state units; for Potts labels
-        ``hbias + Σ_i W[i, v_i, :]`` (:func:`pymc_rbm.categorical.hidden_input`).
+        ``hbias + Σ_i W[i, v_i, :]`` (the layer's :meth:`~pymc_rbm.layers.Layer.dot`).
         """
-        if self.categorical:
-            return hidden_input(v, self)
-        a = v @ self.W
+        a = self.visible_layer.dot(v, self.W)
         a += self.hbias
         return a
 
@@ -493,35 +485,24 @@ class AnnealingPath:
         Returns
         -------
         ndarray of float64 of shape (n,) or (n, k)
+            The visible layer's :meth:`~pymc_rbm.layers.Layer.dot` with the fields unflattened.
         """
-        if self.categorical:
-            q = self.field_shape[1]
-            index = np.arange(self.n_visible) * q + np.asarray(v).astype(np.int64)
-            return fields[index].sum(axis=1, dtype=np.float64)
-        return (v @ fields).astype(np.float64)
+        return self.visible_layer.dot(v, fields.reshape(self.field_shape + fields.shape[1:]), dtype=np.float64)
 
     def _visible_terms(self, v: np.ndarray) -> np.ndarray:
         """The visible terms of ``log f`` of each row of biases, (n, 1 + M): ``v·b_m``, or for Gaussian units the
-        quadratic ``-Σ_i (v_i - b_m,i)² / (2σ_i²)`` (the same for every row, the path's base being the model's)."""
+        quadratic ``-Σ_i (v_i - b_m,i)² / (2σ_i²)`` (the same for every row, the path's base being the model's):
+        the layer's :meth:`~pymc_rbm.layers.Layer.bias_log_weight`."""
         v = np.asarray(v, dtype=np.float64)
-        if self.gaussian:
-            z = (v[:, None, :] - self._vb64) / self.visible_layer.sigma
-            return -0.5 * (z * z).sum(axis=-1)
-        return self.visible_dot(v, self._vb64.T)
+        return self.visible_layer.bias_log_weight(v, self._vb64.reshape((-1,) + self.field_shape))
 
     def sample_base(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` exact draws of ``v`` from the base-rate model (stochastic): visible units in the fields ``b_A``.
 
-        Potts and Gaussian units are the layer's Gibbs draw in those fields (one uniform, or one normal, per
-        unit; Gaussian units ``N(b_A, σ²)``).
+        The layer's :meth:`~pymc_rbm.layers.Layer.sample`: two-state and Potts units one uniform per unit,
+        Gaussian units one normal per unit (``N(b_A, σ²)``).
         """
-        layer = self.visible_layer
-        if not isinstance(layer, TwoState):
-            states, _ = layer.update(rng, None, np.broadcast_to(self.base_field, (n,) + self.field_shape), GIBBS)
-            return states.astype(self.dtype)
-        p = 1.0 / (1.0 + np.exp(-layer.logits(self.base_vbias)))
-        bits = (rng.random((n, self.n_visible)) < p).astype(self.dtype)
-        return bits if layer == BERNOULLI else layer.from_bits(bits).astype(self.dtype)
+        return self.visible_layer.sample(rng, self.base_field, n, dtype=self.dtype)
 
     def hidden_logits(self, a: np.ndarray, coef) -> np.ndarray:
         """Tempered hidden logits ``λ_m(j) (hbias + v·W)_j`` (plus ``λ_0 c_A``) from activations ``a`` (n, H)."""
@@ -537,7 +518,7 @@ class AnnealingPath:
         """
         c = np.atleast_2d(np.asarray(coef, dtype=self.dtype))
         fields = c @ self.vbiases + (h * self._hidden_scale(c)) @ self.WT
-        return fields.reshape(fields.shape[:-1] + self.field_shape) if self.categorical else fields
+        return fields.reshape(fields.shape[:-1] + self.field_shape)
 
     def at(self, coef) -> "PathPoint":
         """The point ``λ = coef`` as a target of :func:`pymc_rbm.kernels.sweep.sweep`.

@@ -49,11 +49,9 @@ def check_categorical_support(params, estimator) -> None:
     """A ValueError when ``estimator`` (a function, or None for :func:`annealing_path`) cannot take the
     categorical model ``params`` (a model or a path), naming the estimators that can."""
     name = getattr(estimator, "__name__", "annealing_path")
-    if isinstance(params, AnnealingPath):
-        categorical, gaussian = params.categorical, params.gaussian
-    else:
-        categorical = isinstance(params, CategoricalRBMParams)
-        gaussian = isinstance(getattr(params, "visible", None), Gaussian)
+    model = params.models[0] if isinstance(params, AnnealingPath) else params
+    categorical = isinstance(model, CategoricalRBMParams)
+    gaussian = isinstance(getattr(model, "visible", None), Gaussian)
     if (categorical or gaussian) and name not in CATEGORICAL_ESTIMATORS + ("annealing_path",):
         kind, cls = ("categorical (Potts)", "CategoricalRBMParams") if categorical else (
             "Gaussian-Bernoulli", "GaussianRBMParams")

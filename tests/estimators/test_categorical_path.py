@@ -29,6 +29,7 @@ from pymc_rbm.categorical import (
 from pymc_rbm.estimators import AnnealingPath, ais, annealing_path, bar, log_partition, reverse_ais, rts, sams
 from pymc_rbm.estimators.base_rate import base_rate_vbias, categorical_mean_field
 from pymc_rbm.estimators.path_arguments import as_path
+from pymc_rbm.layers import Potts
 from pymc_rbm.testing import assert_frequencies, assert_stationary
 
 SMALL = CategoricalRBMParams.random(3, 3, 2, scale=1.5, rng=11)
@@ -91,7 +92,7 @@ def _path_p(params, b_a, beta):
 def test_path_density_and_fields_are_those_of_the_intermediate_categorical_rbm(beta):
     """log f, the base's log Z, the hidden and visible fields: the intermediate RBM's, exactly."""
     path = AnnealingPath(SMALL, B_A)
-    assert path.categorical and path.field_shape == (3, 3) and not path.incremental
+    assert path.visible_layer == Potts(3) and path.field_shape == (3, 3) and not path.incremental
     V = _labels(3, 3)
     coef = path.coefficients(beta)
     v, a, vb = path.start(V)
