@@ -11,6 +11,10 @@ target:
   chain): ``pm.sample``'s step methods, training, moments by sampling,
   parallel tempering (:func:`~pymc_rbm.kernels.gibbs_sweep` and
   :func:`~pymc_rbm.kernels.flip_sweep` are this kernel at this target);
+- :class:`~pymc_rbm.kernels.target.FieldTarget`: the record of arrays that
+  the JAX sweep takes too, a binary RBM at ``β`` plus per-unit fields (the
+  RBM at ``β``, a point of the AIS path, a tilted conditional); at ``β``
+  without fields it is :class:`RBMAtBeta`'s chain, draw for draw;
 - a point of the annealing path between a base distribution and one or more
   RBMs (``AnnealingPath.at`` in the estimators): AIS, reverse AIS, BAR, RTS,
   SAMS and their pilot run.
@@ -121,7 +125,7 @@ def sweep(
         used instead of a matrix product and carried to the new state,
         updated by the rows of ``target.W`` of the visible units that
         changed (:func:`~pymc_rbm.kernels.activations.propagate_activation`).
-    target : RBMAtBeta or another target (module docstring)
+    target : RBMAtBeta, FieldTarget or another target (module docstring)
     rule : LayerRule, default Gibbs
         The layer update (:func:`~pymc_rbm.kernels.operator_rule`), applied
         by each layer type (:meth:`~pymc_rbm.layers.Layer.update`).
