@@ -7,7 +7,10 @@ package imports JAX, NumPy and the NumPy parts of pymc_rbm, never PyMC.
 - :mod:`~pymc_rbm.jax.sweep`: block Gibbs, flip-the-state (Brügge, Fischer
   & Igel 2013) and their α mixture on a batch of chains, in BlackJAX's
   shape: ``init``, ``build_kernel(operator)`` returning
-  ``kernel(key, state, params, beta)``, and ``rbm_sampler``.
+  ``kernel(key, state, params, beta)``, and ``rbm_sampler``; the kernel
+  also takes the target record the NumPy sweep takes,
+  ``kernel(key, state, target)`` (:class:`~pymc_rbm.kernels.target.FieldTarget`:
+  an RBM at β plus per-unit fields; AIS runs it at the points of its path).
 - :mod:`~pymc_rbm.jax.tempering`: replica exchange with the non-reversible
   even/odd swaps of Syed et al. (2022), swap recorders and the ladder
   adapted to the communication barrier.

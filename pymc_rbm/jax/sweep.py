@@ -25,13 +25,24 @@ as the NumPy kernels, not the same random stream: ``tests/jax`` builds their
 transition matrices from these probabilities and compares them with
 :func:`pymc_rbm.testing.matrices.transition_matrix`.
 
+What is sampled is a *target*, the record
+:class:`~pymc_rbm.kernels.target.FieldTarget` that the NumPy sweep takes
+too: a binary RBM at β plus per-unit fields, ``p(v, h) ∝ exp(β (v·vbias +
+h·hbias + v·W·h) + v·φ + h·ψ)``, its fields JAX arrays (a pytree). The RBM
+at β (:func:`at_beta`, what ``sweep(key, state, params, beta)`` builds), a
+point of the AIS path (:mod:`pymc_rbm.jax.ais`) and a rung of a ladder
+(:mod:`pymc_rbm.jax.tempering`) are such records, and the logits are the
+record's (:mod:`pymc_rbm.kernels.target`, with this package's
+full-precision product).
+
 Everything here is a pure function of arrays, so it can be ``jax.jit``-ed,
 ``jax.vmap``-ed over parameters or temperatures, and run under
 ``jax.lax.scan``. The shape is BlackJAX's: :func:`init`, and
 :func:`build_kernel` binding the operator once and returning
-``kernel(key, state, params, beta=None) -> (state, info)`` where the
-parameters and β are passed on every call; :func:`rbm_sampler` binds the
-parameters too, as BlackJAX's top-level constructors do.
+``kernel(key, state, target) -> (state, info)`` (or ``kernel(key, state,
+params, beta=None)``) where the target, or the parameters and β, are passed
+on every call; :func:`rbm_sampler` binds the parameters too, as BlackJAX's
+top-level constructors do.
 """
 
 from __future__ import annotations
@@ -43,12 +54,16 @@ import jax
 import jax.numpy as jnp
 
 from pymc_rbm.jax.arrays import RBMArrays, matmul, uniform
+from pymc_rbm.kernels import target as tg
 from pymc_rbm.kernels.operators import operator_alpha
+from pymc_rbm.kernels.target import FieldTarget
 
 __all__ = [
     "RBMState",
     "SweepInfo",
     "SamplingAlgorithm",
+    "FieldTarget",
+    "at_beta",
     "hidden_logits",
     "visible_logits",
     "change_probabilities",
@@ -67,13 +82,18 @@ class RBMState(NamedTuple):
     ----------
     v : jax.Array of shape (n_chains, n_visible)
         Visible units, 0/1 in the parameters' floating type.
-    h : jax.Array of shape (n_chains, n_hidden)
+    h : jax.Array of shape (n_chains, n_hidden), or None
         Hidden units, 0/1. Flip-the-state depends on it; a Gibbs sweep
-        redraws it.
+        redraws it. None: unknown, and the next sweep draws the hidden layer
+        afresh by Gibbs (as AIS does at every step).
+    hidden_input : jax.Array of shape (n_chains, n_hidden), or None
+        The untempered hidden input ``hbias + v·W`` of ``v``, carried from
+        sweep to sweep when given (:func:`sweep`); default None.
     """
 
     v: jax.Array
-    h: jax.Array
+    h: jax.Array | None
+    hidden_input: jax.Array | None = None
 
 
 class SweepInfo(NamedTuple):
@@ -106,44 +126,66 @@ class SamplingAlgorithm(NamedTuple):
     step: callable
 
 
-def _temper(a, beta):
-    """``β a`` for a scalar β or one β per chain (shape (n_chains,)); ``a`` itself for None."""
+def at_beta(params, beta=None) -> FieldTarget:
+    """The target of an RBM at ``beta``: :class:`~pymc_rbm.kernels.target.FieldTarget` without fields.
+
+    Parameters
+    ----------
+    params : RBMArrays or FieldTarget
+        A record is returned as it is (then ``beta`` must be None).
+    beta : None, float or jax.Array of shape (n_chains,)
+        Shared or one per chain; None: 1.
+
+    Returns
+    -------
+    FieldTarget
+        ``beta`` as a scalar or a column of shape (n_chains, 1), in the
+        couplings' floating type.
+    """
+    if isinstance(params, FieldTarget):
+        if beta is not None:
+            raise TypeError("beta is part of a FieldTarget: give the record alone, or RBMArrays and beta")
+        return params
+    W, vbias, hbias = params.W, params.vbias, params.hbias
     if beta is None:
-        return a
-    b = jnp.asarray(beta, dtype=a.dtype)
-    return a * (b[..., None] if b.ndim >= 1 else b)
+        return tg.tempered(W, vbias, hbias)
+    b = jnp.asarray(beta, dtype=W.dtype)
+    return tg.tempered(W, vbias, hbias, b[..., None] if b.ndim >= 1 else b)
 
 
-def hidden_logits(v, params: RBMArrays, beta=None):
-    """Tempered hidden logits ``β (hbias + v·W)``.
+def hidden_logits(v, params, beta=None):
+    """Hidden logits ``β (hbias + v·W) + ψ`` of a target.
 
     Parameters
     ----------
     v : jax.Array of shape (n_chains, n_visible)
-    params : RBMArrays
+    params : RBMArrays or FieldTarget
     beta : None, float or jax.Array of shape (n_chains,)
+        With RBMArrays only (:func:`at_beta`).
 
     Returns
     -------
     jax.Array of shape (n_chains, n_hidden)
     """
-    return _temper(matmul(v, params.W) + params.hbias, beta)
+    target = at_beta(params, beta)
+    return tg.hidden_logits(target, tg.hidden_input(target, v, matmul))
 
 
-def visible_logits(h, params: RBMArrays, beta=None):
-    """Tempered visible logits ``β (vbias + W·h)``.
+def visible_logits(h, params, beta=None):
+    """Visible logits ``β (vbias + W·h) + φ`` of a target.
 
     Parameters
     ----------
     h : jax.Array of shape (n_chains, n_hidden)
-    params : RBMArrays
+    params : RBMArrays or FieldTarget
     beta : None, float or jax.Array of shape (n_chains,)
+        With RBMArrays only (:func:`at_beta`).
 
     Returns
     -------
     jax.Array of shape (n_chains, n_visible)
     """
-    return _temper(matmul(h, params.W.T) + params.vbias, beta)
+    return tg.visible_logits(at_beta(params, beta), h, matmul)
 
 
 def change_probabilities(x, logit, alpha: float):
@@ -220,35 +262,55 @@ def update_layer(key, x, logit, alpha: float):
     return new, change.sum(axis=-1, dtype=jnp.int32)
 
 
-def sweep(key, state: RBMState, params: RBMArrays, beta=None, *, alpha: float):
+def sweep(key, state: RBMState, target, beta=None, *, alpha: float):
     """One sweep ``T = T_h T_v``: hidden layer given ``v``, then visible layer given the new ``h`` (stochastic).
 
     Parameters
     ----------
     key : jax.Array
+        Split in two: the hidden layer's uniforms, then the visible layer's.
     state : RBMState
         ``v`` (n_chains, n_visible), ``h`` (n_chains, n_hidden). The
         operator depends on ``h`` unless ``alpha == 0``: when ``v`` or the
-        parameters changed since the last sweep, redraw it with :func:`init`.
-    params : RBMArrays
+        target changed since the last sweep, redraw it with :func:`init`, or
+        give ``h=None``: the hidden layer is then a Gibbs draw whatever
+        ``alpha`` (``alpha`` moves the visible layer only), and its change
+        count is 0. With ``hidden_input`` given it is used instead of the
+        product ``hbias + v·W``, and the new state carries that of the new
+        ``v``.
+    target : FieldTarget or RBMArrays
+        What is sampled: the sweep leaves ``p(v, h) ∝ exp(β (v·vbias +
+        h·hbias + v·W·h) + v·φ + h·ψ)`` invariant
+        (:class:`~pymc_rbm.kernels.target.FieldTarget`, its arrays JAX
+        arrays; a pytree argument of ``jax.jit``). RBMArrays with ``beta``
+        give the RBM at ``beta`` (:func:`at_beta`).
     beta : None, float or jax.Array of shape (n_chains,)
-        Inverse temperature, shared or one per chain; the sweep leaves
-        ``p_β(v, h) ∝ exp(-β E(v, h))`` invariant.
+        Inverse temperature, shared or one per chain, with RBMArrays only.
     alpha : float in [0, 1]
         0: block Gibbs; 1: flip-the-state; between: the mixture.
 
     Returns
     -------
     state : RBMState
+        ``hidden_input`` carried when it was given.
     info : SweepInfo
     """
+    target = at_beta(target, beta)
     key_h, key_v = jax.random.split(key)
-    h, n_h = update_layer(key_h, state.h, hidden_logits(state.v, params, beta), alpha)
-    v, n_v = update_layer(key_v, state.v, visible_logits(h, params, beta), alpha)
-    return RBMState(v, h), SweepInfo(n_changed=n_v, n_hidden_changed=n_h)
+    carried = state.hidden_input is not None
+    a = state.hidden_input if carried else tg.hidden_input(target, state.v, matmul)
+    logit_h = tg.hidden_logits(target, a)
+    if state.h is None:
+        h, _ = update_layer(key_h, jnp.zeros_like(logit_h), logit_h, 0.0)
+        n_h = jnp.zeros(h.shape[:-1], dtype=jnp.int32)
+    else:
+        h, n_h = update_layer(key_h, state.h, logit_h, alpha)
+    v, n_v = update_layer(key_v, state.v, tg.visible_logits(target, h, matmul), alpha)
+    a = tg.hidden_input(target, v, matmul) if carried else None
+    return RBMState(v, h, a), SweepInfo(n_changed=n_v, n_hidden_changed=n_h)
 
 
-def _check_visible(v, params: RBMArrays):
+def _check_visible(v, params):
     v = jnp.asarray(v, dtype=params.W.dtype)
     if v.ndim == 1:
         v = v[None, :]
@@ -259,16 +321,17 @@ def _check_visible(v, params: RBMArrays):
     return v
 
 
-def init(key, v, params: RBMArrays, beta=None) -> RBMState:
-    """A state with visible values ``v`` and ``h ~ p_β(h | v)`` (stochastic).
+def init(key, v, params, beta=None) -> RBMState:
+    """A state with visible values ``v`` and ``h ~ p(h | v)`` of the target (stochastic).
 
     Parameters
     ----------
     key : jax.Array
     v : array_like of shape (n_chains, n_visible) or (n_visible,)
         Binary values (checked unless traced); one state is one chain.
-    params : RBMArrays
+    params : RBMArrays or FieldTarget
     beta : None, float or jax.Array of shape (n_chains,)
+        With RBMArrays only (:func:`at_beta`).
 
     Returns
     -------
@@ -291,7 +354,9 @@ def build_kernel(operator="gibbs"):
     Returns
     -------
     callable
-        ``kernel(key, state, params, beta=None) -> (RBMState, SweepInfo)``, a
+        ``kernel(key, state, target) -> (RBMState, SweepInfo)`` for a
+        :class:`~pymc_rbm.kernels.target.FieldTarget`, or ``kernel(key,
+        state, params, beta=None)``: :func:`sweep` with ``alpha`` bound, a
         pure function (wrap it in ``jax.jit``).
 
     Examples

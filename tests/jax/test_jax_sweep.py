@@ -22,6 +22,8 @@ from pymc_rbm import RBMParams  # noqa: E402
 from pymc_rbm import testing as ht  # noqa: E402
 from pymc_rbm.estimators import binary_states  # noqa: E402
 from pymc_rbm.jax import from_params, sweep  # noqa: E402
+from pymc_rbm.jax.arrays import matmul  # noqa: E402
+from pymc_rbm.kernels.target import FieldTarget  # noqa: E402
 
 OPERATORS = ["gibbs", "flip", 0.5, 0.25]
 
@@ -196,3 +198,100 @@ def test_float64_needs_x64():
         with pytest.raises(ValueError, match="64-bit"):
             from_params(RBMParams.random(2, 2, rng=0), dtype="float64")
         assert str(from_params(RBMParams.random(2, 2, rng=0)).W.dtype) == "float32"
+
+
+# ------------------------------------------------------------ the target record
+def jax_record(target):
+    """A NumPy :class:`FieldTarget` with its arrays as JAX arrays (numbers stay numbers)."""
+    return jax.tree.map(lambda x: x if isinstance(x, float) else jnp.asarray(x), target)
+
+
+def tilted_record(params, beta):
+    """The RBM at ``beta`` tilted by visible and hidden fields, a NumPy record."""
+    rng = np.random.default_rng(8)
+    target = FieldTarget.at_beta(params, beta)
+    phi, psi = rng.normal(size=params.n_visible), rng.normal(size=params.n_hidden)
+    return target._replace(visible_field=phi, hidden_field=psi)
+
+
+def tilted_joint(target, n_visible, n_hidden):
+    v, h = ht.joint_states(n_visible, n_hidden)
+    u = target.energy(v, h)
+    return np.exp(-u - np.logaddexp.reduce(-u))
+
+
+def record_matrix(target, n_visible, n_hidden, alpha):
+    """The matrix of one JAX sweep on a record, from the JAX kernel's logits and unit probabilities."""
+    rule = jax_rule(alpha)
+    v, h = ht.joint_states(n_visible, n_hidden)
+    kv, kh = 2**n_visible, 2**n_hidden
+    t = jax_record(target)
+    p_h = unit_probabilities(rule, h, np.asarray(sweep.hidden_logits(jnp.asarray(v), t))).reshape(kv, kh, kh)
+    p_v = unit_probabilities(rule, v, np.asarray(sweep.visible_logits(jnp.asarray(h), t))).reshape(kv, kh, kv)
+    return (p_h[:, :, None, :] * p_v.transpose(0, 2, 1)[:, None, :, :]).reshape(kv * kh, kv * kh)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 0.5])
+def test_a_sweep_on_a_tilted_record_is_exact(alpha):
+    """The JAX sweep on a record with fields leaves the record's density invariant, and its draws follow the matrix."""
+    params, beta = RBMParams.random(3, 2, scale=2.0, rng=6), 0.7
+    target = tilted_record(params, beta)
+    T = record_matrix(target, 3, 2, alpha)
+    ht.assert_converges(tilted_joint(target, 3, 2), T, atol=1e-12)
+    v, h = ht.joint_states(3, 2)
+    start = np.repeat(np.arange(v.shape[0]), 2000)
+    state = sweep.RBMState(jnp.asarray(v[start]), jnp.asarray(h[start]))
+    new, _ = jax.jit(sweep.build_kernel(alpha))(jax.random.key(3), state, jax_record(target))
+    end = ht.joint_index(np.asarray(new.v), np.asarray(new.h))
+    n = v.shape[0]
+    ht.assert_frequencies(np.bincount(start * n + end, minlength=n * n).reshape(n, n), T, significance=1e-6)
+
+
+def test_a_record_that_drops_the_visible_field_is_caught():
+    """Negative control: the same sweep on the record without its visible field moves the tilted density."""
+    params = RBMParams.random(3, 2, scale=2.0, rng=6)
+    target = tilted_record(params, 0.7)
+    T = record_matrix(target._replace(visible_field=0.0), 3, 2, 1.0)
+    with pytest.raises(AssertionError, match="not stationary"):
+        ht.assert_stationary(tilted_joint(target, 3, 2), T)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_params_and_beta_are_the_record_at_beta(dtype):
+    """``sweep(key, state, params, beta)`` is the sweep on the record at β, traced or not, draw for draw."""
+    params = RBMParams.random(7, 5, scale=2.0, rng=1)
+    arrays = from_params(params, dtype=dtype)
+    betas = np.linspace(0.1, 1.0, 16)
+    state = sweep.init(jax.random.key(0), np.random.default_rng(0).integers(0, 2, (16, 7)), arrays, betas)
+    kernel = jax.jit(sweep.build_kernel(0.5))
+    a, ia = kernel(jax.random.key(1), state, arrays, jnp.asarray(betas, dtype=dtype))
+    record = jax_record(FieldTarget.at_beta(params.astype(dtype), betas, 16))
+    record = record._replace(beta=record.beta.astype(dtype))
+    b, ib = kernel(jax.random.key(1), state, record)  # the fields 0.0 are traced leaves here
+    for x, y in ((a.v, b.v), (a.h, b.h), (ia.n_changed, ib.n_changed), (ia.n_hidden_changed, ib.n_hidden_changed)):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(TypeError, match="beta"):
+        sweep.sweep(jax.random.key(1), state, record, 0.5, alpha=0.5)
+
+
+def test_unknown_hidden_state_is_a_gibbs_draw_and_the_input_is_carried():
+    """``h=None`` draws the hidden layer by Gibbs whatever α; a carried hidden input gives the same chain."""
+    params = RBMParams.random(6, 4, scale=2.0, rng=2)
+    arrays = from_params(params)
+    target = sweep.at_beta(arrays, 0.6)
+    v = jnp.asarray(np.random.default_rng(1).integers(0, 2, (50, 6)), dtype=arrays.W.dtype)
+    new, info = sweep.sweep(jax.random.key(4), sweep.RBMState(v, None), target, alpha=1.0)
+    key_h, _ = jax.random.split(jax.random.key(4))
+    logit = sweep.hidden_logits(v, target)
+    h, _ = sweep.update_layer(key_h, jnp.zeros_like(logit), logit, 0.0)
+    np.testing.assert_array_equal(new.h, h)
+    np.testing.assert_array_equal(info.n_hidden_changed, 0)
+    assert new.hidden_input is None
+    plain = carried = sweep.init(jax.random.key(5), v, arrays, 0.6)
+    carried = carried._replace(hidden_input=matmul(v, arrays.W) + arrays.hbias)
+    for i in range(5):
+        plain, _ = sweep.sweep(jax.random.key(10 + i), plain, target, alpha=0.5)
+        carried, _ = sweep.sweep(jax.random.key(10 + i), carried, target, alpha=0.5)
+        np.testing.assert_array_equal(plain.v, carried.v)
+        np.testing.assert_array_equal(plain.h, carried.h)
+    np.testing.assert_allclose(carried.hidden_input, np.asarray(plain.v) @ params.W + params.hbias, atol=1e-5)
