@@ -8,10 +8,14 @@ through the intermediate RBMs
     log f_β(v) = b_A·v + β (vbias - b_A)·v + Σ_j softplus(β (hbias + v·W)_j),
 
 each run's log weight adding ``log f_{β_k}(v_k) - log f_{β_{k-1}}(v_k)`` at
-every step, after which one transition at ``β_k`` follows: ``h ~ p_k(h | v)``,
-then ``v`` given ``h`` by Gibbs, flip-the-state or their mixture, with the
-path's own visible logits ``b_A + β (vbias - b_A + W·h)`` (why not the
-kernels' ``beta`` alone: :mod:`pymc_rbm.estimators.path`). The
+every step, after which one transition at ``β_k`` follows: the sweep of
+:mod:`pymc_rbm.jax.sweep` at the path's point, the record
+``FieldTarget(W, vbias - b_A, hbias, β_k, visible_field=b_A)``
+(:func:`pymc_rbm.kernels.target.annealing_point`), with the hidden layer
+drawn afresh, ``h ~ p_k(h | v)``, then ``v`` given ``h`` by Gibbs,
+flip-the-state or their mixture: the path's own visible logits are
+``b_A + β (vbias - b_A + W·h)`` (why not the kernels' ``beta`` alone:
+:mod:`pymc_rbm.estimators.path`). The
 schedule, the base-rate model and the result type are the NumPy
 estimator's (:func:`~pymc_rbm.estimators.ais.default_schedule`,
 :func:`~pymc_rbm.estimators.base_rate.base_rate_vbias`,
@@ -46,7 +50,8 @@ from pymc_rbm.estimators.schedules import check_schedule, default_schedule
 from pymc_rbm.estimates import LogPartitionEstimate, fingerprint_of
 from pymc_rbm.jax.arrays import RBMArrays, check_dtype, from_params, matmul, x64_enabled
 from pymc_rbm.jax.sharding import chain_mesh, chain_sharding, padded_size, replicated
-from pymc_rbm.jax.sweep import update_layer
+from pymc_rbm.jax.sweep import RBMState, sweep, update_layer
+from pymc_rbm.kernels.target import annealing_point, hidden_input
 from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.params import RBMParams
 from pymc_rbm.validation import check_positive_int
@@ -115,7 +120,8 @@ def _anneal_jit(key, v0, params, base_vbias, betas, dbetas, *, alpha, acc_dtype,
 
     acc = np.dtype(acc_dtype)
     dt = params.W.dtype
-    d = params.vbias - base_vbias
+    path = annealing_point(params.W, params.vbias, params.hbias, base_vbias, 0.0)
+    d = path.vbias  # vbias - b_A
     kahan = acc == np.float32
 
     def weight(v, a, beta_prev, dbeta):
@@ -130,17 +136,13 @@ def _anneal_jit(key, v0, params, base_vbias, betas, dbetas, *, alpha, acc_dtype,
             log_w, comp = _kahan_add(log_w, comp, inc)
         else:
             log_w = log_w + inc
-        key_h, key_v = jax.random.split(jax.random.fold_in(key, k))
-        h, _ = update_layer(key_h, jnp.zeros_like(a), beta * a, 0.0)
-        logit = base_vbias + beta * (d + matmul(h, params.W.T))
-        v, _ = update_layer(key_v, v, logit, alpha)
-        v = constrain(v)
-        a = constrain(matmul(v, params.W) + params.hbias)
-        return (v, a, log_w, comp), None
+        # the transition at β_k: h drawn afresh (h=None), v by the operator; the hidden input is carried
+        new, _ = sweep(jax.random.fold_in(key, k), RBMState(v, None, a), path._replace(beta=beta), alpha=alpha)
+        return (constrain(new.v), constrain(new.hidden_input), log_w, comp), None
 
     n = v0.shape[0]
     v0 = constrain(v0.astype(dt))
-    a0 = constrain(matmul(v0, params.W) + params.hbias)
+    a0 = constrain(hidden_input(path, v0, matmul))
     zeros = constrain(jnp.zeros(n, dtype=acc))
     K = dbetas.shape[0]
     ks = jnp.arange(1, K, dtype=jnp.uint32)

@@ -90,3 +90,64 @@ def test_bad_arguments():
     if not jax.config.jax_enable_x64:
         with pytest.raises(ValueError, match="64-bit"):
             ais(p, dtype="float64")
+
+
+def _inline_anneal(key, v0, params, base_vbias, betas, dbetas, alpha, kahan):
+    """AIS as it was written before it ran the sweep kernel on the path's target record: the reference."""
+    import jax.numpy as jnp
+
+    from pymc_rbm.jax.ais import _hidden_increment, _kahan_add
+    from pymc_rbm.jax.arrays import matmul
+    from pymc_rbm.jax.sweep import update_layer
+
+    d = params.vbias - base_vbias
+    acc = np.float32 if kahan else np.float64
+
+    def weight(v, a, beta_prev, dbeta):
+        return (dbeta * (v * d).sum(axis=-1) + _hidden_increment(a, beta_prev, dbeta)).astype(acc)
+
+    def step(carry, xs):
+        v, a, log_w, comp = carry
+        k, beta_prev, beta, dbeta = xs
+        inc = weight(v, a, beta_prev, dbeta)
+        if kahan:
+            log_w, comp = _kahan_add(log_w, comp, inc)
+        else:
+            log_w = log_w + inc
+        key_h, key_v = jax.random.split(jax.random.fold_in(key, k))
+        h, _ = update_layer(key_h, jnp.zeros_like(a), beta * a, 0.0)
+        v, _ = update_layer(key_v, v, base_vbias + beta * (d + matmul(h, params.W.T)), alpha)
+        return (v, matmul(v, params.W) + params.hbias, log_w, comp), None
+
+    zeros = jnp.zeros(v0.shape[0], dtype=acc)
+    ks = jnp.arange(1, dbetas.shape[0], dtype=jnp.uint32)
+    carry = (v0, matmul(v0, params.W) + params.hbias, zeros, zeros)
+    (v, a, log_w, comp), _ = jax.lax.scan(step, carry, (ks, betas[:-2], betas[1:-1], dbetas[:-1]))
+    inc = weight(v, a, betas[-2], dbetas[-1])
+    return (log_w + inc - comp if kahan else log_w + inc), v
+
+
+@pytest.mark.parametrize(("operator", "x64"), [("gibbs", False), ("flip", False), (0.5, False), ("flip", True)])
+def test_anneal_is_the_inline_sweep_bit_for_bit(operator, x64):
+    """AIS on the sweep kernel at the path's records is the run of the former inline transition, to the last bit."""
+    import functools
+
+    import jax.numpy as jnp
+
+    from pymc_rbm.jax import from_params
+    from pymc_rbm.jax.ais import anneal
+    from pymc_rbm.kernels.operators import operator_alpha
+
+    p = RBMParams.random(10, 6, scale=1.5, rng=3)
+    b_a = np.random.default_rng(5).normal(size=10) * 0.5
+    v0 = np.random.default_rng(1).integers(0, 2, (32, 10))
+    with jax.enable_x64(x64):
+        dt = "float64" if x64 else "float32"
+        arrays = from_params(p, dtype=dt)
+        ref = jax.jit(functools.partial(_inline_anneal, alpha=operator_alpha(operator), kahan=not x64))
+        for b in (np.linspace(0.0, 1.0, 40), np.linspace(1.0, 0.0, 40) ** 2):  # forward, reverse: one compilation
+            log_w, v = anneal(jax.random.key(7), v0, arrays, b_a, b, operator=operator)
+            want_w, want_v = ref(jax.random.key(7), jnp.asarray(v0, dtype=dt), arrays, jnp.asarray(b_a, dtype=dt),
+                                 jnp.asarray(b, dtype=dt), jnp.asarray(np.diff(b), dtype=dt))
+            np.testing.assert_array_equal(np.asarray(log_w), np.asarray(want_w))
+            np.testing.assert_array_equal(np.asarray(v), np.asarray(want_v))
