@@ -16,7 +16,11 @@ Each pair is a Metropolis move on the product distribution with log ratio
 
     (β_{r+1} - β_r) (E(x_{r+1}) - E(x_r))
 
-(the partition functions cancel), decided by ``log u < log ratio``. The
+(the partition functions cancel), decided by ``log u < log ratio``: the
+swap ratio ``U_r(x_r) + U_{r+1}(x_{r+1}) - U_r(x_{r+1}) - U_{r+1}(x_r)`` of
+the rungs' target records (:func:`ladder_target`;
+:func:`pymc_rbm.kernels.target.ladder_log_ratio`), which for a ladder in β
+of one RBM is this product. The
 attempted pairs are disjoint, so a round leaves ``Π_r p_{β_r}`` invariant
 (``tests/jax`` checks it exactly on enumerable RBMs).
 
@@ -46,8 +50,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from pymc_rbm.jax.arrays import RBMArrays, matmul, uniform
-from pymc_rbm.jax.sweep import RBMState, SweepInfo, hidden_logits, update_layer
+from pymc_rbm.jax.sweep import RBMState, SweepInfo, update_layer
 from pymc_rbm.jax.sweep import build_kernel as build_sweep_kernel
+from pymc_rbm.kernels import target as tg
+from pymc_rbm.kernels.target import FieldTarget
 from pymc_rbm.kernels.operators import operator_alpha
 from pymc_rbm.kernels.tempering import check_ladder, communication_barrier, equalized_ladder
 
@@ -57,6 +63,7 @@ __all__ = [
     "TemperingInfo",
     "SwapStats",
     "energy",
+    "ladder_target",
     "init",
     "swap_log_ratio",
     "swap_neighbours",
@@ -146,8 +153,26 @@ def energy(v, h, params: RBMArrays):
     Returns
     -------
     jax.Array of shape (...)
+        :func:`pymc_rbm.kernels.target.rbm_energy`.
     """
-    return -((matmul(v, params.W) + params.hbias) * h).sum(-1) - (v * params.vbias).sum(-1)
+    return tg.rbm_energy(tg.tempered(params.W, params.vbias, params.hbias), v, h, matmul)
+
+
+def ladder_target(params: RBMArrays, betas) -> FieldTarget:
+    """The rungs of a ladder in β as one target record: ``beta`` of shape (n_temperatures, 1, 1).
+
+    Parameters
+    ----------
+    params : RBMArrays
+    betas : array_like of shape (n_temperatures,)
+
+    Returns
+    -------
+    FieldTarget
+        Rung ``r`` (the replicas ``v[r]`` of shape (n_chains, n_visible)) at ``β_r``, no fields.
+    """
+    b = jnp.asarray(betas, dtype=params.W.dtype)
+    return tg.tempered(params.W, params.vbias, params.hbias, b[:, None, None])
 
 
 def init(key, v, params: RBMArrays, betas) -> TemperedState:
@@ -167,15 +192,15 @@ def init(key, v, params: RBMArrays, betas) -> TemperedState:
     TemperedState
         With ``n_rounds = 0``.
     """
-    b = jnp.asarray(check_ladder(betas), dtype=params.W.dtype)
-    t = b.shape[0]
+    ladder = ladder_target(params, check_ladder(betas))
+    t = ladder.beta.shape[0]
     v = jnp.asarray(v, dtype=params.W.dtype)
     if v.ndim == 2:
         v = jnp.broadcast_to(v[None], (t,) + v.shape)
     if v.ndim != 3 or v.shape[0] != t or v.shape[2] != params.W.shape[0]:
         raise ValueError(f"v must have shape (n_chains, n_visible) or ({t}, n_chains, n_visible), got {v.shape}")
     h0 = jnp.zeros(v.shape[:2] + (params.W.shape[1],), dtype=v.dtype)
-    h, _ = update_layer(key, h0, hidden_logits(v, params) * b[:, None, None], 0.0)
+    h, _ = update_layer(key, h0, tg.hidden_logits(ladder, tg.hidden_input(ladder, v, matmul)), 0.0)
     return TemperedState(v, h, jnp.zeros((), dtype=jnp.int32))
 
 
@@ -191,10 +216,11 @@ def swap_log_ratio(state: TemperedState, params: RBMArrays, betas):
     Returns
     -------
     jax.Array of shape (n_temperatures - 1, n_chains)
-        ``(β_{r+1} - β_r) (E(v_{r+1}, h_{r+1}) - E(v_r, h_r))``.
+        ``(β_{r+1} - β_r) (E(v_{r+1}, h_{r+1}) - E(v_r, h_r))``: the swap
+        ratio of the rungs' records (:func:`pymc_rbm.kernels.target.ladder_log_ratio`
+        of :func:`ladder_target`).
     """
-    e = energy(state.v, state.h, params)
-    return jnp.diff(jnp.asarray(betas, dtype=e.dtype))[:, None] * jnp.diff(e, axis=0)
+    return tg.ladder_log_ratio(ladder_target(params, betas), state.v, state.h, matmul)
 
 
 def _exchange(x, accepted):

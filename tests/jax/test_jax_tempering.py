@@ -24,6 +24,9 @@ from pymc_rbm import RBMParams  # noqa: E402
 from pymc_rbm import testing as ht  # noqa: E402
 from pymc_rbm.estimators import log_marginal_visible  # noqa: E402
 from pymc_rbm.jax import from_params, tempering  # noqa: E402
+from pymc_rbm.jax.arrays import matmul  # noqa: E402
+from pymc_rbm.kernels import target  # noqa: E402
+from pymc_rbm.kernels.target import FieldTarget  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -142,3 +145,27 @@ def test_adapt_ladder_equalises_rejection():
     assert tempering.adapt_ladder(b, rej, 3).shape == (3,)
     with pytest.raises(ValueError, match="increasing"):
         tempering.adapt_ladder([0.0, 1.0, 0.5], [0.1, 0.1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_swap_log_ratio_is_the_ladder_records(dtype):
+    """The swap ratio is the rungs' records': bit for bit the β-ladder formula, and the four-energy definition."""
+    params = RBMParams.random(6, 4, scale=2.0, rng=3)
+    arrays = from_params(params, dtype=dtype)
+    betas = jnp.asarray([0.1, 0.4, 0.75, 1.0], dtype=dtype)
+    rng = np.random.default_rng(0)
+    state = tempering.TemperedState(
+        jnp.asarray(rng.integers(0, 2, (4, 50, 6)), dtype=dtype),
+        jnp.asarray(rng.integers(0, 2, (4, 50, 4)), dtype=dtype),
+        jnp.int32(0),
+    )
+    got = jax.jit(tempering.swap_log_ratio)(state, arrays, betas)
+    e = -((matmul(state.v, arrays.W) + arrays.hbias) * state.h).sum(-1) - (state.v * arrays.vbias).sum(-1)
+    np.testing.assert_array_equal(got, jax.jit(lambda e, b: jnp.diff(b)[:, None] * jnp.diff(e, axis=0))(e, betas))
+    ladder = FieldTarget.at_beta(params)
+    b64 = np.asarray(betas, dtype=np.float64)
+    v, h = np.asarray(state.v, dtype=np.float64), np.asarray(state.h, dtype=np.float64)
+    for r in range(3):
+        rungs = ladder._replace(beta=b64[r]), ladder._replace(beta=b64[r + 1])
+        want = target.swap_log_ratio(*rungs, (v[r], h[r]), (v[r + 1], h[r + 1]))
+        np.testing.assert_allclose(got[r], want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-4)
