@@ -167,7 +167,7 @@ class Layer(ABC):
 
         Parameters
         ----------
-        bias : ndarray of shape (..., *field_shape(n_units))
+        bias : ndarray of shape ``(..., *field_shape(n_units))``
 
         Returns
         -------
@@ -184,7 +184,7 @@ class Layer(ABC):
         Parameters
         ----------
         x : ndarray of shape (n, n_units)
-        biases : ndarray of shape (k, *field_shape(n_units))
+        biases : ndarray of shape ``(k, *field_shape(n_units))``
 
         Returns
         -------

@@ -393,7 +393,10 @@ def rts_estimate(
     rounds_log_z, rounds_stderr = log_z, stderr
     stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS", stacklevel=4)
     rule = rule if agrees else "start"
-    log_z, combined, start_weight = combine_with_start(rounds_log_z, rounds_stderr, start_estimate)
+    # rounds whose checks failed (their error is their spread) are not weighed with the start: their error is no
+    # measure of their precision
+    trusted = start_estimate if rule != "spread" else None
+    log_z, combined, start_weight = combine_with_start(rounds_log_z, rounds_stderr, trusted)
     stderr = combined if agrees else max(combined, abs(log_z - rounds_log_z), abs(log_z - start_estimate.log_z))
     estimate = LogPartitionEstimate(
         fingerprint=fingerprint_of(path.models[0]),
@@ -527,7 +530,7 @@ def rts(
         ``log_z``: the mean of the per-round estimates
         ``log Ẑ_K + log ĉ_K - log ĉ_1`` of rounds 2 to ``n_rounds`` (all of
         them when ``n_rounds == 1``), after a BAR start weighed with the
-        start's estimate by their inverse variances
+        start's estimate by their inverse variances (unless the rounds failed their checks)
         (:func:`~pymc_rbm.estimators.reliability.combine_with_start`);
         ``stderr``: that of the rounds (the per-round delta-method
         errors over chains combined as for independent rounds, or the spread
