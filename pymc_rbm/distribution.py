@@ -315,8 +315,10 @@ class RBM(Discrete):
     def __new__(cls, name, W, vbias, hbias, *args, observed=None, **kwargs):
         if observed is not None:
             observed = _check_observed(observed, W, kwargs.get("shape"), kwargs.get("size"))
-        elif isinstance(kwargs.get("log_partition", "auto"), str) and kwargs.get("log_partition", "auto") == "auto":
-            kwargs["log_partition"] = _AUTO_LATENT
+        else:
+            mode = kwargs.get("log_partition", "auto")
+            if isinstance(mode, str) and mode == "auto":  # not an array: those compare elementwise
+                kwargs["log_partition"] = _AUTO_LATENT
         return super().__new__(cls, name, W, vbias, hbias, *args, observed=observed, **kwargs)
 
     @classmethod

@@ -391,11 +391,11 @@ def rts_estimate(
     stderr, rule = spread_stderr(nominal, est, consistent)
     start_estimate = None if start.start is None else start.start.estimate
     rounds_log_z, rounds_stderr = log_z, stderr
-    stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS", stacklevel=4)
-    rule = rule if agrees else "start"
     # rounds whose checks failed (their error is their spread) are not weighed with the start: their error is no
     # measure of their precision
     trusted = start_estimate if rule != "spread" else None
+    stderr, agrees = check_start(log_z, stderr, start_estimate, "RTS", stacklevel=4)
+    rule = rule if agrees else "start"
     log_z, combined, start_weight = combine_with_start(rounds_log_z, rounds_stderr, trusted)
     stderr = combined if agrees else max(combined, abs(log_z - rounds_log_z), abs(log_z - start_estimate.log_z))
     estimate = LogPartitionEstimate(
